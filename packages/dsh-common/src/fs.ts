@@ -1,0 +1,113 @@
+import { randomBytes } from 'node:crypto'
+import { promises as fsp, constants, openSync, writeSync, fsyncSync, closeSync, renameSync, mkdirSync, chmodSync, statSync } from 'node:fs'
+import { dirname, join, basename } from 'node:path'
+
+export interface AtomicWriteOptions {
+  /** File mode; defaults to the existing file's mode, else 0o644 (before umask). */
+  mode?: number
+  /** fsync the file and its directory before returning (durability across a crash). */
+  fsync?: boolean
+}
+
+function tempPath(target: string): string {
+  return join(dirname(target), `.${basename(target)}.${process.pid}.${randomBytes(4).toString('hex')}.tmp`)
+}
+
+async function existingMode(target: string): Promise<number | undefined> {
+  try {
+    return (await fsp.stat(target)).mode & 0o7777
+  } catch (error) {
+    if ((error as NodeJS.ErrnoException).code === 'ENOENT') return undefined
+    throw error
+  }
+}
+
+/**
+ * Write `data` to `target` atomically: a temp file in the same directory,
+ * then rename. Readers see the old content or the new, never a torn file.
+ * Keeps the existing file's mode unless `mode` is given.
+ */
+export async function writeFileAtomic(target: string, data: string | Uint8Array, options: AtomicWriteOptions = {}): Promise<void> {
+  const mode = options.mode ?? (await existingMode(target))
+  const tmp = tempPath(target)
+  const handle = await fsp.open(tmp, constants.O_WRONLY | constants.O_CREAT | constants.O_EXCL, mode ?? 0o644)
+  try {
+    await handle.writeFile(data)
+    if (mode !== undefined) await handle.chmod(mode)
+    if (options.fsync) await handle.sync()
+  } catch (error) {
+    await handle.close()
+    await fsp.rm(tmp, { force: true })
+    throw error
+  }
+  await handle.close()
+  try {
+    await fsp.rename(tmp, target)
+  } catch (error) {
+    await fsp.rm(tmp, { force: true })
+    throw error
+  }
+  if (options.fsync) await fsyncDir(dirname(target))
+}
+
+/** Synchronous twin of {@link writeFileAtomic}, for exit paths and journals. */
+export function writeFileAtomicSync(target: string, data: string | Uint8Array, options: AtomicWriteOptions = {}): void {
+  let mode = options.mode
+  if (mode === undefined) {
+    try { mode = statSync(target).mode & 0o7777 } catch { /* ENOENT: new file */ }
+  }
+  const tmp = tempPath(target)
+  const fd = openSync(tmp, constants.O_WRONLY | constants.O_CREAT | constants.O_EXCL, mode ?? 0o644)
+  try {
+    writeSync(fd, data)
+    if (options.fsync) fsyncSync(fd)
+  } finally {
+    closeSync(fd)
+  }
+  if (mode !== undefined) chmodSync(tmp, mode)
+  renameSync(tmp, target)
+  if (options.fsync) fsyncDirSync(dirname(target))
+}
+
+/** fsync a directory so a rename or create inside it survives a crash. */
+export async function fsyncDir(dir: string): Promise<void> {
+  const handle = await fsp.open(dir, constants.O_RDONLY)
+  try {
+    await handle.sync()
+  } finally {
+    await handle.close()
+  }
+}
+
+export function fsyncDirSync(dir: string): void {
+  const fd = openSync(dir, constants.O_RDONLY)
+  try { fsyncSync(fd) } finally { closeSync(fd) }
+}
+
+/** `mkdir -p` that returns the directories it created, outermost first. */
+export function mkdirpTracked(dir: string): string[] {
+  const created: string[] = []
+  let cur = dir
+  const missing: string[] = []
+  for (;;) {
+    try {
+      statSync(cur)
+      break
+    } catch (error) {
+      if ((error as NodeJS.ErrnoException).code !== 'ENOENT') throw error
+      missing.push(cur)
+      const parent = dirname(cur)
+      if (parent === cur) break
+      cur = parent
+    }
+  }
+  for (const d of missing.reverse()) {
+    try {
+      mkdirSync(d)
+      created.push(d)
+    } catch (error) {
+      if ((error as NodeJS.ErrnoException).code !== 'EEXIST') throw error
+    }
+  }
+  return created
+}

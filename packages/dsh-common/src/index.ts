@@ -1,0 +1,11 @@
+/**
+ * dsh-common — the one place for shared mechanics: running a command
+ * (`runCommand`), containing a path in a workspace (`resolveInside`),
+ * atomic writes (`writeFileAtomic`), and JSON Lines (`readJsonl`).
+ * No Cordis imports: every core and every plugin may use it.
+ */
+export * from './run.ts'
+export * from './paths.ts'
+export * from './fs.ts'
+export * from './jsonl.ts'
+export * from './text.ts'

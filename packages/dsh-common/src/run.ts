@@ -1,0 +1,133 @@
+import { execa } from 'execa'
+
+export interface RunOptions {
+  cwd: string
+  /** Milliseconds before the whole process group is killed (SIGTERM, then SIGKILL after `killGraceMs`). */
+  timeoutMs?: number
+  killGraceMs?: number
+  /** Combined stdout+stderr cap in bytes; the excess is dropped and counted. */
+  maxOutputBytes?: number
+  env?: Record<string, string | undefined>
+  input?: string
+  signal?: AbortSignal
+  /** Run through `/bin/sh -c` (argv must then be a single command string). */
+  shell?: boolean
+}
+
+export interface RunResult {
+  argv: readonly string[]
+  cwd: string
+  /** Exit code; `null` when killed by a signal or never started. */
+  exitCode: number | null
+  signal?: string
+  stdout: string
+  stderr: string
+  /** stdout and stderr interleaved as they arrived (capped). */
+  output: string
+  /** Bytes dropped by the output cap. */
+  truncatedBytes: number
+  timedOut: boolean
+  aborted: boolean
+  durationMs: number
+  /** Set when the program could not be started (ENOENT, EACCES…). */
+  spawnError?: string
+}
+
+const DEFAULT_CAP = 1 << 20
+
+/**
+ * Run a command without a shell (unless `shell`), in its own process group,
+ * so a timeout or abort kills the whole tree (children and grandchildren,
+ * even ones that ignore SIGTERM). Never throws for a failing command: the
+ * outcome is data.
+ */
+export async function runCommand(argv: readonly string[], options: RunOptions): Promise<RunResult> {
+  const started = performance.now()
+  const cap = options.maxOutputBytes ?? DEFAULT_CAP
+  let kept = 0
+  let truncatedBytes = 0
+  const out: string[] = []
+  const so: string[] = []
+  const se: string[] = []
+  const collect = (sink: string[]) => (chunk: Buffer) => {
+    const room = cap - kept
+    if (room <= 0) {
+      truncatedBytes += chunk.length
+      return
+    }
+    const piece = chunk.length > room ? chunk.subarray(0, room) : chunk
+    truncatedBytes += chunk.length - piece.length
+    kept += piece.length
+    const text = piece.toString('utf8')
+    out.push(text)
+    sink.push(text)
+  }
+  const [file, ...args] = options.shell ? ['/bin/sh', '-c', argv.join(' ')] : argv
+  let timedOut = false
+  let aborted = false
+  const child = execa(file!, args, {
+    cwd: options.cwd,
+    env: options.env,
+    extendEnv: true,
+    input: options.input,
+    stdin: options.input === undefined ? 'ignore' : 'pipe',
+    buffer: false,
+    detached: true,
+    reject: false,
+    stripFinalNewline: false,
+    windowsHide: true,
+  })
+  child.stdout?.on('data', collect(so))
+  child.stderr?.on('data', collect(se))
+  const pid = child.pid
+  const killGroup = (sig: NodeJS.Signals) => {
+    if (pid === undefined) return
+    try {
+      process.kill(-pid, sig)
+    } catch {
+      // ESRCH: the group is already gone.
+    }
+  }
+  let graceTimer: NodeJS.Timeout | undefined
+  const terminate = () => {
+    killGroup('SIGTERM')
+    graceTimer = setTimeout(() => killGroup('SIGKILL'), options.killGraceMs ?? 2000)
+    graceTimer.unref()
+  }
+  const timer = options.timeoutMs ? setTimeout(() => { timedOut = true; terminate() }, options.timeoutMs) : undefined
+  const onAbort = () => { aborted = true; terminate() }
+  if (options.signal?.aborted) onAbort()
+  else options.signal?.addEventListener('abort', onAbort, { once: true })
+  const result = await child
+  if (timer) clearTimeout(timer)
+  options.signal?.removeEventListener('abort', onAbort)
+  // The leader exited; make sure nothing it left in its group lingers.
+  if (timedOut || aborted) killGroup('SIGKILL')
+  if (graceTimer) clearTimeout(graceTimer)
+  const spawnError = result.failed && result.exitCode === undefined && !result.signal && !timedOut && !aborted
+    ? (result.originalMessage ?? result.shortMessage ?? 'could not start')
+    : undefined
+  return {
+    argv: options.shell ? [argv.join(' ')] : argv,
+    cwd: options.cwd,
+    exitCode: result.exitCode ?? null,
+    signal: result.signal ?? undefined,
+    stdout: so.join(''),
+    stderr: se.join(''),
+    output: out.join(''),
+    truncatedBytes,
+    timedOut,
+    aborted,
+    durationMs: Math.round(performance.now() - started),
+    spawnError,
+  }
+}
+
+/** Human form of a result's end: "exit 0", "timed out after 120 s", "killed by SIGKILL". */
+export function describeExit(r: RunResult, timeoutMs?: number): string {
+  if (r.spawnError) return `could not start: ${r.spawnError}`
+  if (r.timedOut) return `timed out after ${Math.round((timeoutMs ?? r.durationMs) / 1000)} s (process group killed)`
+  if (r.aborted) return 'aborted (process group killed)'
+  if (r.exitCode === null) return `killed by ${r.signal ?? 'a signal'}`
+  return `exit ${r.exitCode}`
+}

@@ -1,0 +1,76 @@
+import { join, resolve } from 'node:path'
+import type { CreateSessionOptions, RawSessionEvent, SessionEvent, SessionEventMap, SessionEventType } from './types.ts'
+
+/** Thrown for misuse of the log (a bad seed). `code` is stable. */
+export class SessionError extends Error {
+  readonly code = 'SESSION'
+}
+
+export interface SessionHost {
+  /** Called synchronously after an event is appended. */
+  onAppend(session: Session, event: SessionEvent): void
+  flush(session: Session): Promise<void>
+}
+
+/** An append-only, event-sourced session log. */
+export class Session {
+  readonly cwd: string
+  readonly vault: string
+  readonly #events: SessionEvent[] = []
+  #nextSeq = 0
+  #lastTime = 0
+
+  constructor(readonly id: string, options: CreateSessionOptions, private readonly host: SessionHost) {
+    this.cwd = resolve(options.cwd ?? process.cwd())
+    this.vault = resolve(options.vault ?? join(this.cwd, '.dsh'))
+    for (const event of options.seed ?? []) {
+      if (!Number.isInteger(event.seq) || event.seq < this.#nextSeq) {
+        throw new SessionError(`seed of session ${id}: seq ${event.seq} does not increase (expected ≥ ${this.#nextSeq})`)
+      }
+      this.#events.push(event as SessionEvent)
+      this.#nextSeq = event.seq + 1
+      this.#lastTime = Math.max(this.#lastTime, event.time)
+    }
+  }
+
+  /** The log so far, oldest first. Do not mutate (dsh-invariants freezes it in dev). */
+  get events(): readonly SessionEvent[] {
+    return this.#events
+  }
+
+  /** Number of events in the log (including seeded ones). */
+  get length(): number {
+    return this.#events.length
+  }
+
+  /** Seq the next appended event will get. */
+  get nextSeq(): number {
+    return this.#nextSeq
+  }
+
+  /**
+   * Append an event: assigns `seq` and a non-decreasing `time`, stores it,
+   * then emits `session/event` synchronously. A listener that throws
+   * (e.g. dsh-invariants) propagates to the caller; the event stays logged.
+   */
+  append<K extends SessionEventType>(type: K, data: SessionEventMap[K]): SessionEvent<K> {
+    const time = Math.max(Date.now(), this.#lastTime)
+    this.#lastTime = time
+    const event = { seq: this.#nextSeq++, time, type, data } as SessionEvent<K>
+    this.#events.push(event as SessionEvent)
+    this.host.onAppend(this, event as SessionEvent)
+    return event
+  }
+
+  /** Events of one type, typed. */
+  ofType<K extends SessionEventType>(type: K): SessionEvent<K>[] {
+    return this.#events.filter((e): e is SessionEvent<K> => e.type === type)
+  }
+
+  /** Await every `session/flush` listener (persistence drains here). */
+  flush(): Promise<void> {
+    return this.host.flush(this)
+  }
+}
+
+export type { RawSessionEvent }

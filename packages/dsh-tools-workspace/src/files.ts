@@ -1,0 +1,147 @@
+import { readFile, mkdir, stat } from 'node:fs/promises'
+import { dirname } from 'node:path'
+import { PathEscapeError, resolveInside, toPosixRelative, writeFileAtomic, capText } from 'dsh-common'
+import type { ToolDefinition, ToolExecution, ToolResult } from 'dsh-tools'
+import { applyEdits, EditError, type Edit } from './edits.ts'
+import type { Config } from './index.ts'
+
+/** Resolve inside the session's workspace, or an isError result saying why. */
+function contain(exec: ToolExecution, path: string): string | ToolResult {
+  try {
+    return resolveInside(exec.session.cwd, path)
+  } catch (error) {
+    if (error instanceof PathEscapeError) return { content: `refused: ${error.message}; nothing was touched`, isError: true }
+    throw error
+  }
+}
+
+async function readText(abs: string): Promise<string | undefined> {
+  try {
+    return await readFile(abs, 'utf8')
+  } catch (error) {
+    if ((error as NodeJS.ErrnoException).code === 'ENOENT') return undefined
+    throw error
+  }
+}
+
+async function writeText(abs: string, text: string): Promise<void> {
+  await mkdir(dirname(abs), { recursive: true })
+  await writeFileAtomic(abs, text)
+}
+
+interface PathArgs { path: string }
+interface WriteArgs extends PathArgs { content: string }
+interface EditArgs extends PathArgs, Edit {}
+interface MultiEditArgs { edits: (Edit & { path: string })[] }
+
+const editSchema = {
+  old_string: { type: 'string', description: 'Exact text to replace; must match exactly once.' },
+  new_string: { type: 'string', description: 'Replacement text.' },
+}
+
+export function createFileTools(config: Config): ToolDefinition[] {
+  const readTool: ToolDefinition<PathArgs> = {
+    name: 'read_file',
+    description: 'Read a UTF-8 text file from the workspace.',
+    effects: 'read',
+    parameters: { type: 'object', properties: { path: { type: 'string' } }, required: ['path'], additionalProperties: false },
+    async execute(args, exec) {
+      const abs = contain(exec, args.path)
+      if (typeof abs !== 'string') return abs
+      const text = await readText(abs)
+      if (text === undefined) return { content: `${args.path}: no such file`, isError: true }
+      return { content: capText(text, config.readMaxBytes) }
+    },
+  }
+
+  const writeTool: ToolDefinition<WriteArgs> = {
+    name: 'write_file',
+    description: 'Create or overwrite a file in the workspace with the given content (parent directories are created).',
+    effects: 'write',
+    paths: args => [args.path],
+    parameters: {
+      type: 'object',
+      properties: { path: { type: 'string' }, content: { type: 'string' } },
+      required: ['path', 'content'],
+      additionalProperties: false,
+    },
+    async execute(args, exec) {
+      const abs = contain(exec, args.path)
+      if (typeof abs !== 'string') return abs
+      const existed = await stat(abs).then(() => true, () => false)
+      await writeText(abs, args.content)
+      return { content: `${existed ? 'wrote' : 'created'} ${toPosixRelative(exec.session.cwd, abs)} (${Buffer.byteLength(args.content)} bytes)` }
+    },
+  }
+
+  const editTool: ToolDefinition<EditArgs> = {
+    name: 'edit_file',
+    description: 'Replace one exact occurrence of old_string with new_string in a file.',
+    effects: 'write',
+    paths: args => [args.path],
+    parameters: {
+      type: 'object',
+      properties: { path: { type: 'string' }, ...editSchema },
+      required: ['path', 'old_string', 'new_string'],
+      additionalProperties: false,
+    },
+    async execute(args, exec) {
+      const abs = contain(exec, args.path)
+      if (typeof abs !== 'string') return abs
+      const text = await readText(abs)
+      if (text === undefined) return { content: `${args.path}: no such file`, isError: true }
+      try {
+        await writeText(abs, applyEdits(text, [args], args.path))
+      } catch (error) {
+        if (error instanceof EditError) return { content: error.message, isError: true }
+        throw error
+      }
+      return { content: `edited ${toPosixRelative(exec.session.cwd, abs)}` }
+    },
+  }
+
+  const multiEditTool: ToolDefinition<MultiEditArgs> = {
+    name: 'multi_edit',
+    description: 'Apply several exact-string edits, possibly across files, all-or-nothing: if any edit fails, no file is changed.',
+    effects: 'write',
+    paths: args => [...new Set(args.edits.map(e => e.path))],
+    parameters: {
+      type: 'object',
+      properties: {
+        edits: {
+          type: 'array',
+          minItems: 1,
+          items: { type: 'object', properties: { path: { type: 'string' }, ...editSchema }, required: ['path', 'old_string', 'new_string'], additionalProperties: false },
+        },
+      },
+      required: ['edits'],
+      additionalProperties: false,
+    },
+    async execute(args, exec) {
+      // Plan every file's new text first; write only when all edits applied.
+      const plan = new Map<string, { rel: string; edits: Edit[] }>()
+      for (const edit of args.edits) {
+        const abs = contain(exec, edit.path)
+        if (typeof abs !== 'string') return abs
+        const entry = plan.get(abs) ?? { rel: edit.path, edits: [] }
+        entry.edits.push(edit)
+        plan.set(abs, entry)
+      }
+      const next = new Map<string, string>()
+      for (const [abs, { rel, edits }] of plan) {
+        const text = await readText(abs)
+        if (text === undefined) return { content: `${rel}: no such file; no file was changed`, isError: true }
+        try {
+          next.set(abs, applyEdits(text, edits, rel))
+        } catch (error) {
+          if (error instanceof EditError) return { content: `${error.message}; no file was changed`, isError: true }
+          throw error
+        }
+      }
+      for (const [abs, text] of next) await writeText(abs, text)
+      return { content: `edited ${[...next.keys()].map(a => toPosixRelative(exec.session.cwd, a)).join(', ')} (${args.edits.length} edits)` }
+    },
+  }
+
+  return [readTool, writeTool, editTool, multiEditTool] as ToolDefinition[]
+}

@@ -1,0 +1,106 @@
+import { Context, Service } from '@deepseek-ai/cordis'
+import Schema from '@deepseek-ai/schemastery'
+import { Ajv, type ValidateFunction } from 'ajv'
+import type { ToolDefinition, ToolExecution, ToolResult, ToolSchema } from './types.ts'
+
+declare module '@deepseek-ai/cordis' {
+  interface Context {
+    tools: ToolService
+  }
+  interface Events {
+    /** The set of registered tools changed. @mode emit */
+    'tools/change'(): void
+    /**
+     * Every tool call runs through this: call `next()` to run the rest (finally
+     * the tool), return without calling it to veto, rewrite what it returns.
+     * @mode waterfall
+     */
+    'tools/execute'(exec: ToolExecution, next: () => Promise<ToolResult>): Promise<ToolResult>
+  }
+}
+
+/** Thrown by `register` for a duplicate or malformed definition. `code` is stable. */
+export class ToolError extends Error {
+  readonly code = 'TOOL'
+}
+
+/** The `tools` service: a registry of tool definitions and the execution waterfall. */
+export class ToolService extends Service {
+  static Config: Schema<ToolService.Config> = Schema.object({})
+  private readonly _tools = new Map<string, { def: ToolDefinition; validate: ValidateFunction }>()
+  private readonly _ajv = new Ajv({ allErrors: true, strict: false })
+
+  constructor(ctx: Context, _config: ToolService.Config = {}) {
+    super(ctx, 'tools')
+  }
+
+  /**
+   * Register a tool; returns a disposer (also run when the caller's fiber is
+   * disposed). Emits `tools/change`.
+   * @throws ToolError when the name is taken or a writer lacks `paths`.
+   */
+  register<A>(def: ToolDefinition<A>): () => void {
+    if (this._tools.has(def.name)) throw new ToolError(`tool "${def.name}" is already registered`)
+    if (def.effects === 'write' && typeof def.paths !== 'function') {
+      throw new ToolError(`tool "${def.name}" declares effects 'write' but no paths(args)`)
+    }
+    const validate = this._ajv.compile(def.parameters)
+    // Through Cordis' tracing, `this.ctx` is the caller's context here, so the
+    // caller's fiber owns the registration and disposing it unregisters.
+    return this.ctx.effect(() => {
+      this._tools.set(def.name, { def: def as ToolDefinition, validate })
+      this.ctx.emit('tools/change')
+      return () => {
+        if (this._tools.get(def.name)?.def === def) {
+          this._tools.delete(def.name)
+          this.ctx.emit('tools/change')
+        }
+      }
+    }, `tools.register(${def.name})`)
+  }
+
+  get(name: string): ToolDefinition | undefined {
+    return this._tools.get(name)?.def
+  }
+
+  list(): ToolDefinition[] {
+    return [...this._tools.values()].map(t => t.def)
+  }
+
+  /** Model-facing schemas of every registered tool, sorted by name. */
+  schemas(): ToolSchema[] {
+    return this.list()
+      .map(({ name, description, parameters }) => ({ name, description, parameters }))
+      .sort((a, b) => a.name.localeCompare(b.name))
+  }
+
+  /**
+   * Run a call through the `tools/execute` waterfall. Never throws for a bad
+   * call: an unknown tool, arguments failing the schema, or a throwing tool
+   * become an `isError` result. A throwing waterfall *listener* propagates
+   * (the agent ends the turn with an error).
+   */
+  async execute(exec: Omit<ToolExecution, 'tool'>): Promise<ToolResult> {
+    const entry = this._tools.get(exec.name)
+    const full: ToolExecution = { ...exec, tool: entry?.def }
+    return this.ctx.waterfall('tools/execute', full, async () => {
+      if (!entry) return { content: `unknown tool "${exec.name}"; available: ${[...this._tools.keys()].sort().join(', ') || 'none'}`, isError: true }
+      if (!entry.validate(exec.arguments)) {
+        const why = (entry.validate.errors ?? []).map(e => `${e.instancePath || 'arguments'} ${e.message}`).join('; ')
+        return { content: `invalid arguments for ${exec.name}: ${why}`, isError: true }
+      }
+      try {
+        return await entry.def.execute(exec.arguments, full)
+      } catch (error) {
+        return { content: `${exec.name} failed: ${(error as Error)?.message ?? String(error)}`, isError: true }
+      }
+    })
+  }
+}
+
+export namespace ToolService {
+  export interface Config {}
+}
+
+export default ToolService
+export * from './types.ts'
