@@ -1,0 +1,65 @@
+import { existsSync } from 'node:fs'
+import { resolve } from 'node:path'
+import { ScriptError } from 'dsh-llm'
+import { bool, parseArgs, str, UsageError, type Command } from '../command.ts'
+import { ConfigError } from '../harness.ts'
+import { runSession } from '../session-run.ts'
+
+const usage = `Usage: dsh run [PROMPT] --workspace DIR [--script FILE] [--config FILE] [--vault DIR] [--json]
+
+Boot the harness from cordis.yml (every plugin by name), create a session whose
+workspace is DIR, send PROMPT, and run until the agent is idle, printing a
+transcript: assistant text, each tool call and its result, plugin notices.
+
+Options:
+  --workspace DIR   workspace the session's tools act on (required)
+  --script FILE     scripted model: a JSON Lines file, one assistant step per line
+                    (PROMPT defaults to "Follow the script.")
+  --config FILE     cordis.yml to boot from (default: the suite's own); plugin
+                    names in it resolve to the installed suite
+  --vault DIR       on-disk state (default: DIR/.dsh)
+  --json            print the session's events as JSON Lines on stdout, nothing else
+  -h, --help        show this help
+
+Without --script the configured model is used (DSH_API_KEY / DEEPSEEK_API_KEY).
+
+Exit status: 0 the turn completed, 1 the turn ended with an error, 2 bad usage
+or bad input (nothing is written).
+`
+
+export const runCommand: Command = {
+  name: 'run',
+  summary: 'run one prompt (or a scripted model) against a workspace under the guards',
+  usage,
+  async run(argv, io) {
+    const args = parseArgs(argv, {
+      flags: { workspace: 'string', script: 'string', config: 'string', vault: 'string', json: 'boolean' },
+      positionals: { max: 1, name: 'PROMPT' },
+    }, 'run')
+    const workspace = str(args, 'workspace')
+    if (!workspace) throw new UsageError('dsh run: --workspace DIR is required (see dsh run --help)')
+    if (!existsSync(resolve(workspace))) throw new UsageError(`dsh run: workspace ${resolve(workspace)} does not exist`)
+    const script = str(args, 'script')
+    const prompt = args.positionals[0] ?? (script ? 'Follow the script.' : undefined)
+    if (!prompt) throw new UsageError('dsh run: give a PROMPT, or --script FILE (see dsh run --help)')
+    if (!script && !io.env.DSH_API_KEY && !io.env.DEEPSEEK_API_KEY) {
+      io.stderr('dsh run: no model configured: set DSH_API_KEY (with DSH_BASE_URL and DSH_MODEL for any OpenAI-compatible server) or DEEPSEEK_API_KEY, or pass --script FILE\n')
+      return 2
+    }
+    try {
+      const outcome = await runSession({
+        workspace, script, prompt,
+        config: str(args, 'config'), vault: str(args, 'vault'), json: bool(args, 'json'),
+      }, io)
+      await outcome.harness.dispose()
+      if (!bool(args, 'json')) io.stderr(`session ${outcome.sessionId}: ${outcome.reason ?? 'no turn'} · log ${outcome.harness.vault}/sessions/${outcome.sessionId}.jsonl\n`)
+      return outcome.exitCode
+    } catch (error) {
+      if (error instanceof ConfigError || error instanceof ScriptError) {
+        io.stderr(`dsh run: ${error.message}\n`)
+        return 2
+      }
+      throw error
+    }
+  },
+}

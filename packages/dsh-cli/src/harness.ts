@@ -1,0 +1,109 @@
+import { Context } from '@deepseek-ai/cordis'
+import Loader from '@deepseek-ai/cordis-plugin-loader'
+import Include, { type PatchOptions } from '@deepseek-ai/cordis-plugin-include'
+import { Logger, type Message } from '@deepseek-ai/cordis'
+import { existsSync, statSync } from 'node:fs'
+import { dirname, join, resolve } from 'node:path'
+import { fileURLToPath, pathToFileURL } from 'node:url'
+import type { Session } from 'dsh-session'
+import type { Agent } from 'dsh-agent'
+import { loadScript } from 'dsh-llm'
+import 'dsh-agent'
+import { checkConfigFile, ConfigError } from './config-check.ts'
+
+export { ConfigError }
+
+/** The repo's default harness definition. */
+export const DEFAULT_CONFIG = resolve(dirname(fileURLToPath(import.meta.url)), '../../../cordis.yml')
+
+export interface HarnessOptions {
+  /** cordis.yml to boot from (default: the repo's). Plugin names resolve to the installed suite wherever it lives. */
+  config?: string
+  /** Workspace root the session's tools act on. */
+  workspace: string
+  /** Vault directory (default `<workspace>/.dsh`). */
+  vault?: string
+  /** A scripted-model JSON Lines file: replaces the configured model. */
+  script?: string
+  /** Extra loader patches (insert entries, override config of an entry by id). */
+  patches?: PatchOptions[]
+  /** Log sink (warnings and errors of plugins); default: none. */
+  log?: (line: string) => void
+}
+
+export interface Harness {
+  ctx: Context
+  configFile: string
+  workspace: string
+  vault: string
+  /** Create a session on the workspace and its agent loop. */
+  createSession(id?: string): { session: Session; agent: Agent }
+  /** Dispose every plugin (persistence drains). Safe to call twice. */
+  dispose(): Promise<void>
+}
+
+/**
+ * Boot the harness from a cordis.yml through the loader/include plugins,
+ * every plugin by name. Bad input (missing workspace, unreadable or invalid
+ * config, unknown plugin, malformed script, a plugin failing to start)
+ * throws `ConfigError` — one line naming the problem — before anything is
+ * written.
+ */
+export async function bootHarness(options: HarnessOptions): Promise<Harness> {
+  const workspace = resolve(options.workspace)
+  if (!existsSync(workspace) || !statSync(workspace).isDirectory()) throw new ConfigError(`workspace ${workspace} does not exist or is not a directory`)
+  const configFile = resolve(options.config ?? DEFAULT_CONFIG)
+  checkConfigFile(configFile)
+  const patches: PatchOptions[] = [...(options.patches ?? [])]
+  if (options.script) {
+    const script = resolve(options.script)
+    loadScript(script) // throws ScriptError with file:line before anything runs
+    patches.push({ id: 'model', disabled: true })
+    patches.push({ insert: [{ id: 'scripted-model', name: 'dsh-llm/scripted', config: { path: script } }] })
+  }
+  const vault = resolve(options.vault ?? join(workspace, '.dsh'))
+
+  const ctx = new Context()
+  const errors: string[] = []
+  ctx.logger.exporter({
+    colors: false,
+    export(message: Message) {
+      if (message.type !== 'error' && message.type !== 'warn') return
+      const line = `${message.type} [${message.name}] ${Logger.format(this, message)}`
+      if (message.type === 'error') errors.push(line)
+      options.log?.(line)
+    },
+  })
+  await ctx.plugin(Loader, { baseUrl: pathToFileURL(configFile).href })
+  // Patches are not supported on a missing `id`; keep only well-formed ones (checked above).
+  await ctx.plugin(Include, { path: pathToFileURL(configFile).href, patches: patches.length ? patches : undefined })
+  await ctx.loader.await()
+  let disposed = false
+  const dispose = async () => {
+    if (disposed) return
+    disposed = true
+    await ctx.registry.get(Include)?.dispose?.()
+    await Promise.resolve(ctx.fiber.dispose?.())
+  }
+  if (errors.length) {
+    await dispose()
+    throw new ConfigError(`${configFile}: a plugin failed to start: ${errors[0]!.split('\n')[0]}`)
+  }
+  for (const service of ['sessions', 'tools', 'llm', 'agents'] as const) {
+    if (!ctx.get(service)) {
+      await dispose()
+      throw new ConfigError(`${configFile}: no "${service}" service after loading (is its plugin listed and enabled?)`)
+    }
+  }
+  return {
+    ctx,
+    configFile,
+    workspace,
+    vault,
+    createSession(id) {
+      const session = ctx.sessions.create(id, { cwd: workspace, vault })
+      return { session, agent: ctx.agents.create(session) }
+    },
+    dispose,
+  }
+}
