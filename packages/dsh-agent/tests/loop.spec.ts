@@ -1,0 +1,88 @@
+import { readFileSync } from 'node:fs'
+import { join } from 'node:path'
+import { describe, expect, it } from 'vitest'
+import { harness } from './helpers.ts'
+
+describe('agent loop', () => {
+  it('a two-step turn with tool calls appends the core events in order', async () => {
+    const h = await harness([
+      { text: 'writing', toolCalls: [
+        { id: 'w', name: 'write_file', arguments: { path: 'a.txt', content: 'one' } },
+        { id: 'e', name: 'edit_file', arguments: { path: 'a.txt', old_string: 'one', new_string: 'two' } },
+      ] },
+      { text: 'done' },
+    ])
+    const statuses: string[] = []
+    h.ctx.on('agent/status', (_a, s) => { statuses.push(s) })
+    const hooks: string[] = []
+    h.ctx.on('agent/turn-start', async (_a, turn) => { hooks.push(`turn-start ${turn}`) })
+    h.ctx.on('agent/step-end', async (_a, turn, step) => { hooks.push(`step-end ${turn}.${step}`) })
+    h.ctx.on('agent/turn-end', async (_a, turn, reason) => { hooks.push(`turn-end ${turn} ${reason}`) })
+    expect(await h.agent.send('go')).toBe('completed')
+    expect(h.types()).toEqual([
+      'user/message', 'turn/start',
+      'step/start', 'assistant/chunk', 'usage', 'assistant/message', 'tool/call', 'tool/call', 'tool/result', 'tool/result', 'step/end',
+      'step/start', 'assistant/chunk', 'usage', 'assistant/message', 'step/end',
+      'turn/end',
+    ])
+    expect(h.session.events.map(e => e.seq)).toEqual(h.session.events.map((_, i) => i))
+    expect(h.session.ofType('tool/result').map(e => [e.data.callId, e.data.isError])).toEqual([['w', false], ['e', false]])
+    expect(readFileSync(join(h.ws, 'a.txt'), 'utf8')).toBe('two')
+    expect(statuses).toEqual(['running', 'idle'])
+    expect(hooks).toEqual(['turn-start 0', 'step-end 0.0', 'step-end 0.1', 'turn-end 0 completed'])
+  })
+
+  it('tool/result holds what the waterfall returned, rewritten by a plugin', async () => {
+    const h = await harness([{ toolCalls: [{ id: 'b', name: 'bash', arguments: { command: 'echo hi' } }] }])
+    h.ctx.on('tools/execute', async (exec, next) => ({ ...(await next()), content: 'rewritten' }))
+    await h.agent.send('go')
+    expect(h.session.ofType('tool/result')[0]!.data).toEqual({ callId: 'b', name: 'bash', content: 'rewritten', isError: false, exitCode: 0 })
+  })
+
+  it('a throwing tools/execute listener ends the turn with an error event and reason error; the loop keeps working', async () => {
+    const h = await harness([
+      { toolCalls: [{ id: 'x', name: 'bash', arguments: { command: 'echo 1' } }] },
+      { text: 'second turn' },
+    ])
+    const off = h.ctx.on('tools/execute', async () => { throw new Error('plugin exploded') })
+    expect(await h.agent.send('go')).toBe('error')
+    expect(h.types().slice(-5)).toEqual(['assistant/message', 'tool/call', 'error', 'step/end', 'turn/end'])
+    expect(h.session.ofType('error')[0]!.data).toEqual({ message: 'plugin exploded', source: 'agent' })
+    expect(h.session.ofType('turn/end')[0]!.data.reason).toBe('error')
+    off()
+    expect(await h.agent.send('again')).toBe('completed')
+    expect(h.agent.status).toBe('idle')
+  })
+
+  it('abort mid-turn ends it with reason aborted; dispose with reason disposed', async () => {
+    const h = await harness([
+      { toolCalls: [{ id: 's', name: 'bash', arguments: { command: 'sleep 5' } }] },
+      { text: 'never' },
+    ])
+    const turn = h.agent.send('go')
+    await new Promise(r => setTimeout(r, 300))
+    h.agent.abort()
+    expect(await turn).toBe('aborted')
+    expect(h.session.ofType('turn/end').at(-1)!.data.reason).toBe('aborted')
+
+    const h2 = await harness([{ toolCalls: [{ id: 's', name: 'bash', arguments: { command: 'sleep 5' } }] }])
+    const statuses: string[] = []
+    h2.ctx.on('agent/status', (_a, s) => { statuses.push(s) })
+    const t2 = h2.agent.send('go')
+    await new Promise(r => setTimeout(r, 300))
+    await h2.agent.dispose()
+    expect(await t2).toBe('disposed')
+    expect(statuses).toEqual(['running', 'idle', 'disposed'])
+  })
+
+  it('feeds the conversation back to the model: results of the previous step reach the next request', async () => {
+    const h = await harness([
+      { toolCalls: [{ id: 'r', name: 'bash', arguments: { command: 'echo marker-42' } }] },
+      { text: 'ok' },
+    ])
+    const requests: string[] = []
+    h.ctx.on('agent/request', async (req, next) => { requests.push(JSON.stringify(req.messages)); return next() })
+    await h.agent.send('go')
+    expect(requests[1]).toContain('marker-42')
+  })
+})

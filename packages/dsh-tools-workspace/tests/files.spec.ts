@@ -1,0 +1,89 @@
+import { chmodSync, mkdirSync, readFileSync, readdirSync, statSync, symlinkSync, writeFileSync, existsSync } from 'node:fs'
+import { join } from 'node:path'
+import { describe, expect, it } from 'vitest'
+import { setup, tempDir } from './helpers.ts'
+
+describe('file tools', () => {
+  it('write_file creates parents; read_file reads it back; edit_file replaces one exact match', async () => {
+    const { ws, call } = await setup()
+    expect(await call('write_file', { path: 'src/a.ts', content: 'export const a = 1\n' })).toEqual({ content: 'created src/a.ts (19 bytes)' })
+    expect((await call('read_file', { path: 'src/a.ts' })).content).toBe('export const a = 1\n')
+    expect(await call('edit_file', { path: 'src/a.ts', old_string: '= 1', new_string: '= 2' })).toEqual({ content: 'edited src/a.ts' })
+    expect(readFileSync(join(ws, 'src/a.ts'), 'utf8')).toBe('export const a = 2\n')
+  })
+
+  it('edit_file says how many matched when not exactly one, and touches nothing', async () => {
+    const { ws, call } = await setup()
+    writeFileSync(join(ws, 'f.txt'), 'x x x')
+    expect(await call('edit_file', { path: 'f.txt', old_string: 'x', new_string: 'y' }))
+      .toEqual({ content: 'f.txt: old_string must match exactly once, found 3 matches — add surrounding lines to make it unique', isError: true })
+    expect(await call('edit_file', { path: 'f.txt', old_string: 'z', new_string: 'y' }))
+      .toEqual({ content: 'f.txt: old_string must match exactly once, found 0 matches', isError: true })
+    expect(readFileSync(join(ws, 'f.txt'), 'utf8')).toBe('x x x')
+  })
+
+  it('writes keep the file mode and leave no temp files behind', async () => {
+    const { ws, call } = await setup()
+    writeFileSync(join(ws, 'run.sh'), 'echo 1\n')
+    chmodSync(join(ws, 'run.sh'), 0o751)
+    await call('edit_file', { path: 'run.sh', old_string: '1', new_string: '2' })
+    expect(statSync(join(ws, 'run.sh')).mode & 0o777).toBe(0o751)
+    await call('write_file', { path: 'run.sh', content: 'echo 3\n' })
+    expect(statSync(join(ws, 'run.sh')).mode & 0o777).toBe(0o751)
+    expect(readdirSync(ws).sort()).toEqual(['run.sh'])
+  })
+
+  it('multi_edit is all-or-nothing across files', async () => {
+    const { ws, call } = await setup()
+    writeFileSync(join(ws, 'a.txt'), 'alpha')
+    writeFileSync(join(ws, 'b.txt'), 'beta')
+    const r = await call('multi_edit', { edits: [
+      { path: 'a.txt', old_string: 'alpha', new_string: 'ALPHA' },
+      { path: 'b.txt', old_string: 'gamma', new_string: 'GAMMA' },
+    ] })
+    expect(r).toEqual({ content: 'b.txt: old_string must match exactly once, found 0 matches; no file was changed', isError: true })
+    expect(readFileSync(join(ws, 'a.txt'), 'utf8')).toBe('alpha')
+    const ok = await call('multi_edit', { edits: [
+      { path: 'a.txt', old_string: 'alpha', new_string: 'ALPHA' },
+      { path: 'a.txt', old_string: 'ALPHA', new_string: 'ALPHA!' },
+      { path: 'b.txt', old_string: 'beta', new_string: 'BETA' },
+    ] })
+    expect(ok).toEqual({ content: 'edited a.txt, b.txt (3 edits)' })
+    expect(readFileSync(join(ws, 'a.txt'), 'utf8')).toBe('ALPHA!')
+    expect(readFileSync(join(ws, 'b.txt'), 'utf8')).toBe('BETA')
+  })
+})
+
+describe('workspace containment', () => {
+  it('refuses ../, absolute paths and symlink escapes, touching nothing', async () => {
+    const { ws, call } = await setup()
+    const outside = tempDir('dsh-outside-')
+    writeFileSync(join(outside, 'secret.txt'), 'secret')
+    symlinkSync(outside, join(ws, 'link'))
+    symlinkSync(join(outside, 'secret.txt'), join(ws, 'secret-link.txt'))
+    const attempts: [string, Record<string, unknown>][] = [
+      ['write_file', { path: '../escape.txt', content: 'x' }],
+      ['write_file', { path: join(outside, 'abs.txt'), content: 'x' }],
+      ['write_file', { path: 'link/new.txt', content: 'x' }],
+      ['edit_file', { path: 'secret-link.txt', old_string: 'secret', new_string: 'pwned' }],
+      ['read_file', { path: 'link/secret.txt' }],
+      ['multi_edit', { edits: [{ path: 'link/secret.txt', old_string: 'secret', new_string: 'pwned' }] }],
+    ]
+    for (const [name, args] of attempts) {
+      const r = await call(name, args)
+      expect(r.isError, `${name} ${JSON.stringify(args)}`).toBe(true)
+      expect(r.content).toMatch(/^refused: path ".*" is outside the workspace .*; nothing was touched$/)
+    }
+    expect(readdirSync(outside).sort()).toEqual(['secret.txt'])
+    expect(readFileSync(join(outside, 'secret.txt'), 'utf8')).toBe('secret')
+    expect(existsSync(join(ws, '..', 'escape.txt'))).toBe(false)
+  })
+
+  it('allows a symlink that stays inside the workspace', async () => {
+    const { ws, call } = await setup()
+    mkdirSync(join(ws, 'real'))
+    symlinkSync(join(ws, 'real'), join(ws, 'alias'))
+    expect((await call('write_file', { path: 'alias/x.txt', content: 'ok' })).isError).toBeFalsy()
+    expect(readFileSync(join(ws, 'real/x.txt'), 'utf8')).toBe('ok')
+  })
+})

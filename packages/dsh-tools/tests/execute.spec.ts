@@ -1,0 +1,93 @@
+import { describe, expect, it } from 'vitest'
+import type { ToolDefinition } from 'dsh-tools'
+import { createContext, echoTool, session } from './helpers.ts'
+
+describe('tools/execute waterfall', () => {
+  it('nests listeners outermost-first around the tool', async () => {
+    const ctx = await createContext()
+    ctx.tools.register(echoTool)
+    const order: string[] = []
+    ctx.on('tools/execute', async (exec, next) => { order.push('a:before'); const r = await next(); order.push('a:after'); return r })
+    ctx.on('tools/execute', async (exec, next) => { order.push('b:before'); const r = await next(); order.push('b:after'); return r })
+    const r = await ctx.tools.execute({ session: session(ctx), callId: 'c', name: 'echo', arguments: { text: 'x' } })
+    expect(r).toEqual({ content: 'x' })
+    expect(order).toEqual(['a:before', 'b:before', 'b:after', 'a:after'])
+  })
+
+  it('a listener that does not call next vetoes the call; the tool never runs', async () => {
+    const ctx = await createContext()
+    let ran = false
+    ctx.tools.register({ ...echoTool, execute: () => { ran = true; return { content: 'ran' } } })
+    ctx.on('tools/execute', async () => ({ content: 'vetoed by policy', isError: true }))
+    const r = await ctx.tools.execute({ session: session(ctx), callId: 'c', name: 'echo', arguments: { text: 'x' } })
+    expect(r).toEqual({ content: 'vetoed by policy', isError: true })
+    expect(ran).toBe(false)
+  })
+
+  it('a listener may rewrite the result', async () => {
+    const ctx = await createContext()
+    ctx.tools.register(echoTool)
+    ctx.on('tools/execute', async (exec, next) => ({ ...(await next()), content: 'rewritten' }))
+    const r = await ctx.tools.execute({ session: session(ctx), callId: 'c', name: 'echo', arguments: { text: 'x' } })
+    expect(r.content).toBe('rewritten')
+  })
+
+  it('passes the definition and effect metadata to listeners', async () => {
+    const ctx = await createContext()
+    const writer: ToolDefinition<{ path: string }> = {
+      name: 'touch', description: 't', effects: 'write', paths: a => [a.path],
+      parameters: { type: 'object', properties: { path: { type: 'string' } }, required: ['path'] },
+      execute: () => ({ content: 'ok' }),
+    }
+    ctx.tools.register(writer)
+    const seen: string[][] = []
+    ctx.on('tools/execute', async (exec, next) => {
+      if (exec.tool?.effects === 'write') seen.push(exec.tool.paths!(exec.arguments as { path: string }))
+      return next()
+    })
+    await ctx.tools.execute({ session: session(ctx), callId: 'c', name: 'touch', arguments: { path: 'a.txt' } })
+    expect(seen).toEqual([['a.txt']])
+  })
+
+  it('unknown tool, invalid arguments and a throwing tool become isError results', async () => {
+    const ctx = await createContext()
+    ctx.tools.register(echoTool)
+    ctx.tools.register({ ...echoTool, name: 'boom', execute: () => { throw new Error('disk on fire') } })
+    const s = session(ctx)
+    expect(await ctx.tools.execute({ session: s, callId: '1', name: 'nope', arguments: {} }))
+      .toEqual({ content: 'unknown tool "nope"; available: boom, echo', isError: true })
+    expect(await ctx.tools.execute({ session: s, callId: '2', name: 'echo', arguments: { text: 3 } }))
+      .toEqual({ content: 'invalid arguments for echo: /text must be string', isError: true })
+    expect(await ctx.tools.execute({ session: s, callId: '3', name: 'boom', arguments: { text: 'x' } }))
+      .toEqual({ content: 'boom failed: disk on fire', isError: true })
+  })
+})
+
+describe('tool registry', () => {
+  it('register returns a disposer, rejects duplicates, and emits tools/change', async () => {
+    const ctx = await createContext()
+    let changes = 0
+    ctx.on('tools/change', () => { changes++ })
+    const dispose = ctx.tools.register(echoTool)
+    expect(() => ctx.tools.register(echoTool)).toThrow('tool "echo" is already registered')
+    expect(ctx.tools.schemas().map(s => s.name)).toEqual(['echo'])
+    dispose()
+    expect(ctx.tools.get('echo')).toBeUndefined()
+    expect(changes).toBe(2)
+  })
+
+  it('a writer without paths() is refused', async () => {
+    const ctx = await createContext()
+    expect(() => ctx.tools.register({ ...echoTool, name: 'w', effects: 'write' }))
+      .toThrow("tool \"w\" declares effects 'write' but no paths(args)")
+  })
+
+  it('disposing the registering plugin unregisters its tools', async () => {
+    const ctx = await createContext()
+    const fiber = ctx.plugin({ inject: ['tools'], apply: (c) => { c.tools.register(echoTool) } })
+    await fiber
+    expect(ctx.tools.get('echo')).toBeDefined()
+    await fiber.dispose()
+    expect(ctx.tools.get('echo')).toBeUndefined()
+  })
+})
