@@ -35,7 +35,7 @@ declare module '@deepseek-ai/cordis' {
 /** The `agents` service: one agent loop per session. */
 export class AgentService extends Service {
   static inject = ['sessions', 'tools', 'llm']
-  static Config: Schema<AgentService.Config> = Schema.object({
+  static Config: Schema<Partial<AgentService.Config>, AgentService.Config> = Schema.object({
     maxSteps: Schema.natural().min(1).default(50).description('Steps (model requests) allowed in one turn before it ends with an error.'),
     systemPrompt: Schema.string().default(
       'You are a coding agent working in a workspace. Use the tools to read, write and edit files and to run commands. '
@@ -44,7 +44,7 @@ export class AgentService extends Service {
   })
   private readonly _agents = new Set<Agent>()
 
-  constructor(ctx: Context, public config: AgentService.Config) {
+  constructor(ctx: Context, public config: AgentService.Config = { maxSteps: 50 }) {
     super(ctx, 'agents')
     ctx.effect(() => () => Promise.all([...this._agents].map(a => a.dispose())).then(() => {}))
   }

@@ -82,8 +82,7 @@ export async function bootHarness(options: HarnessOptions): Promise<Harness> {
   const dispose = async () => {
     if (disposed) return
     disposed = true
-    await ctx.registry.get(Include)?.dispose?.()
-    await Promise.resolve(ctx.fiber.dispose?.())
+    await ctx.fiber.dispose()
   }
   if (errors.length) {
     await dispose()

@@ -59,7 +59,8 @@ export function writeFileAtomicSync(target: string, data: string | Uint8Array, o
   const tmp = tempPath(target)
   const fd = openSync(tmp, constants.O_WRONLY | constants.O_CREAT | constants.O_EXCL, mode ?? 0o644)
   try {
-    writeSync(fd, data)
+    if (typeof data === 'string') writeSync(fd, data)
+    else writeSync(fd, data)
     if (options.fsync) fsyncSync(fd)
   } finally {
     closeSync(fd)

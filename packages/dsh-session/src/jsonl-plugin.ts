@@ -14,7 +14,7 @@ export interface Config {
   intervalMs: number
 }
 
-export const Config: Schema<Config> = Schema.object({
+export const Config: Schema<Partial<Config>, Config> = Schema.object({
   intervalMs: Schema.natural().default(1000).description('Milliseconds between background drains; 0 drains only on session/flush and dispose.'),
 })
 

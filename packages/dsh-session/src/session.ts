@@ -64,7 +64,7 @@ export class Session {
 
   /** Events of one type, typed. */
   ofType<K extends SessionEventType>(type: K): SessionEvent<K>[] {
-    return this.#events.filter((e): e is SessionEvent<K> => e.type === type)
+    return this.#events.filter(e => e.type === type) as SessionEvent<K>[]
   }
 
   /** Await every `session/flush` listener (persistence drains here). */

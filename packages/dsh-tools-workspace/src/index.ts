@@ -16,7 +16,7 @@ export interface Config {
   readMaxBytes: number
 }
 
-export const Config: Schema<Config> = Schema.object({
+export const Config: Schema<Partial<Config>, Config> = Schema.object({
   bashTimeoutMs: Schema.natural().default(120_000).description('bash: milliseconds before the whole process group is killed.'),
   bashMaxOutputBytes: Schema.natural().default(32_768).description('bash: cap on combined output kept in the result, in bytes.'),
   readMaxBytes: Schema.natural().default(262_144).description('read_file: cap on returned content, in bytes.'),

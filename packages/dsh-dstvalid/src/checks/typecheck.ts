@@ -1,0 +1,59 @@
+import { toPosixRelative } from 'dsh-common'
+import { diagnostic } from '../problems.ts'
+import { TsWorkerClient } from '../typescript/client.ts'
+import type { Change, Check, CheckIO, Measurement } from '../types.ts'
+
+export interface TypecheckOptions {
+  root: string
+  /** Absolute path of the tsconfig to check. */
+  configPath: string
+  /** Absolute path of the workspace's own `typescript` entry. */
+  typescriptPath: string
+  maxHeapMb: number
+}
+
+/**
+ * `tsc --noEmit -p <tsconfig>` semantics on a warm program held by a worker
+ * thread: after a one-file edit only what the edit can affect is
+ * re-checked. Timeout: the worker is terminated (and restarted cold next time).
+ */
+export class TypecheckCheck implements Check {
+  readonly name = 'typecheck'
+  readonly verb = 'type-checking'
+  private readonly _client: TsWorkerClient
+
+  constructor(private readonly options: TypecheckOptions) {
+    this._client = new TsWorkerClient(
+      { root: options.root, configPath: options.configPath, typescriptPath: options.typescriptPath },
+      { maxHeapMb: options.maxHeapMb },
+    )
+  }
+
+  /** Start the worker and load the program in the background (no check is recorded). */
+  warm(): void {
+    this._client.start().catch(() => {})
+  }
+
+  async measure(change: Change | undefined, io: CheckIO): Promise<Measurement> {
+    const cold = !this._client.alive
+    const started = performance.now()
+    const answer = await this._client.check(change?.paths ?? [], io.timeoutMs)
+    const argv = ['tsc', '--noEmit', '-p', toPosixRelative(this.options.root, this.options.configPath), cold ? '(in-process, cold)' : '(in-process, incremental)']
+    if (answer.status !== 'ok') {
+      io.record({ check: this.name, argv, cwd: this.options.root, exitCode: null, durationMs: Math.round(performance.now() - started), outcome: answer.status })
+      const error = answer.status === 'timeout'
+        ? `type-check timed out after ${Math.round(io.timeoutMs / 1000)} s (worker terminated)`
+        : `type-check failed to run: ${answer.error.split('\n')[0]}`
+      return { status: answer.status, problems: [], scope: 'all', error }
+    }
+    const { result } = answer
+    const errors = result.diagnostics.filter(d => d.category === 'error').length
+    io.record({ check: this.name, argv, cwd: this.options.root, exitCode: errors ? 2 : 0, durationMs: Math.round(performance.now() - started), outcome: errors ? 'fail' : 'pass' })
+    const problems = result.diagnostics.map(d => diagnostic(this.name, d.file, d.line, `TS${d.code}`, d.message))
+    return { status: 'ok', problems, scope: 'all' }
+  }
+
+  dispose(): Promise<void> {
+    return this._client.dispose()
+  }
+}

@@ -1,0 +1,123 @@
+import { mkdtempSync, readFileSync, rmSync } from 'node:fs'
+import { tmpdir } from 'node:os'
+import { join } from 'node:path'
+import { toPosixRelative } from 'dsh-common'
+import { FILE_LEVEL } from '../accepted.ts'
+import { failingTest } from '../problems.ts'
+import { runRecorded, whyNotJudged } from '../run.ts'
+import type { Change, Check, CheckIO, Measurement, Problem } from '../types.ts'
+
+/** The parts of vitest's JSON report this check reads. */
+interface VitestReport {
+  testResults: {
+    name: string
+    status: string
+    message?: string
+    assertionResults: {
+      ancestorTitles: string[]
+      title: string
+      fullName: string
+      status: string
+      failureMessages?: string[]
+      location?: { line: number; column: number }
+    }[]
+  }[]
+}
+
+export interface VitestCheckOptions {
+  root: string
+  /** How to start the workspace's own vitest, e.g. `[node, <ws>/node_modules/vitest/vitest.mjs]`. */
+  command: string[]
+  /** `related`: only tests whose import graph reaches the changed files; `all`: the whole suite every time. */
+  mode: 'related' | 'all'
+}
+
+function firstLine(text: string | undefined): string {
+  return (text ?? '').split('\n').map(l => l.trim()).find(Boolean) ?? ''
+}
+
+function escapeRegExp(text: string): string {
+  return text.replace(/[.*+?^${}()|[\]\\]/g, '\\$&')
+}
+
+/**
+ * Tests through the workspace's own vitest, read from its JSON reporter.
+ * A test id is `file > suite > name`; a test file that fails as a whole (it
+ * no longer loads) is one problem keyed by the file.
+ */
+export class VitestCheck implements Check {
+  readonly name = 'test'
+  readonly verb = 'testing'
+  /** Full names for `-t`, by test id. */
+  private readonly _names = new Map<string, string>()
+
+  constructor(private readonly options: VitestCheckOptions) {}
+
+  async measure(change: Change | undefined, io: CheckIO): Promise<Measurement> {
+    const args = change && this.options.mode === 'related' ? ['related', ...change.files, '--run'] : ['run']
+    return this.runReport(args, io)
+  }
+
+  async confirm(problems: Problem[], io: CheckIO): Promise<Problem[] | undefined> {
+    const byFile = new Map<string, Problem[]>()
+    for (const p of problems) byFile.set(p.file, [...(byFile.get(p.file) ?? []), p])
+    const still: Problem[] = []
+    for (const [file, group] of byFile) {
+      const whole = group.some(p => p.key.endsWith(FILE_LEVEL))
+      const names = group.map(p => this._names.get(p.key)).filter((n): n is string => !!n)
+      const filter = whole || !names.length ? [] : ['-t', `^(${names.map(escapeRegExp).join('|')})$`]
+      const m = await this.runReport(['run', file, ...filter], io)
+      // A re-run that could not be judged confirms nothing: keep the failures.
+      if (m.status !== 'ok') return undefined
+      const failing = new Set(m.problems.map(p => p.key))
+      still.push(...group.filter(p => failing.has(p.key)))
+    }
+    return still
+  }
+
+  private async runReport(args: string[], io: CheckIO): Promise<Measurement> {
+    const dir = mkdtempSync(join(tmpdir(), 'dsh-vitest-'))
+    const out = join(dir, 'report.json')
+    try {
+      const r = await runRecorded(this.name, [
+        ...this.options.command, ...args,
+        '--reporter=json', `--outputFile=${out}`, '--passWithNoTests', '--includeTaskLocation', '--no-cache',
+      ], this.options.root, io)
+      let report: VitestReport
+      try {
+        report = JSON.parse(readFileSync(out, 'utf8')) as VitestReport
+      } catch {
+        // No report: vitest crashed, timed out or never started.
+        return { status: r.timedOut ? 'timeout' : 'error', problems: [], scope: [], error: whyNotJudged('vitest', r, io.timeoutMs) }
+      }
+      return this.parse(report)
+    } finally {
+      rmSync(dir, { recursive: true, force: true })
+    }
+  }
+
+  private parse(report: VitestReport): Measurement {
+    const problems: Problem[] = []
+    const passed: { key: string; file: string }[] = []
+    const scope: string[] = []
+    for (const suite of report.testResults) {
+      const file = toPosixRelative(this.options.root, suite.name)
+      scope.push(file)
+      let failedTests = 0
+      for (const t of suite.assertionResults) {
+        const key = [file, ...t.ancestorTitles, t.title].join(' > ')
+        this._names.set(key, t.fullName)
+        if (t.status === 'passed') passed.push({ key, file })
+        else if (t.status === 'failed') {
+          failedTests++
+          const why = firstLine(t.failureMessages?.[0])
+          problems.push(failingTest(this.name, key, file, t.location?.line, `${[...t.ancestorTitles, t.title].join(' > ')}${why ? ` — ${why}` : ''}`))
+        }
+      }
+      if (suite.status === 'failed' && !failedTests) {
+        problems.push(failingTest(this.name, `${file}${FILE_LEVEL}`, file, undefined, `test file failed: ${firstLine(suite.message) || 'no tests ran'}`))
+      }
+    }
+    return { status: 'ok', problems, passed, scope }
+  }
+}

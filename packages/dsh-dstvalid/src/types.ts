@@ -1,0 +1,129 @@
+/**
+ * Types of the checking engine. No Cordis imports: the engine can guard any
+ * agent that can tell it which files a write touched.
+ */
+
+/** One thing a check found wrong: a diagnostic, or a failing test. */
+export interface Problem {
+  /** The check that found it (`typecheck`, `test`, `compile`, `vet`, …). */
+  check: string
+  kind: 'diagnostic' | 'test'
+  /**
+   * Identity used to compare states. Diagnostics: file + code + normalised
+   * message (never line/column, so moving code is not a new problem). Tests:
+   * the test id (`file > suite > name`, `pkg::TestX`).
+   */
+  key: string
+  /** Workspace-relative, forward slashes. */
+  file: string
+  line?: number
+  /** `TS2322`, `vet`, `FAIL`, `E0308`, `exit` … */
+  code: string
+  /** One line. */
+  message: string
+}
+
+/** Outcome of running one check as a whole (not whether the write was good). */
+export type RunStatus = 'ok' | 'timeout' | 'error'
+
+/** What one run of a check measured. */
+export interface Measurement {
+  status: RunStatus
+  /** Problems present in the measured scope. */
+  problems: Problem[]
+  /**
+   * Ids that were measured and are fine (tests that passed). Only checks with
+   * partial scopes need it: an id neither here nor in `problems` was not measured.
+   */
+  passed?: { key: string; file: string }[]
+  /**
+   * What the measurement covers: `'all'` replaces the accepted state; a list
+   * of workspace-relative files (or packages, for tests: test files) replaces
+   * only the accepted entries that belong to them.
+   */
+  scope: 'all' | string[]
+  /** Why status is not ok (one line), for the tool result and notices. */
+  error?: string
+}
+
+/** Which files a write changed, as the engine sees them. */
+export interface Change {
+  /** Absolute paths inside the workspace. */
+  paths: string[]
+  /** Workspace-relative forms of `paths`. */
+  files: string[]
+}
+
+/** A record of one command a check ran (the `verify/run` session event). */
+export interface RunRecord {
+  check: string
+  argv: string[]
+  cwd: string
+  exitCode: number | null
+  durationMs: number
+  outcome: 'pass' | 'fail' | 'timeout' | 'error'
+}
+
+/** What a check may use while it runs. Everything it runs is reported through `record`. */
+export interface CheckIO {
+  /** Report one command (or in-process run) for the `verify/run` record. */
+  record(run: RunRecord): void
+  /** Progress for UIs. */
+  notice(level: 'info' | 'warn' | 'error', text: string): void
+  /** Milliseconds a single command may take before its process group is killed. */
+  timeoutMs: number
+  maxOutputBytes: number
+  /** Aborts the running command (the turn was aborted). */
+  signal?: AbortSignal
+}
+
+/**
+ * One step of the checks pipeline. A profile contributes checks; an advanced
+ * mode (lint, coverage) is one more check.
+ */
+export interface Check {
+  /** `typecheck`, `test`, `compile`, `vet`, `lint` … — the `check` of `verify/run` and `verify/result`. */
+  readonly name: string
+  /** Human verb for notices: "type-checking", "testing". */
+  readonly verb: string
+  /**
+   * Measure the state. `change` undefined: the whole workspace (a baseline).
+   * Otherwise only what the change can affect.
+   */
+  measure(change: Change | undefined, io: CheckIO): Promise<Measurement>
+  /**
+   * Re-run problems alone (flaky-test confirmation). Returns the ones that
+   * still fail; undefined when the check cannot re-run single problems.
+   */
+  confirm?(problems: Problem[], io: CheckIO): Promise<Problem[] | undefined>
+  /** Release processes or workers. Must not throw. */
+  dispose?(): Promise<void> | void
+}
+
+/** A toolchain profile: detected from the workspace, contributes checks. */
+export interface Profile {
+  readonly name: string
+  readonly checks: Check[]
+}
+
+/** How one check judged a change. */
+export interface CheckVerdict {
+  check: string
+  /** `pass`: nothing new (or only tolerated warnings); `fail`: regressions; `error`: could not judge. */
+  outcome: 'pass' | 'fail' | 'error'
+  /** New problems the write is blamed for (roll back). */
+  regressions: Problem[]
+  /** New problems tolerated (test-first work), reported as warnings. */
+  warnings: Problem[]
+  /** Newly failing tests that passed when re-run alone (flaky; kept). */
+  flaky: Problem[]
+  durationMs: number
+  error?: string
+}
+
+/** How the pipeline judged a change. */
+export interface Verdict {
+  checks: CheckVerdict[]
+  /** True when some check found a regression (the write should be rolled back). */
+  regression: boolean
+}

@@ -1,0 +1,153 @@
+import { createRequire } from 'node:module'
+import { pathToFileURL } from 'node:url'
+import { Worker } from 'node:worker_threads'
+import type { TsCheckResult } from './program.ts'
+import type { WorkerInit, WorkerReady, WorkerReply } from './protocol.ts'
+
+export type TsWorkerAnswer =
+  | { status: 'ok'; result: TsCheckResult }
+  | { status: 'timeout' }
+  | { status: 'error'; error: string }
+
+export interface TsWorkerOptions {
+  /** Old-generation heap bound of the worker, in MB (0: Node's default). A program past it dies and is restarted cold. */
+  maxHeapMb: number
+}
+
+/**
+ * The loader the worker needs to import `worker.ts`: tsx's ESM API when it
+ * is installed (this suite runs from TypeScript sources), else nothing (a
+ * runtime that strips types itself).
+ */
+function tsxApiUrl(): string | undefined {
+  try {
+    const cjs = createRequire(import.meta.url).resolve('tsx/esm/api')
+    // The `require` entry cannot register ESM hooks from an eval worker; its ESM twin can.
+    return pathToFileURL(cjs.replace(/\.cjs$/, '.mjs')).href
+  } catch {
+    // tsx is not installed: rely on the runtime.
+    return undefined
+  }
+}
+
+function bootstrap(entry: string): string {
+  const api = tsxApiUrl()
+  return `(async () => {
+    ${api ? `(await import(${JSON.stringify(api)})).register()` : ''}
+    await import(${JSON.stringify(entry)})
+  })().catch(error => { setImmediate(() => { throw error }) })`
+}
+
+/**
+ * A long-lived worker thread holding the warm TypeScript program. One
+ * request at a time (the engine's queue guarantees it). A check that
+ * exceeds its timeout terminates the worker; the next check starts a new
+ * one (cold), so a hung type-check never hangs the harness.
+ */
+export class TsWorkerClient {
+  private _worker?: Worker
+  private _ready?: Promise<WorkerReady>
+  private _nextId = 0
+  private _pending?: { id: number; settle: (a: TsWorkerAnswer) => void }
+
+  constructor(private readonly init: WorkerInit, private readonly options: TsWorkerOptions) {}
+
+  /** Whether a worker (and its warm program) is alive. */
+  get alive(): boolean {
+    return !!this._worker
+  }
+
+  /** Start the worker if needed; resolves with the workspace's TypeScript version. */
+  start(): Promise<WorkerReady> {
+    if (this._ready) return this._ready
+    const entry = new URL('./worker.ts', import.meta.url).href
+    const worker = new Worker(bootstrap(entry), {
+      eval: true,
+      workerData: this.init,
+      resourceLimits: this.options.maxHeapMb ? { maxOldGenerationSizeMb: this.options.maxHeapMb } : undefined,
+      stdout: false,
+      stderr: false,
+    })
+    this._worker = worker
+    this._ready = new Promise<WorkerReady>((resolve, reject) => {
+      const onMessage = (message: WorkerReady | WorkerReply) => {
+        if ('ready' in message) {
+          resolve(message)
+          worker.unref()
+          return
+        }
+        const pending = this._pending
+        if (pending && pending.id === message.id) {
+          this._pending = undefined
+          worker.unref()
+          pending.settle(message.ok ? { status: 'ok', result: message.result } : { status: 'error', error: message.error })
+        }
+      }
+      const onGone = (why: string) => {
+        if (this._worker !== worker) return
+        this.forget()
+        reject(new Error(why))
+        const pending = this._pending
+        this._pending = undefined
+        pending?.settle({ status: 'error', error: why })
+      }
+      worker.on('message', onMessage)
+      worker.on('error', error => onGone(`type-check worker failed: ${error.message}`))
+      worker.on('exit', code => onGone(`type-check worker exited (code ${code})`))
+    })
+    this._ready.catch(() => {})
+    return this._ready
+  }
+
+  /** Type-check the program; `changed` are absolute paths a write touched. */
+  async check(changed: readonly string[], timeoutMs: number): Promise<TsWorkerAnswer> {
+    const started = performance.now()
+    try {
+      await this.withTimeout(this.start(), timeoutMs)
+    } catch (error) {
+      if (error === TIMEOUT) return this.kill()
+      return { status: 'error', error: (error as Error).message }
+    }
+    const worker = this._worker
+    if (!worker) return { status: 'error', error: 'type-check worker is gone' }
+    const left = Math.max(1, timeoutMs - (performance.now() - started))
+    const id = ++this._nextId
+    const answer = new Promise<TsWorkerAnswer>(settle => { this._pending = { id, settle } })
+    worker.ref()
+    worker.postMessage({ id, changed: [...changed] })
+    try {
+      return await this.withTimeout(answer, left)
+    } catch (error) {
+      if (error === TIMEOUT) return this.kill()
+      throw error
+    }
+  }
+
+  /** Terminate the worker (its warm program is lost). */
+  async dispose(): Promise<void> {
+    const worker = this._worker
+    this.forget()
+    await worker?.terminate()
+  }
+
+  private forget() {
+    this._worker = undefined
+    this._ready = undefined
+  }
+
+  private async kill(): Promise<TsWorkerAnswer> {
+    this._pending = undefined
+    await this.dispose()
+    return { status: 'timeout' }
+  }
+
+  private withTimeout<T>(promise: Promise<T>, ms: number): Promise<T> {
+    let timer: NodeJS.Timeout | undefined
+    return Promise.race([
+      promise,
+      new Promise<never>((_, reject) => { timer = setTimeout(() => reject(TIMEOUT), ms) }),
+    ]).finally(() => clearTimeout(timer))
+  }
+}
+
+const TIMEOUT = Symbol('timeout')

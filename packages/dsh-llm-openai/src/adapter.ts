@@ -1,0 +1,181 @@
+import type { ModelAdapter, ModelChunk, ModelRequest } from 'dsh-llm'
+import { AnswerAssembler } from './answer.ts'
+import { backoffDelay, sleep } from './backoff.ts'
+import { OpenAIError } from './errors.ts'
+import { connectError, httpError, streamError, type Endpoint } from './http.ts'
+import { SseParser } from './sse.ts'
+import { buildRequestBody, completionsUrl } from './wire.ts'
+
+/** Settings of the adapter; the plugin's Config has the same fields and defaults. */
+export interface OpenAISettings {
+  /** Base URL of an OpenAI-compatible API; requests go to `<baseUrl>/chat/completions`. */
+  baseUrl: string
+  model: string
+  /** Sent as `Authorization: Bearer …` when set. */
+  apiKey?: string
+  /** Longest silence (no bytes) from the server before the attempt fails. */
+  timeoutMs: number
+  /** Retries of a failed request, only while nothing of the answer has arrived. */
+  maxRetries: number
+  retryDelayMs: number
+  maxRetryDelayMs: number
+  /** Ask for token usage in the stream (`stream_options.include_usage`). */
+  includeUsage: boolean
+  temperature?: number
+  maxTokens?: number
+}
+
+/** A retry about to happen (after the wait). */
+export interface RetryInfo {
+  sessionId: string
+  requestIndex: number
+  /** The attempt that failed (1-based). */
+  attempt: number
+  maxAttempts: number
+  delayMs: number
+  /** Why the attempt failed (the error message). */
+  reason: string
+  status?: number
+}
+
+export interface OpenAIAdapterOptions extends Partial<Omit<OpenAISettings, 'baseUrl' | 'model'>>, Pick<OpenAISettings, 'baseUrl' | 'model'> {
+  /** Called before each retry's wait. Must not throw. */
+  onRetry?(info: RetryInfo): void
+}
+
+export interface OpenAIAdapter extends ModelAdapter {
+  readonly baseUrl: string
+  readonly model: string
+  /** The URL requests are POSTed to. */
+  readonly url: string
+}
+
+export const DEFAULT_SETTINGS = {
+  timeoutMs: 120_000,
+  maxRetries: 3,
+  retryDelayMs: 1000,
+  maxRetryDelayMs: 20_000,
+  includeUsage: true,
+} as const satisfies Partial<OpenAISettings>
+
+/**
+ * A model adapter for any OpenAI-compatible `/chat/completions` endpoint,
+ * streaming over SSE. Text is passed on as it arrives; tool calls, usage and
+ * the finish reason follow when the answer is complete. A failure before
+ * any of the answer arrived (429, 5xx, reset, silence) is retried with
+ * backoff; after that it never is. Failures throw `OpenAIError` (the agent
+ * ends the turn with an `error` event); an abort throws the signal's reason.
+ *
+ * @throws OpenAIError (kind `config`) when `baseUrl` is not an http(s) URL.
+ */
+export function createOpenAIAdapter(options: OpenAIAdapterOptions): OpenAIAdapter {
+  const settings: OpenAISettings = { ...DEFAULT_SETTINGS, ...stripUndefined(options), baseUrl: options.baseUrl, model: options.model }
+  if (!/^https?:$/.test(safeProtocol(settings.baseUrl))) {
+    throw new OpenAIError(`baseUrl is not an http(s) URL: ${JSON.stringify(settings.baseUrl)}`, 'config')
+  }
+  const url = completionsUrl(settings.baseUrl)
+  const to: Endpoint = { baseUrl: settings.baseUrl, url, model: settings.model, hasKey: !!settings.apiKey }
+  const headers: Record<string, string> = { 'content-type': 'application/json', accept: 'text/event-stream' }
+  if (settings.apiKey) headers.authorization = `Bearer ${settings.apiKey}`
+
+  async function* stream(request: ModelRequest, signal: AbortSignal): AsyncGenerator<ModelChunk> {
+    const body = JSON.stringify(buildRequestBody(request.messages, request.tools, settings))
+    const maxAttempts = settings.maxRetries + 1
+    for (let attempt = 1; ; attempt++) {
+      signal.throwIfAborted()
+      const assembler = new AnswerAssembler(url, request.requestIndex)
+      try {
+        yield* sendOnce(body, assembler, signal)
+        return
+      } catch (error) {
+        if (signal.aborted) throw signal.reason
+        const e = error instanceof OpenAIError ? error : new OpenAIError(`request to ${url} failed: ${(error as Error)?.message ?? String(error)}`, 'connect')
+        if (!e.retryable) throw e
+        if (assembler.tokens > 0) throw new OpenAIError(`${e.message}; not retried because part of the answer had already arrived`, e.kind, false, e.status)
+        if (attempt >= maxAttempts) throw new OpenAIError(attempt > 1 ? `${e.message}; gave up after ${attempt} attempts` : e.message, e.kind, false, e.status)
+        const delayMs = backoffDelay(attempt, settings, e.retryAfterMs)
+        options.onRetry?.({ sessionId: request.session.id, requestIndex: request.requestIndex, attempt, maxAttempts, delayMs, reason: e.message, ...(e.status ? { status: e.status } : {}) })
+        await sleep(delayMs, signal)
+      }
+    }
+  }
+
+  /** One HTTP attempt: yields text as it streams, then the assembled rest. */
+  async function* sendOnce(body: string, assembler: AnswerAssembler, signal: AbortSignal): AsyncGenerator<ModelChunk> {
+    const quiet = new AbortController()
+    let timer: NodeJS.Timeout | undefined
+    const arm = () => {
+      clearTimeout(timer)
+      timer = setTimeout(() => {
+        quiet.abort(new OpenAIError(`no data from ${url} for ${formatMs(settings.timeoutMs)} (timeoutMs)`, 'timeout', true))
+      }, settings.timeoutMs)
+    }
+    try {
+      arm()
+      let response: Response
+      try {
+        response = await fetch(url, { method: 'POST', headers, body, signal: AbortSignal.any([signal, quiet.signal]) })
+      } catch (error) {
+        throw connectError(error, to)
+      }
+      if (!response.ok) throw await httpError(response, to)
+      if (/application\/json/i.test(response.headers.get('content-type') ?? '')) {
+        // A server that ignored `stream: true` answers with the whole completion.
+        let json: unknown
+        try {
+          json = JSON.parse(await response.text())
+        } catch (error) {
+          if (quiet.signal.aborted || signal.aborted) throw error
+          throw new OpenAIError(`malformed answer from ${url}: the JSON body does not parse`, 'malformed')
+        }
+        yield* assembler.acceptCompletion(json)
+        yield* assembler.complete()
+        return
+      }
+      if (!response.body) throw new OpenAIError(`malformed stream from ${url}: the answer has no body`, 'malformed')
+      const reader = response.body.getReader()
+      const parser = new SseParser()
+      while (!assembler.done) {
+        arm()
+        let read: Awaited<ReturnType<typeof reader.read>>
+        try {
+          read = await reader.read()
+        } catch (error) {
+          throw streamError(error, to)
+        }
+        if (read.done) {
+          for (const event of parser.end()) yield* assembler.accept(event)
+          break
+        }
+        for (const event of parser.push(read.value)) yield* assembler.accept(event)
+      }
+      yield* assembler.complete()
+    } catch (error) {
+      if (signal.aborted) throw signal.reason
+      if (quiet.signal.aborted) throw quiet.signal.reason
+      throw error
+    } finally {
+      clearTimeout(timer)
+      // Stopped early (abort, [DONE] before the body ended, an error): release the connection.
+      quiet.abort()
+    }
+  }
+
+  return { name: 'openai', baseUrl: settings.baseUrl, model: settings.model, url, stream }
+}
+
+function safeProtocol(url: string): string {
+  try {
+    return new URL(url).protocol
+  } catch {
+    return ''
+  }
+}
+
+function stripUndefined<T extends object>(o: T): Partial<T> {
+  return Object.fromEntries(Object.entries(o).filter(([, v]) => v !== undefined)) as Partial<T>
+}
+
+function formatMs(ms: number): string {
+  return ms >= 1000 ? `${+(ms / 1000).toFixed(1)} s` : `${ms} ms`
+}

@@ -1,0 +1,162 @@
+import type { ProofInput } from './types.ts'
+
+/*
+ * The events a proof comes from, typed structurally here: their owners
+ * (dsh-dstvalid, dsh-snapshot, dsh-claims) declare them, and this package
+ * must work without importing them. Every mapper reads its input
+ * defensively and returns no proof for a payload it cannot read.
+ */
+
+/** `verify/result` (dsh-dstvalid): one check after one write. */
+export interface VerifyResultLike {
+  sessionId: string
+  callId: string
+  tool: string
+  paths: string[]
+  check: string
+  outcome: 'pass' | 'fail' | 'rolled-back'
+  newProblems: string[]
+  durationMs: number
+}
+
+/** `verify/learning` (dsh-dstvalid advanced modes): a write that was kept and verified. */
+export interface VerifyLearningLike {
+  sessionId: string
+  paths: string[]
+  tool: string
+  checks: string[]
+}
+
+/** `snapshot/restored` (dsh-snapshot): files put back after a rollback. */
+export interface SnapshotRestoredLike {
+  sessionId: string
+  callId?: string
+  step?: number
+  reason: string
+  restored: string[]
+  deleted: string[]
+  failed: { path: string; error: string }[]
+}
+
+/** Data of the `claims/checkpoint` session-log event (dsh-claims). */
+export interface ClaimsCheckpointLike {
+  summary?: string
+  verified?: string[]
+  failed?: string[]
+  next?: string[]
+  report?: { unseen?: unknown[]; failing?: unknown[]; noEvidence?: unknown[]; questioned?: boolean }
+}
+
+const SUBJECT_MAX = 240
+
+function strings(value: unknown): string[] {
+  return Array.isArray(value) ? value.filter((v): v is string => typeof v === 'string' && v.trim() !== '') : []
+}
+
+/** One-line subject: whitespace runs collapsed, capped. */
+export function toSubject(text: string): string {
+  const flat = text.replace(/\s+/g, ' ').trim()
+  return flat.length <= SUBJECT_MAX ? flat : `${flat.slice(0, SUBJECT_MAX - 1)}…`
+}
+
+/** `check` as a kind: a lowercase word, or `check` when it is not one. */
+function toKind(check: string): string {
+  const kind = check.trim().toLowerCase().replace(/[^a-z0-9-]+/g, '-').replace(/^-+|-+$/g, '')
+  return !kind || kind === 'anchor' ? 'check' : kind
+}
+
+function plural(n: number, word: string): string {
+  return `${n} ${word}${n === 1 ? '' : 's'}`
+}
+
+/**
+ * `verify/result` → one proof. Subject `<check> <paths…>`; ok for `pass`,
+ * fail for `fail` and `rolled-back`; the detail says what the model must
+ * know: whether its write was undone, and the new problems.
+ */
+export function proofFromVerifyResult(result: VerifyResultLike): ProofInput[] {
+  if (typeof result?.sessionId !== 'string' || typeof result.check !== 'string') return []
+  const paths = strings(result.paths)
+  const tool = typeof result.tool === 'string' && result.tool ? result.tool : 'a write'
+  const subject = toSubject([result.check, ...paths].join(' '))
+  if (result.outcome === 'pass') {
+    const ms = Number.isFinite(result.durationMs) ? ` (${Math.round(result.durationMs)} ms)` : ''
+    return [{ sessionId: result.sessionId, kind: toKind(result.check), subject, outcome: 'ok', detail: `passed after ${tool}${ms}` }]
+  }
+  const problems = strings(result.newProblems)
+  const what = result.outcome === 'rolled-back' ? `rolled back after ${tool}` : `failed after ${tool}`
+  const detail = problems.length ? `${what}: ${plural(problems.length, 'new problem')}: ${problems.join('; ')}` : what
+  return [{ sessionId: result.sessionId, kind: toKind(result.check), subject, outcome: 'fail', detail }]
+}
+
+/** `verify/learning` → one `write` proof: these paths were written and kept, verified by these checks. */
+export function proofFromLearning(learning: VerifyLearningLike): ProofInput[] {
+  const paths = strings(learning?.paths)
+  if (typeof learning?.sessionId !== 'string' || !paths.length) return []
+  const checks = strings(learning.checks)
+  const tool = typeof learning.tool === 'string' && learning.tool ? learning.tool : 'a write'
+  return [{
+    sessionId: learning.sessionId, kind: 'write', subject: toSubject(`write ${paths.join(' ')}`), outcome: 'ok',
+    detail: `kept after ${tool}${checks.length ? `; verified by ${checks.join(', ')}` : ''}`,
+  }]
+}
+
+/** `snapshot/restored` → one `restore` proof: ok when every file came back, fail naming those that did not. */
+export function proofFromRestore(info: SnapshotRestoredLike): ProofInput[] {
+  if (typeof info?.sessionId !== 'string') return []
+  const failed = Array.isArray(info.failed) ? info.failed.filter(f => typeof f?.path === 'string') : []
+  const paths = [...new Set([...strings(info.restored), ...strings(info.deleted), ...failed.map(f => f.path)])].sort()
+  if (!paths.length) return []
+  const reason = typeof info.reason === 'string' && info.reason.trim() ? info.reason.replace(/\s+/g, ' ').trim() : 'rollback'
+  const detail = failed.length
+    ? `NOT restored: ${failed.map(f => `${f.path} (${String(f.error)})`).join('; ')} — check these files by hand; reason: ${reason}`
+    : `restored ${plural(paths.length, 'file')} (${reason})`
+  return [{ sessionId: info.sessionId, kind: 'restore', subject: toSubject(`restore ${paths.join(' ')}`), outcome: failed.length ? 'fail' : 'ok', detail }]
+}
+
+/** A report item as a string: dsh-claims lists claim lines (or commands); objects are read by their text field. */
+function reportItems(value: unknown): string[] {
+  if (!Array.isArray(value)) return []
+  const out: string[] = []
+  for (const item of value) {
+    if (typeof item === 'string') out.push(item)
+    else if (item && typeof item === 'object') {
+      const rec = item as Record<string, unknown>
+      const text = [rec.claim, rec.line, rec.text, rec.verified, rec.command].find((v): v is string => typeof v === 'string')
+      if (text) out.push(text)
+    }
+  }
+  return out.filter(s => s.trim() !== '')
+}
+
+function mentions(claim: string, items: string[]): boolean {
+  return items.some(item => item === claim || claim.includes(item) || item.includes(claim))
+}
+
+/**
+ * `claims/checkpoint` → one `claim` proof per verified and failed line.
+ * A verified line is ok unless the report marks it (unseen, failing, no
+ * evidence); a line the agent itself listed as failed is a failure.
+ */
+export function proofFromCheckpoint(sessionId: string, data: ClaimsCheckpointLike): ProofInput[] {
+  if (typeof sessionId !== 'string' || !data || typeof data !== 'object') return []
+  const report = data.report && typeof data.report === 'object' ? data.report : {}
+  const unseen = reportItems(report.unseen)
+  const failing = reportItems(report.failing)
+  const noEvidence = reportItems(report.noEvidence)
+  const out: ProofInput[] = []
+  for (const line of strings(data.verified)) {
+    const subject = toSubject(`claim ${line}`)
+    const why = mentions(line, noEvidence) ? 'claimed verified, but names no command to check it by'
+      : mentions(line, unseen) ? 'claimed verified, but its command was not seen run in this session'
+        : mentions(line, failing) ? 'claimed verified, but its command failed on its last run'
+          : undefined
+    out.push(why
+      ? { sessionId, kind: 'claim', subject, outcome: 'fail', detail: why }
+      : { sessionId, kind: 'claim', subject, outcome: 'ok', detail: 'claimed verified; its command was seen passing' })
+  }
+  for (const line of strings(data.failed)) {
+    out.push({ sessionId, kind: 'claim', subject: toSubject(`claim ${line}`), outcome: 'fail', detail: 'reported failed by the agent' })
+  }
+  return out
+}

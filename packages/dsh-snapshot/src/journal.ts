@@ -1,0 +1,341 @@
+import {
+  closeSync, fdatasyncSync, fstatSync, ftruncateSync, mkdirSync, openSync, readSync, unlinkSync, writeSync, writevSync,
+} from 'node:fs'
+import { basename, dirname } from 'node:path'
+import { crc32 } from 'node:zlib'
+import { fsyncDirSync } from 'dsh-common'
+import { SnapshotError } from './errors.ts'
+import type { JournalOwner } from './owner.ts'
+import type { CaptureEntry } from './types.ts'
+
+/**
+ * The on-disk journal of one session's snapshots: a fixed-size header line,
+ * then records appended in order. A record is one JSON line; a captured
+ * file's bytes follow its line raw, then a newline. Every record carries
+ * the header's generation `g`: when no scope is open the journal is reset
+ * by bumping the generation and truncating, so a reset that a crash only
+ * half persisted leaves stale records that readers ignore, never resurrect.
+ */
+export const JOURNAL_FORMAT = 'dsh-snapshot-journal'
+export const JOURNAL_SUFFIX = '.journal'
+
+export interface JournalHeader {
+  format: typeof JOURNAL_FORMAT
+  version: 1
+  /** Generation; records of another generation are stale. */
+  gen: number
+  /** Byte length of the header line (padded), where records start. */
+  len: number
+  sessionId: string
+  /** Real path of the workspace root the entries are relative to. */
+  root: string
+  owner: JournalOwner
+  created: number
+}
+
+export type Verdict = 'commit' | 'rollback'
+
+/** One journal record, as written (`g` is added by the writer). */
+export type JournalRecord =
+  | { t: 'open'; scope: string; key: string; callIds: string[]; step?: number; turn?: number; time: number }
+  | { t: 'join'; scope: string; callId: string }
+  | { t: 'cap'; scope: string; entry: CaptureEntry }
+  | { t: 'verdict'; scope: string; verdict: Verdict; reason?: string }
+  /** A rollback finished (its restores are durable); recovery must not repeat it. */
+  | { t: 'done'; scope: string; failed: number }
+
+export interface ParsedRecord {
+  record: JournalRecord
+  /** Where a captured file's bytes start. */
+  payloadOffset?: number
+}
+
+export interface ParsedJournal {
+  file: string
+  header?: JournalHeader
+  records: ParsedRecord[]
+  /** Offset just past the last whole record. */
+  end: number
+  /** The file ended inside a record (a write cut short by a crash); that record was dropped. */
+  torn: boolean
+  /** A whole record that could not be read; everything from it on was ignored. */
+  damage?: string
+}
+
+const MIN_HEADER = 512
+
+function payloadSize(record: JournalRecord): number {
+  return record.t === 'cap' && record.entry.kind === 'file' ? record.entry.size : 0
+}
+
+function encodeHeader(header: JournalHeader): Buffer {
+  const json = JSON.stringify(header)
+  if (Buffer.byteLength(json) + 1 > header.len) throw new SnapshotError('journal', `journal header does not fit in ${header.len} bytes`)
+  return Buffer.from(json.padEnd(header.len - 1, ' ') + '\n')
+}
+
+/** Append-only writer of one journal file. Synchronous on purpose: a capture must be on disk before `next()` runs the tool. */
+export class JournalWriter {
+  private _end: number
+  private _closed = false
+
+  private constructor(readonly file: string, private _fd: number, private _header: JournalHeader, end: number, private readonly _fsync: boolean) {
+    this._end = end
+  }
+
+  /** Create a new journal file (exclusive) with its header, durably. */
+  static create(file: string, init: Omit<JournalHeader, 'format' | 'version' | 'gen' | 'len'>, fsync: boolean): JournalWriter {
+    const dir = dirname(file)
+    try {
+      mkdirSync(dir, { recursive: true })
+      const probe = JSON.stringify({ format: JOURNAL_FORMAT, version: 1, gen: 0, len: 0, ...init })
+      const len = Math.max(MIN_HEADER, Math.ceil((Buffer.byteLength(probe) + 64) / MIN_HEADER) * MIN_HEADER)
+      const header: JournalHeader = { format: JOURNAL_FORMAT, version: 1, gen: 1, len, ...init }
+      const fd = openSync(file, 'wx+', 0o600)
+      writeSync(fd, encodeHeader(header), 0, len, 0)
+      if (fsync) {
+        fdatasyncSync(fd)
+        fsyncDirSync(dir)
+      }
+      return new JournalWriter(file, fd, header, len, fsync)
+    } catch (error) {
+      if (error instanceof SnapshotError) throw error
+      throw new SnapshotError('journal', `cannot create snapshot journal ${file}: ${(error as Error).message}`)
+    }
+  }
+
+  /** Continue a journal read by {@link readJournal} under a new owner (a hot reload in the same process). */
+  static adopt(parsed: ParsedJournal, owner: JournalOwner, fsync: boolean): JournalWriter {
+    if (!parsed.header) throw new SnapshotError('journal', `${parsed.file} has no readable header`)
+    const header: JournalHeader = { ...parsed.header, owner }
+    const fd = openSync(parsed.file, 'r+')
+    writeSync(fd, encodeHeader(header), 0, header.len, 0)
+    // Drop a torn or damaged tail so appends continue after the last whole record.
+    ftruncateSync(fd, parsed.end)
+    if (fsync) fdatasyncSync(fd)
+    return new JournalWriter(parsed.file, fd, header, parsed.end, fsync)
+  }
+
+  get header(): JournalHeader {
+    return this._header
+  }
+
+  get closed(): boolean {
+    return this._closed
+  }
+
+  /** Bytes past the header: nonzero means some record was written since the last reset. */
+  get used(): number {
+    return this._end - this._header.len
+  }
+
+  /**
+   * Append records (a captured file's bytes right after its record), then
+   * fsync once. Returns each record's payload offset (undefined without payload).
+   */
+  append(items: readonly { record: JournalRecord; payload?: Uint8Array }[]): (number | undefined)[] {
+    this.assertOpen()
+    const buffers: Uint8Array[] = []
+    const offsets: (number | undefined)[] = []
+    let at = this._end
+    for (const { record, payload } of items) {
+      const line = Buffer.from(JSON.stringify({ ...record, g: this._header.gen }) + '\n')
+      buffers.push(line)
+      at += line.length
+      const size = payloadSize(record)
+      if (size) {
+        if (!payload || payload.length !== size) throw new SnapshotError('journal', `payload of ${describe(record)} is not ${size} bytes`)
+        buffers.push(payload, NEWLINE)
+        offsets.push(at)
+        at += size + 1
+      } else {
+        offsets.push(undefined)
+      }
+    }
+    try {
+      writeAll(this._fd, buffers, this._end)
+      if (this._fsync) fdatasyncSync(this._fd)
+    } catch (error) {
+      // Whatever part of the batch reached the file is cut off, so the next append starts clean.
+      try { ftruncateSync(this._fd, this._end) } catch { /* the write error below is the one to report */ }
+      throw new SnapshotError('journal', `cannot write snapshot journal ${this.file}: ${(error as Error).message}`)
+    }
+    this._end = at
+    return offsets
+  }
+
+  /** Read and check `size` captured bytes at `offset`. */
+  readPayload(offset: number, size: number, sum: number): Buffer {
+    this.assertOpen()
+    return readPayloadFd(this._fd, this.file, offset, size, sum)
+  }
+
+  /** Forget every record: next generation, truncated to the header. */
+  reset(): void {
+    this.assertOpen()
+    if (this._end === this._header.len) return
+    this._header = { ...this._header, gen: this._header.gen + 1 }
+    try {
+      writeSync(this._fd, encodeHeader(this._header), 0, this._header.len, 0)
+      ftruncateSync(this._fd, this._header.len)
+      if (this._fsync) fdatasyncSync(this._fd)
+    } catch (error) {
+      throw new SnapshotError('journal', `cannot reset snapshot journal ${this.file}: ${(error as Error).message}`)
+    }
+    this._end = this._header.len
+  }
+
+  close(): void {
+    if (this._closed) return
+    this._closed = true
+    closeSync(this._fd)
+  }
+
+  /** Close and delete the file. */
+  remove(): void {
+    this.close()
+    try {
+      unlinkSync(this.file)
+    } catch (error) {
+      if ((error as NodeJS.ErrnoException).code !== 'ENOENT') throw error
+    }
+  }
+
+  private assertOpen() {
+    if (this._closed) throw new SnapshotError('closed', `snapshot journal ${basename(this.file)} is closed`)
+  }
+}
+
+const NEWLINE = Buffer.from('\n')
+
+function writeAll(fd: number, buffers: Uint8Array[], position: number) {
+  let pending = buffers
+  let at = position
+  while (pending.length) {
+    let written = writevSync(fd, pending, at)
+    at += written
+    // writev may write less than asked: drop what went out and retry the rest.
+    const rest: Uint8Array[] = []
+    for (const buf of pending) {
+      if (written >= buf.length) {
+        written -= buf.length
+        continue
+      }
+      rest.push(written ? buf.subarray(written) : buf)
+      written = 0
+    }
+    pending = rest
+  }
+}
+
+function describe(record: JournalRecord): string {
+  return record.t === 'cap' ? `capture of ${record.entry.path}` : `${record.t} record`
+}
+
+export function readPayloadFd(fd: number, file: string, offset: number, size: number, sum: number): Buffer {
+  const buf = Buffer.allocUnsafe(size)
+  let got = 0
+  while (got < size) {
+    const n = readSync(fd, buf, got, size - got, offset + got)
+    if (n === 0) throw new SnapshotError('journal', `${file}: captured bytes at ${offset} end early`)
+    got += n
+  }
+  if (crc32(buf) !== sum) throw new SnapshotError('journal', `${file}: captured bytes at ${offset} are damaged (checksum mismatch)`)
+  return buf
+}
+
+/** Checksum stored with each captured file. */
+export function checksum(data: Uint8Array): number {
+  return crc32(data)
+}
+
+/** Read one line starting at `pos`; undefined when the file ends before a newline. */
+function readLine(fd: number, pos: number, size: number): { text: string; next: number } | undefined {
+  let chunk = 4096
+  for (;;) {
+    const want = Math.min(chunk, size - pos)
+    if (want <= 0) return undefined
+    const buf = Buffer.allocUnsafe(want)
+    const n = readSync(fd, buf, 0, want, pos)
+    const nl = buf.subarray(0, n).indexOf(0x0a)
+    if (nl !== -1) return { text: buf.subarray(0, nl).toString('utf8'), next: pos + nl + 1 }
+    if (pos + n >= size) return undefined
+    chunk *= 4
+  }
+}
+
+function isHeader(value: unknown): value is JournalHeader {
+  const h = value as JournalHeader
+  return !!h && h.format === JOURNAL_FORMAT && h.version === 1 && Number.isInteger(h.gen) && Number.isInteger(h.len) && typeof h.root === 'string' && !!h.owner
+}
+
+/**
+ * Read a journal without loading captured bytes. A record cut short at the
+ * end is a torn write (dropped, `torn`); records of a stale generation end
+ * the journal; anything else unreadable is `damage`.
+ */
+export function readJournal(file: string): ParsedJournal {
+  const fd = openSync(file, 'r')
+  try {
+    const size = fstatSync(fd).size
+    const parsed: ParsedJournal = { file, records: [], end: 0, torn: false }
+    const first = readLine(fd, 0, size)
+    if (!first) {
+      parsed.torn = size > 0
+      return parsed
+    }
+    let header: unknown
+    try {
+      header = JSON.parse(first.text)
+    } catch {
+      parsed.damage = 'unreadable header'
+      return parsed
+    }
+    if (!isHeader(header)) {
+      parsed.damage = 'not a dsh-snapshot journal header'
+      return parsed
+    }
+    parsed.header = header
+    let pos = header.len
+    parsed.end = Math.min(pos, size)
+    while (pos < size) {
+      const line = readLine(fd, pos, size)
+      if (!line) {
+        parsed.torn = true
+        break
+      }
+      let record: JournalRecord & { g?: number }
+      try {
+        record = JSON.parse(line.text)
+      } catch {
+        parsed.damage = `unreadable record at byte ${pos}`
+        break
+      }
+      if (record.g !== header.gen) break
+      delete record.g
+      const psize = payloadSize(record)
+      let next = line.next
+      let payloadOffset: number | undefined
+      if (psize) {
+        if (next + psize + 1 > size) {
+          parsed.torn = true
+          break
+        }
+        const end = Buffer.alloc(1)
+        readSync(fd, end, 0, 1, next + psize)
+        if (end[0] !== 0x0a) {
+          parsed.damage = `captured bytes of ${describe(record)} at byte ${next} are not framed`
+          break
+        }
+        payloadOffset = next
+        next += psize + 1
+      }
+      parsed.records.push(payloadOffset === undefined ? { record } : { record, payloadOffset })
+      pos = next
+      parsed.end = next
+    }
+    return parsed
+  } finally {
+    closeSync(fd)
+  }
+}

@@ -1,0 +1,99 @@
+/**
+ * What one capture recorded about one path, workspace-relative and posix.
+ * The journal holds these; a file's bytes follow its record.
+ */
+export type CaptureEntry =
+  /** A regular file: `size` bytes follow in the journal, restored with `mode`. */
+  | { kind: 'file'; path: string; mode: number; size: number; sum: number }
+  /** A symbolic link, recorded as a link (never followed). */
+  | { kind: 'symlink'; path: string; target: string }
+  /** Nothing was there: rollback deletes what the write created, then `dirs` (missing ancestors, outermost first) when empty. */
+  | { kind: 'absent'; path: string; dirs: string[] }
+  /**
+   * A directory. With `walk`, it is the root of a `captureDir`: rollback
+   * also deletes what appeared below it that the capture did not see
+   * (except names matched by `walk.skip`).
+   */
+  | { kind: 'dir'; path: string; mode: number; walk?: { skip: string[] } }
+  /** The working tree of a git workspace, as a tree object in the vault's object store (`shell: 'git'`). */
+  | { kind: 'tree'; path: string; tree: string; index: string; objects: string; exclude: string[] }
+
+export type CaptureKind = CaptureEntry['kind']
+
+/** Which open scopes a commit or rollback means. */
+export interface ScopeSelector {
+  /** The scope that captured for this call (in step mode: the step scope the call joined). Wins over `step`. */
+  callId?: string
+  /** The open scopes of this step (of the newest turn that has one). */
+  step?: number
+}
+
+/** Where a capture goes: the scope with this `key`, opened on first use. */
+export interface ScopeRef {
+  /** Identity of the scope while it is open, e.g. `call:<callId>` or `step:<turn>:<step>`. */
+  key: string
+  callId?: string
+  step?: number
+  turn?: number
+}
+
+/** The answer to a rollback. Paths are workspace-relative, posix; a removed directory ends with `/`. */
+export interface RollbackResult {
+  /** False when no open scope matched; then nothing was touched and the lists are empty. */
+  matched: boolean
+  restored: string[]
+  deleted: string[]
+  failed: { path: string; error: string }[]
+  /** One line saying what was done (`nothing to restore: …` when nothing matched). */
+  message: string
+}
+
+/** What a capture call did. */
+export interface CaptureSummary {
+  /** Id of the scope the captures went to. */
+  scope: string
+  /** Paths captured now, in order. */
+  captured: string[]
+  /** Paths this scope had already captured (first capture wins, so they were kept as they were). */
+  kept: string[]
+  /** Bytes of file content written to the journal. */
+  bytes: number
+}
+
+/** One path held by an open scope. */
+export interface CapturedPath {
+  path: string
+  kind: CaptureKind
+  scope: string
+  callIds: string[]
+  step?: number
+  turn?: number
+}
+
+/** One closed scope, as `commit` reports it. */
+export interface ScopeSummary {
+  scope: string
+  key: string
+  callIds: string[]
+  step?: number
+  turn?: number
+  paths: string[]
+}
+
+/** Options of a {@link Snapshots} journal (one per session). */
+export interface SnapshotsOptions {
+  /** Workspace root; every captured path must resolve inside it. */
+  root: string
+  /** Vault directory; the journal lives in `<vault>/snapshots/`. */
+  vault: string
+  /** Session the journal belongs to (recorded in its header). */
+  sessionId: string
+  /** fsync the journal before a write runs and after each verdict (default true). */
+  fsync?: boolean
+  /** Largest file one capture may hold, in bytes (default 16 MiB). */
+  maxFileBytes?: number
+  /** Largest total a `captureDir` may hold, in bytes (default 256 MiB). */
+  maxDirBytes?: number
+  /** Extra globs `captureDir` skips (`.git`, `node_modules` and the vault are always skipped). */
+  ignore?: readonly string[]
+}
