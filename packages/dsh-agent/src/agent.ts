@@ -116,7 +116,7 @@ export class Agent {
     try {
       await this.ctx.parallel('agent/turn-start', this, turn)
       for (let step = 0; ; step++) {
-        if (step >= this.options.maxSteps) throw new Error(`step limit reached (${this.options.maxSteps} steps in one turn)`)
+        if (step >= this.options.maxSteps) throw new Error(`step limit reached: maxSteps is ${this.options.maxSteps} (dsh-agent config)`)
         this.checkAbort(controller)
         this.session.append('step/start', { turn, step })
         openStep = step

@@ -1,3 +1,109 @@
-// Placeholder while this plugin is being written (not done).
 import type { Context } from '@deepseek-ai/cordis'
-export function apply(_ctx: Context) {}
+import Schema from '@deepseek-ai/schemastery'
+import { capText } from 'dsh-common'
+import type { Session } from 'dsh-session'
+import type { ToolResult } from 'dsh-tools'
+import type { ShellResultLike } from './activity.ts'
+import { createCheckpointTool } from './checkpoint-tool.ts'
+import { latestCheckpoint } from './store.ts'
+import { formatHandoff } from './text.ts'
+import type { Checkpoint, ClaimsReport, FailedRun } from './types.ts'
+
+declare module 'dsh-session' {
+  interface SessionEventMap {
+    /** A checkpoint as the agent gave it, with the report on its claims; the next checkpoint's cut-off. */
+    'claims/checkpoint': Checkpoint & { report: ClaimsReport; callId?: string }
+    /** An empty `failed` was questioned; appended before the question is asked, so it is asked once per session. */
+    'claims/questioned': { failedRuns: FailedRun[]; callId?: string }
+  }
+}
+
+export const name = 'dsh-claims'
+export const inject = ['sessions', 'tools']
+
+export interface Config {
+  /** Append the latest checkpoint of another session, with its marks, to each new session on the same workspace. */
+  handoff: boolean
+  /** Byte cap on the handoff text. */
+  handoffMaxBytes: number
+  /** Tool names read as shell tools when no definition is registered (logs of tools since unloaded). */
+  shellTools: string[]
+}
+
+export const Config: Schema<Config> = Schema.object({
+  handoff: Schema.boolean().default(true).description('Append the latest checkpoint of another session, with its marks, to each new session on the same workspace.'),
+  handoffMaxBytes: Schema.natural().default(8192).description('Byte cap on the handoff text.'),
+  shellTools: Schema.array(Schema.string()).default(['bash']).description('Tool names read as shell tools when no definition is registered (logs of tools since unloaded).'),
+})
+
+/**
+ * Registers the `checkpoint` tool; keeps the results of shell calls of the
+ * running step (they reach the log only after the whole step) so a
+ * checkpoint later in the same step sees them; hands the latest checkpoint
+ * over to each new session.
+ */
+export function apply(ctx: Context, config: Config) {
+  const logger = ctx.logger('dsh-claims')
+  const pending = new WeakMap<Session, Map<string, ShellResultLike>>()
+  const isShellTool = (toolName: string) => {
+    const def = ctx.tools.get(toolName)
+    return def ? def.effects === 'shell' : config.shellTools.includes(toolName)
+  }
+
+  ctx.tools.register(createCheckpointTool({
+    isShellTool,
+    pending: () => undefined,
+  }))
+
+  ctx.on('tools/execute', async (exec, next) => {
+    const result: ToolResult = await next()
+    if (exec.tool ? exec.tool.effects === 'shell' : config.shellTools.includes(exec.name)) {
+      let calls = pending.get(exec.session)
+      if (!calls) pending.set(exec.session, calls = new Map())
+      calls.set(exec.callId, { content: result.content, isError: result.isError, exitCode: result.exitCode })
+    }
+    return result
+  })
+
+  ctx.on('session/event', (session, event) => {
+    if (event.type === 'tool/result') pending.get(session)?.delete(event.data.callId)
+    else if (event.type === 'step/end' || event.type === 'turn/end') pending.delete(session)
+  })
+
+  ctx.on('session/created', (session) => {
+    if (!config.handoff || session.length > 0) return
+    let text: string
+    try {
+      const latest = latestCheckpoint(session.vault, {
+        excludeSession: session.id,
+        cwd: session.cwd,
+        onSkip: (file, why) => logger.warn('skipped %s: %s', file, why),
+      })
+      if (!latest) return
+      text = capText(formatHandoff(latest), config.handoffMaxBytes)
+    } catch (error) {
+      logger.warn('handoff for session %s failed: %s', session.id, (error as Error).message)
+      return
+    }
+    // Appended inside `session/created`, so the handoff is the new log's first
+    // event. Persistence must see the session first: list dsh-claims after
+    // dsh-session/jsonl in cordis.yml.
+    try {
+      session.append('context/message', { source: 'claims', text })
+    } catch (error) {
+      logger.warn('handoff for session %s failed: %s', session.id, (error as Error).message)
+    }
+  })
+}
+
+export * from './types.ts'
+export * from './shell.ts'
+export * from './attribution.ts'
+export * from './command-key.ts'
+export * from './evidence.ts'
+export * from './activity.ts'
+export * from './check.ts'
+export * from './text.ts'
+export * from './store.ts'
+export * from './offline.ts'
+export * from './checkpoint-tool.ts'

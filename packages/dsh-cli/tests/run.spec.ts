@@ -59,6 +59,16 @@ describe('dsh run', () => {
     expect(r.stdout).toContain('› say hi\nassistant: hello there\n  → bash echo hi\n  ✓ bash\n      hi\n      [exit code 0]\nassistant: bye\n')
   })
 
+  it('exits 1 when the turn ends with an error (step limit from the config)', async () => {
+    const dir = tempDir()
+    const config = join(dir, 'cordis.yml')
+    writeFileSync(config, minimalConfig.replace('  name: dsh-agent\n', '  name: dsh-agent\n  config:\n    maxSteps: 1\n'))
+    const script = writeScript(dir, [{ toolCalls: [{ name: 'bash', arguments: { command: 'true' } }] }, { text: 'never reached' }])
+    const r = await dsh(['run', '--workspace', dir, '--script', script, '--config', config])
+    expect(r.exitCode).toBe(1)
+    expect(r.stdout).toContain('error: step limit reached: maxSteps is 1 (dsh-agent config)\nturn ended: error\n')
+  })
+
   it('bad input: one clear line naming the problem, exit 2, nothing written', async () => {
     const dir = tempDir()
     const ws = join(dir, 'ws')

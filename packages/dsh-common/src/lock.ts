@@ -1,6 +1,7 @@
 import { randomBytes } from 'node:crypto'
-import { closeSync, linkSync, openSync, readFileSync, renameSync, statSync, unlinkSync, writeSync } from 'node:fs'
+import { closeSync, linkSync, openSync, readdirSync, readFileSync, renameSync, rmSync, statSync, unlinkSync, writeSync } from 'node:fs'
 import { hostname } from 'node:os'
+import { basename, dirname, join } from 'node:path'
 
 /** A file lock could not be taken in time. `code` is stable. */
 export class LockTimeoutError extends Error {
@@ -25,6 +26,12 @@ export interface FileLockOptions {
   timeoutMs?: number
   /** Upper bound of the randomised wait between attempts (default 8 ms). */
   retryMs?: number
+  /**
+   * After releasing a lock that others are waiting for, this process holds
+   * back from re-taking it for this long, so a process appending back to
+   * back cannot starve the others (default 5 ms).
+   */
+  courtesyMs?: number
 }
 
 /** A held lock; `release` is idempotent. */
@@ -35,6 +42,8 @@ export interface FileLock {
 }
 
 const HOST = hostname()
+/** Per lock path: do not re-take it before this time (another process is waiting). */
+const courtesyUntil = new Map<string, number>()
 
 /**
  * Take an exclusive cross-process lock: `lockPath` is created with O_EXCL
@@ -55,18 +64,27 @@ export async function acquireFileLock(lockPath: string, options: FileLockOptions
   const timeoutMs = options.timeoutMs ?? 30_000
   const retryMs = Math.max(1, options.retryMs ?? 8)
   const started = Date.now()
-  for (let attempt = 0; ; attempt++) {
-    const lock = tryAcquire(lockPath)
-    if (lock) return lock
-    const holder = readOwner(lockPath)
-    if (isStale(lockPath, holder, staleMs)) {
-      breakLock(lockPath, staleMs)
-      continue
+  const hold = (courtesyUntil.get(lockPath) ?? 0) - started
+  if (hold > 0) await sleep(hold)
+  courtesyUntil.delete(lockPath)
+  let marker: string | undefined
+  try {
+    for (let attempt = 0; ; attempt++) {
+      const lock = tryAcquire(lockPath, options.courtesyMs ?? 5)
+      if (lock) return lock
+      // Tell the holder someone waits, so it steps aside after its release.
+      marker ??= markWaiting(lockPath)
+      const holder = readOwner(lockPath)
+      if (isStale(lockPath, holder, staleMs)) {
+        breakLock(lockPath, staleMs)
+        continue
+      }
+      const waited = Date.now() - started
+      if (waited >= timeoutMs) throw new LockTimeoutError(lockPath, waited, holder)
+      await sleep(Math.min(retryMs, 1 + attempt / 4) * (0.5 + Math.random()))
     }
-    const waited = Date.now() - started
-    if (waited >= timeoutMs) throw new LockTimeoutError(lockPath, waited, holder)
-    const delay = Math.min(retryMs, 1 + attempt) * (0.5 + Math.random())
-    await new Promise(resolve => setTimeout(resolve, delay))
+  } finally {
+    if (marker) rmSync(marker, { force: true })
   }
 }
 
@@ -80,7 +98,37 @@ export async function withFileLock<T>(lockPath: string, fn: () => T | Promise<T>
   }
 }
 
-function tryAcquire(lockPath: string): FileLock | undefined {
+const sleep = (ms: number) => new Promise(resolve => setTimeout(resolve, ms))
+
+const waitingPrefix = (lockPath: string) => `${basename(lockPath)}.waiting-`
+
+function markWaiting(lockPath: string): string {
+  const marker = `${lockPath}.waiting-${process.pid}-${randomBytes(4).toString('hex')}`
+  closeSync(openSync(marker, 'w'))
+  return marker
+}
+
+/** Whether another process left a waiting marker (markers of dead processes are removed). */
+function othersWaiting(lockPath: string): boolean {
+  const prefix = waitingPrefix(lockPath)
+  let names: string[]
+  try {
+    names = readdirSync(dirname(lockPath))
+  } catch {
+    return false // the directory is gone: nobody can be waiting in it
+  }
+  let waiting = false
+  for (const name of names) {
+    if (!name.startsWith(prefix)) continue
+    const pid = Number(name.slice(prefix.length).split('-')[0])
+    if (pid === process.pid) continue
+    if (processAlive(pid)) waiting = true
+    else rmSync(join(dirname(lockPath), name), { force: true })
+  }
+  return waiting
+}
+
+function tryAcquire(lockPath: string, courtesyMs: number): FileLock | undefined {
   const owner: LockOwner = { pid: process.pid, host: HOST, time: Date.now(), token: randomBytes(8).toString('hex') }
   let fd: number
   try {
@@ -108,6 +156,7 @@ function tryAcquire(lockPath: string): FileLock | undefined {
       } catch (error) {
         if ((error as NodeJS.ErrnoException).code !== 'ENOENT') throw error
       }
+      if (courtesyMs > 0 && othersWaiting(lockPath)) courtesyUntil.set(lockPath, Date.now() + courtesyMs)
     },
   }
 }

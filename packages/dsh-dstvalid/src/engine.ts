@@ -23,7 +23,7 @@ export interface GuardOptions {
 /** A judged change, with the measurements needed to accept it. */
 export interface Judgement extends Verdict {
   /** Measurements to advance the accepted state with, if the write is kept. */
-  readonly measurements: ReadonlyMap<string, Measurement>
+  readonly measurements: ReadonlyMap<Check, Measurement>
 }
 
 /**
@@ -34,11 +34,14 @@ export interface Judgement extends Verdict {
  */
 export class Guard {
   readonly queue = new SerialQueue()
-  private readonly _accepted = new Map<string, AcceptedState>()
+  private readonly _accepted = new Map<Check, AcceptedState>()
   private _dirty = false
+  private _baselined = false
+  /** Aborts running commands when the guard is disposed. */
+  private readonly _abort = new AbortController()
 
   constructor(readonly options: GuardOptions) {
-    for (const check of options.checks) this._accepted.set(check.name, new AcceptedState())
+    for (const check of options.checks) this._accepted.set(check, new AcceptedState())
   }
 
   get checks(): readonly Check[] {
@@ -47,7 +50,8 @@ export class Guard {
 
   /** The accepted state of one check (for tests and status). */
   accepted(check: string): AcceptedState | undefined {
-    return this._accepted.get(check)
+    const found = this.options.checks.find(c => c.name === check)
+    return found && this._accepted.get(found)
   }
 
   /** Whether every check has a measured accepted state. */
@@ -66,14 +70,15 @@ export class Guard {
    * a re-measure of what the coming write can affect. Call inside `queue`.
    */
   async prepare(io: GuardIO, upcoming?: Change): Promise<void> {
-    const fresh = !this.measured
-    if (!fresh && !this._dirty) return
+    const baseline = !this._baselined
+    if (!baseline && !this._dirty) return
+    this._baselined = true
     this._dirty = false
     for (const check of this.options.checks) {
-      const state = this._accepted.get(check.name)!
-      const scope = state.measured ? upcoming : undefined
-      io.notice('info', `measuring the ${state.measured ? 'current' : 'baseline'} state: ${check.verb}…`, 'start')
-      const m = await check.measure(scope, this.checkIO(io))
+      const state = this._accepted.get(check)!
+      if (!baseline && !state.measured) continue
+      io.notice('info', `measuring the ${baseline ? 'baseline' : 'current'} state: ${check.verb}…`, 'start')
+      const m = await check.measure(baseline ? undefined : upcoming, this.checkIO(io))
       if (m.status === 'ok') {
         state.advance(m)
         io.notice('info', `${check.name}: ${m.problems.length} existing problem${m.problems.length === 1 ? '' : 's'} in the accepted state`, 'end')
@@ -90,7 +95,7 @@ export class Guard {
    */
   async judge(change: Change, io: GuardIO, describe: string): Promise<Judgement> {
     const checks: CheckVerdict[] = []
-    const measurements = new Map<string, Measurement>()
+    const measurements = new Map<Check, Measurement>()
     for (const check of this.options.checks) {
       const started = performance.now()
       io.notice('info', `${check.verb} after ${describe}…`, 'start')
@@ -103,14 +108,14 @@ export class Guard {
     return { checks, regression: checks.some(c => c.outcome === 'fail'), measurements }
   }
 
-  private async judgeOne(check: Check, change: Change, io: GuardIO, measurements: Map<string, Measurement>): Promise<CheckVerdict> {
-    const state = this._accepted.get(check.name)!
+  private async judgeOne(check: Check, change: Change, io: GuardIO, measurements: Map<Check, Measurement>): Promise<CheckVerdict> {
+    const state = this._accepted.get(check)!
     const base: CheckVerdict = { check: check.name, outcome: 'pass', regressions: [], warnings: [], flaky: [], durationMs: 0 }
     const m = await check.measure(change, this.checkIO(io))
     if (m.status !== 'ok') return { ...base, outcome: 'error', error: m.error ?? `${check.name} ${m.status}` }
     if (!state.measured) {
       // No baseline to compare with: accept this state as the new baseline, say so.
-      measurements.set(check.name, m)
+      measurements.set(check, m)
       return { ...base, outcome: 'error', error: `${check.name}: no measured baseline to compare with; this state is now the baseline` }
     }
     let { regressions, warnings } = state.compare(m, this.options.rules)
@@ -128,7 +133,7 @@ export class Guard {
     }
     // A flaky test passed alone: the accepted state keeps it as passing.
     const flakyKeys = new Set(flaky.map(p => p.key))
-    measurements.set(check.name, flaky.length
+    measurements.set(check, flaky.length
       ? { ...m, problems: m.problems.filter(p => !flakyKeys.has(p.key)), passed: [...(m.passed ?? []), ...flaky.map(p => ({ key: p.key, file: p.file }))] }
       : m)
     return { ...base, outcome: regressions.length ? 'fail' : 'pass', regressions, warnings, flaky }
@@ -136,7 +141,7 @@ export class Guard {
 
   /** The write is kept: the accepted state advances to what was measured. */
   accept(judgement: Judgement): void {
-    for (const [name, m] of judgement.measurements) this._accepted.get(name)?.advance(m)
+    for (const [check, m] of judgement.measurements) this._accepted.get(check)?.advance(m)
   }
 
   /**
@@ -147,10 +152,9 @@ export class Guard {
   async recheck(change: Change, judgement: Judgement, io: GuardIO): Promise<{ leftover: Problem[]; errors: string[] }> {
     const leftover: Problem[] = []
     const errors: string[] = []
-    for (const verdict of judgement.checks) {
-      const check = this.options.checks.find(c => c.name === verdict.check)
-      const state = this._accepted.get(verdict.check)
-      if (!check || !state?.measured) continue
+    for (const check of judgement.measurements.keys()) {
+      const state = this._accepted.get(check)
+      if (!state?.measured) continue
       io.notice('info', `${check.verb} again after the rollback…`, 'start')
       const m = await check.measure(change, this.checkIO(io))
       if (m.status !== 'ok') {
@@ -166,7 +170,9 @@ export class Guard {
 
   /** Forget every accepted state and release the checks' workers. */
   async dispose(): Promise<void> {
+    this._abort.abort()
     for (const state of this._accepted.values()) state.reset()
+    this._baselined = false
     await Promise.all(this.options.checks.map(async c => {
       try {
         await c.dispose?.()
@@ -182,7 +188,7 @@ export class Guard {
       notice: (level, text) => io.notice(level, text),
       timeoutMs: this.options.timeoutMs,
       maxOutputBytes: this.options.maxOutputBytes,
-      signal: io.signal,
+      signal: io.signal ? AbortSignal.any([io.signal, this._abort.signal]) : this._abort.signal,
     }
   }
 }

@@ -49,3 +49,8 @@ export function whyNotJudged(label: string, r: RunResult, timeoutMs: number): st
   const tail = r.output.trim().split('\n').filter(Boolean).slice(-1)[0]
   return `${label} ${describeExit(r, timeoutMs)}${!r.timedOut && tail ? `: ${tail.slice(0, 200)}` : ''}`
 }
+
+/** Seconds for messages: one decimal under a second ("0.1 s"), whole seconds above ("120 s"). */
+export function seconds(ms: number): string {
+  return `${ms < 1000 ? (ms / 1000).toFixed(1) : Math.round(ms / 1000)} s`
+}

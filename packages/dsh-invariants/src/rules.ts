@@ -3,7 +3,7 @@ import type { InvariantRule } from './types.ts'
 /** One line per rule: what the contract requires. Rendered by the README and `dsh lint-log --help`. */
 export const RULES: Readonly<Record<InvariantRule, string>> = Object.freeze({
   'seq': 'every event has a non-negative integer seq, greater than the previous event\'s',
-  'shape': 'an event is an object with a string type; turn/step events carry numeric turn/step, tool events a string callId',
+  'shape': 'an event is an object with a string type; turn/step events carry integer turn/step numbers, tool events a string callId',
   'turn-overlap': 'turn/start only when no turn is open (turns never overlap)',
   'turn-end': 'turn/end closes the open turn with the same turn number',
   'turn-end-open-step': 'no step is open at turn/end',

@@ -1,7 +1,9 @@
 import { Context, type Fiber } from '@deepseek-ai/cordis'
 import { mkdtempSync, rmSync } from 'node:fs'
 import { tmpdir } from 'node:os'
-import { join } from 'node:path'
+import { dirname, join, resolve } from 'node:path'
+import { fileURLToPath } from 'node:url'
+import { runCommand, type RunResult } from 'dsh-common'
 import AgentService from 'dsh-agent'
 import LlmService from 'dsh-llm'
 import * as Scripted from 'dsh-llm/scripted'
@@ -110,4 +112,16 @@ function spec(kind: string, arg?: string, extra?: string): { type: string; data:
 /** Feed `events` through `session.append` (which assigns its own seq). */
 export function appendAll(session: { append(type: never, data: never): unknown }, events: readonly RawSessionEvent[]): void {
   for (const e of events) session.append(e.type as never, e.data as never)
+}
+
+export const repoRoot = resolve(dirname(fileURLToPath(import.meta.url)), '../../..')
+export const fixture = (name: string) => join(dirname(fileURLToPath(import.meta.url)), 'fixtures', name)
+
+/** The real `dsh` command in a child process (as `pnpm dsh` runs it), no model key in its environment. */
+export function dsh(args: string[], env: Record<string, string | undefined> = {}): Promise<RunResult> {
+  return runCommand([process.execPath, '--import', 'tsx', join(repoRoot, 'packages/dsh-cli/src/bin.ts'), ...args], {
+    cwd: repoRoot,
+    env: { NODE_ENV: 'test', DSH_API_KEY: undefined, DEEPSEEK_API_KEY: undefined, ...env },
+    timeoutMs: 120_000,
+  })
 }

@@ -151,7 +151,7 @@ export class AnswerAssembler {
    */
   complete(): ModelChunk[] {
     if (!this.done && this._finish === undefined) {
-      throw new OpenAIError(`the stream from ${this.source} ended before the answer was complete (no finish_reason, no [DONE])`, 'disconnect', this.tokens === 0)
+      throw new OpenAIError(`the stream from ${this.source} ended before the answer was complete (no finish_reason, no [DONE])`, 'disconnect', true)
     }
     const out: ModelChunk[] = []
     const cut = this._finish === 'length' ? ' (the answer was cut off: finish_reason "length"; raise maxTokens)' : ''

@@ -27,7 +27,7 @@ export interface Config {
   maxTokens?: number
 }
 
-export const Config: Schema<Config> = Schema.object({
+export const Config: Schema<Partial<Config>, Config> = Schema.object({
   baseUrl: Schema.string().default(DEEPSEEK_BASE_URL).description('Base URL of an OpenAI-compatible API; requests go to <baseUrl>/chat/completions.'),
   model: Schema.string().default(DEEPSEEK_MODEL).description('Model name sent with every request.'),
   apiKey: Schema.string().role('secret').description('Sent as "Authorization: Bearer <key>"; leave unset for a server that needs none.'),

@@ -27,6 +27,8 @@ export interface StreamReply {
   cutAfter?: number
   /** After the items, keep the connection open without ending it (until the client goes). */
   hang?: boolean
+  /** Hold item number `before` back until `until` settles (to observe what arrived so far). */
+  gate?: { before: number; until: Promise<unknown> }
   headers?: Record<string, string>
 }
 
@@ -152,6 +154,7 @@ async function writeStream(res: ServerResponse, reply: StreamReply, cut: () => v
       res.socket?.destroy()
       return
     }
+    if (reply.gate?.before === i) await reply.gate.until.catch(() => {})
     await send(items[i]!)
   }
   if (reply.hang) return

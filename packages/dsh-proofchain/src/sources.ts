@@ -129,8 +129,9 @@ function reportItems(value: unknown): string[] {
   return out.filter(s => s.trim() !== '')
 }
 
-function mentions(claim: string, items: string[]): boolean {
-  return items.some(item => item === claim || claim.includes(item) || item.includes(claim))
+/** Why a verified line is unsupported: an exact listing wins; else a listed command the line contains. */
+function markOf(claim: string, marks: [string[], string][]): string | undefined {
+  return marks.find(([items]) => items.includes(claim))?.[1] ?? marks.find(([items]) => items.some(item => claim.includes(item)))?.[1]
 }
 
 /**
@@ -140,23 +141,25 @@ function mentions(claim: string, items: string[]): boolean {
  */
 export function proofFromCheckpoint(sessionId: string, data: ClaimsCheckpointLike): ProofInput[] {
   if (typeof sessionId !== 'string' || !data || typeof data !== 'object') return []
-  const report = data.report && typeof data.report === 'object' ? data.report : {}
-  const unseen = reportItems(report.unseen)
-  const failing = reportItems(report.failing)
-  const noEvidence = reportItems(report.noEvidence)
-  const out: ProofInput[] = []
+  const failed: ProofInput[] = []
+  for (const line of strings(data.failed)) {
+    failed.push({ sessionId, kind: 'claim', subject: toSubject(`claim ${line}`), outcome: 'fail', detail: 'reported failed by the agent' })
+  }
+  // Without the report there is nothing the harness checked: verified lines are not proofs.
+  if (!data.report || typeof data.report !== 'object') return failed
+  const report = data.report
+  const marks: [string[], string][] = [
+    [reportItems(report.noEvidence), 'claimed verified, but names no command to check it by'],
+    [reportItems(report.unseen), 'claimed verified, but its command was not seen run in this session'],
+    [reportItems(report.failing), 'claimed verified, but its command failed on its last run'],
+  ]
+  const verified: ProofInput[] = []
   for (const line of strings(data.verified)) {
     const subject = toSubject(`claim ${line}`)
-    const why = mentions(line, noEvidence) ? 'claimed verified, but names no command to check it by'
-      : mentions(line, unseen) ? 'claimed verified, but its command was not seen run in this session'
-        : mentions(line, failing) ? 'claimed verified, but its command failed on its last run'
-          : undefined
-    out.push(why
+    const why = markOf(line, marks)
+    verified.push(why
       ? { sessionId, kind: 'claim', subject, outcome: 'fail', detail: why }
       : { sessionId, kind: 'claim', subject, outcome: 'ok', detail: 'claimed verified; its command was seen passing' })
   }
-  for (const line of strings(data.failed)) {
-    out.push({ sessionId, kind: 'claim', subject: toSubject(`claim ${line}`), outcome: 'fail', detail: 'reported failed by the agent' })
-  }
-  return out
+  return [...verified, ...failed]
 }

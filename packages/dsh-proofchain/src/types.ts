@@ -61,7 +61,12 @@ export interface ProofAnchor {
 export type ProofRecord = ProofEntry | ProofAnchor
 
 /** Why a chain failed verification. */
-export type ChainProblemKind = 'hash mismatch' | 'broken link' | 'bad anchor' | 'torn line' | 'corrupt line' | 'malformed entry'
+export type ChainProblemKind =
+  | 'hash mismatch' | 'broken link' | 'bad anchor' | 'torn line' | 'corrupt line' | 'malformed entry'
+  /** The head record names a newer entry than the file holds: entries were cut off the end. */
+  | 'missing entries'
+  /** The head record beside the chain cannot be read. */
+  | 'bad head record'
 
 /** The first bad record of a chain, named by 1-based line number (and seq when it could be read). */
 export interface ChainProblem {

@@ -1,8 +1,9 @@
 import { closeSync, fstatSync, openSync } from 'node:fs'
-import { ChainCursor, type ChainHead } from './cursor.ts'
+import { ChainCursor, short, type ChainHead } from './cursor.ts'
 import { ProofChainError } from './errors.ts'
 import { readLines } from './internal/lines.ts'
 import { parseRecordLine } from './records.ts'
+import { headPath, readHeadRecord } from './head.ts'
 import type { ChainProblem } from './types.ts'
 
 export interface VerifyReport {
@@ -14,6 +15,8 @@ export interface VerifyReport {
   head?: ChainHead
   /** The anchor the chain starts from, when it was pruned. */
   anchor?: { seq: number; prevHash: string; pruned: number; carried: number; hash: string }
+  /** The head record checked against the chain; absent when there is none (cut-off newest entries then go unnoticed). */
+  headRecord?: { seq: number; hash: string; frozen?: string }
   /** The first bad record; absent when `ok`. */
   problem?: ChainProblem
 }
@@ -27,23 +30,32 @@ export interface VerifyReport {
  * @throws ProofChainError when the file does not exist.
  */
 export function verifyChainFile(file: string): VerifyReport {
+  const recorded = readHeadRecord(file)
+  const headRecord = recorded && recorded !== 'corrupt' ? recorded : undefined
   let fd: number
   try {
     fd = openSync(file, 'r')
   } catch (error) {
-    if ((error as NodeJS.ErrnoException).code === 'ENOENT') throw new ProofChainError(`no proof chain at ${file}`)
-    throw error
+    if ((error as NodeJS.ErrnoException).code !== 'ENOENT') throw error
+    if (!headRecord) throw new ProofChainError(`no proof chain at ${file}`)
+    const problem: ChainProblem = { line: 1, seq: 0, kind: 'missing entries', message: `the chain file is gone, but ${headPath(file)} records seq ${headRecord.seq} as written` }
+    return { ok: false, file, entries: 0, headRecord, problem }
   }
   const cursor = new ChainCursor()
   let problem: ChainProblem | undefined
+  let lastLine = 0
   try {
     const size = fstatSync(fd).size
     for (const read of readLines(fd, 0, size)) {
+      lastLine = read.line
       if (!read.complete) {
         problem = { line: read.line, kind: 'torn line', message: `the last line has no newline (${read.end - read.start} bytes): a write cut short, or a truncated file` }
         break
       }
-      if (!read.text.trim()) continue
+      if (!read.text.trim()) {
+        problem = { line: read.line, kind: 'corrupt line', message: 'a blank line (the chain never writes one)' }
+        break
+      }
       const parsed = parseRecordLine(read.text)
       if (!parsed.ok) {
         problem = { line: read.line, ...(parsed.seq !== undefined ? { seq: parsed.seq } : {}), kind: parsed.kind, message: parsed.message }
@@ -51,9 +63,23 @@ export function verifyChainFile(file: string): VerifyReport {
       }
       problem = cursor.accept(parsed.record, read.line)
       if (problem) break
+      const record = parsed.record
+      if (headRecord && record.kind !== 'anchor' && record.seq === headRecord.seq && record.hash !== headRecord.hash) {
+        problem = { line: read.line, seq: record.seq, kind: 'hash mismatch', message: `not the entry that was written: ${headPath(file)} records hash ${short(headRecord.hash)} for seq ${headRecord.seq}, the file has ${short(record.hash)}` }
+        break
+      }
     }
   } finally {
     closeSync(fd)
+  }
+  if (!problem && recorded === 'corrupt') {
+    problem = { line: lastLine + 1, kind: 'bad head record', message: `${headPath(file)} cannot be read` }
+  }
+  if (!problem && headRecord && headRecord.seq > cursor.head.seq) {
+    problem = {
+      line: lastLine + 1, seq: cursor.head.seq + 1, kind: 'missing entries',
+      message: `the chain ends at seq ${cursor.head.seq}, but ${headPath(file)} records seq ${headRecord.seq} as written: entries were removed from the end`,
+    }
   }
   const anchor = cursor.anchor
   return {
@@ -62,6 +88,7 @@ export function verifyChainFile(file: string): VerifyReport {
     entries: cursor.entries,
     ...(cursor.head.seq >= 0 ? { head: cursor.head } : {}),
     ...(anchor ? { anchor: { seq: anchor.seq, prevHash: anchor.prevHash, pruned: anchor.pruned, carried: anchor.carried.length, hash: anchor.hash } } : {}),
+    ...(headRecord ? { headRecord: { seq: headRecord.seq, hash: headRecord.hash, ...(headRecord.frozen ? { frozen: headRecord.frozen } : {}) } } : {}),
     ...(problem ? { problem } : {}),
   }
 }

@@ -1,3 +1,83 @@
-// Placeholder while this plugin is being written (not done).
 import type { Context } from '@deepseek-ai/cordis'
-export function apply(_ctx: Context) {}
+import Schema from '@deepseek-ai/schemastery'
+import { resolve } from 'node:path'
+import type { ToolExecution } from 'dsh-tools'
+import 'dsh-session'
+import 'dsh-tools'
+import { SnapshotGuard, type GuardSettings } from './guard.ts'
+import { formatRecovery, type RecoveryReport } from './recover.ts'
+import { DEFAULT_MAX_DIR_BYTES, DEFAULT_MAX_FILE_BYTES } from './snapshots.ts'
+import type { CommitRequest, RestoredInfo, RollbackRequest, RollbackResult } from './types.ts'
+
+declare module '@deepseek-ai/cordis' {
+  interface Events {
+    /** Put back the open scope(s) a request names (callId, else step, else all of the session); `matched: false` with a `nothing to restore:` message when none. @mode serial */
+    'snapshot/rollback'(req: RollbackRequest): Promise<RollbackResult | undefined>
+    /** Close the scope(s) a request names, keeping the files; their captures are dropped. @mode emit */
+    'snapshot/commit'(req: CommitRequest): void
+    /** A rollback that matched has run; what it restored, deleted, and could not restore. @mode emit */
+    'snapshot/restored'(info: RestoredInfo): void
+    /** Asked after a write call returned with its scope still open: return true if you will send its commit or rollback. @mode bail */
+    'snapshot/judge'(exec: ToolExecution): boolean | undefined
+    /** Journals left by a dead process were resolved (at start-up, per vault). @mode emit */
+    'snapshot/recovered'(report: RecoveryReport): void
+  }
+}
+
+export const name = 'dsh-snapshot'
+export const inject = ['sessions', 'tools']
+
+export interface Config extends GuardSettings {}
+
+export const Config: Schema<Config> = Schema.object({
+  scope: Schema.union(['call', 'step'] as const).default('call').description('Rollback granularity: one write call, or all write calls of an agent step.'),
+  vault: Schema.string().description('Vault directory; the journal goes to <vault>/snapshots. Default: each session\'s vault (<workspace>/.dsh).'),
+  fsync: Schema.boolean().default(true).description('fsync the journal before each write runs and after each verdict (off only for throwaway workspaces).'),
+  maxFileBytes: Schema.natural().default(DEFAULT_MAX_FILE_BYTES).description('Largest file a capture holds; a write to a bigger file is refused.'),
+  maxDirBytes: Schema.natural().default(DEFAULT_MAX_DIR_BYTES).description('Largest total a directory capture holds.'),
+  ignore: Schema.array(String).default([]).description('Globs a directory capture skips (.git, node_modules and the vault always are).'),
+  shell: Schema.union(['off', 'git'] as const).default('off').description('git: snapshot the working tree of a git workspace before each shell call.'),
+  recover: Schema.boolean().default(true).description('Resolve journals left by dead processes when a vault is first used.'),
+})
+
+/**
+ * Captures every path a write tool is about to touch, durably, before it
+ * runs (outermost `tools/execute` listener), and puts it back on
+ * `snapshot/rollback`. A scope nobody will judge is committed as soon as
+ * its tool returns.
+ */
+export function apply(ctx: Context, config: Config) {
+  const logger = ctx.logger('dsh-snapshot')
+  const guard = new SnapshotGuard(config, {
+    judge: exec => ctx.bail('snapshot/judge', exec) === true,
+    restored: info => ctx.emit('snapshot/restored', info),
+    recovered: (report) => {
+      logger.info('recovered snapshot journals:\n%s', formatRecovery(report))
+      ctx.emit('snapshot/recovered', report)
+    },
+    info: text => logger.info(text),
+    warn: text => logger.warn(text),
+  })
+  ctx.effect(() => () => guard.dispose(), 'dsh-snapshot journals')
+
+  // Recover at start: the configured vault, and the vault of every session already open.
+  if (config.vault) void guard.prepareVault(resolve(config.vault))
+  for (const session of ctx.sessions.list()) void guard.prepareVault(guard.vaultOf(session))
+  ctx.on('session/created', session => void guard.prepareVault(guard.vaultOf(session)))
+
+  ctx.on('tools/execute', (exec, next) => guard.execute(exec, next), { prepend: true })
+  ctx.on('snapshot/rollback', req => guard.rollback(req))
+  ctx.on('snapshot/commit', req => guard.commit(req))
+  ctx.on('session/event', (session, event) => {
+    if (event.type === 'turn/end') guard.endTurn(session.id, event.data.turn)
+  })
+}
+
+export * from './types.ts'
+export * from './errors.ts'
+export { Snapshots, snapshotDir, DEFAULT_MAX_FILE_BYTES, DEFAULT_MAX_DIR_BYTES } from './snapshots.ts'
+export { SnapshotGuard, type GuardSettings, type GuardHost } from './guard.ts'
+export { recoverVault, resolveJournal, listJournals, formatRecovery, type RecoveryReport, type RecoveredJournal, type RecoveredScope, type RecoverOptions } from './recover.ts'
+export { readJournal, JOURNAL_FORMAT, type JournalHeader, type JournalRecord, type ParsedJournal } from './journal.ts'
+export { ownerState, type JournalOwner, type OwnerState } from './owner.ts'
+export { nothingToRestore, rolledBack, captureRefused, escapeRefused } from './messages.ts'

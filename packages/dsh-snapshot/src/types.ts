@@ -97,3 +97,29 @@ export interface SnapshotsOptions {
   /** Extra globs `captureDir` skips (`.git`, `node_modules` and the vault are always skipped). */
   ignore?: readonly string[]
 }
+
+/** `snapshot/rollback`: which scope(s) of which session to put back, and why. */
+export interface RollbackRequest {
+  sessionId: string
+  callId?: string
+  step?: number
+  reason: string
+}
+
+/** `snapshot/commit`: which scope(s) of which session to close, keeping the files. */
+export interface CommitRequest {
+  sessionId: string
+  callId?: string
+  step?: number
+}
+
+/** `snapshot/restored`: a rollback that matched, and what it did. */
+export interface RestoredInfo {
+  sessionId: string
+  callId?: string
+  step?: number
+  reason: string
+  restored: string[]
+  deleted: string[]
+  failed: { path: string; error: string }[]
+}

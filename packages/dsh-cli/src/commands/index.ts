@@ -2,10 +2,14 @@ import type { Command } from '../command.ts'
 import { runCommand } from './run.ts'
 import { demoCommand } from './demo.ts'
 import { lintLogCommand } from './lint-log.ts'
+import { devCommand } from './dev.ts'
+import { chatCommand } from './chat.ts'
 
 /** Every `dsh` subcommand, in the order `dsh --help` lists them. Add one import + one entry per command. */
 export const commands: Command[] = [
   runCommand,
+  chatCommand,
   demoCommand,
   lintLogCommand,
+  devCommand,
 ]

@@ -16,7 +16,7 @@ export class CommandCheck implements Check {
   async measure(_change: unknown, io: CheckIO): Promise<Measurement> {
     const r = await runRecorded(this.name, [this.command], this.root, io, { shell: true })
     if (r.outcome === 'timeout' || r.outcome === 'error') {
-      return { status: r.outcome === 'timeout' ? 'timeout' : 'error', problems: [], scope: 'all', error: whyNotJudged(this.command, r, io.timeoutMs) }
+      return { status: r.outcome === 'timeout' ? 'timeout' : 'error', problems: [], scope: 'all', error: whyNotJudged(`\`${this.command}\``, r, io.timeoutMs) }
     }
     const problems: Problem[] = []
     if (r.exitCode !== 0) {
@@ -26,8 +26,8 @@ export class CommandCheck implements Check {
         kind: 'diagnostic',
         key: `${this.name}\u0000exit`,
         file: '',
-        code: 'exit',
-        message: `\`${this.command}\` exited ${r.exitCode}${tail ? `: ${tail.slice(0, 200)}` : ''}`,
+        code: `\`${this.command}\``,
+        message: `exited ${r.exitCode}${tail ? `: ${tail.slice(0, 200)}` : ''}`,
       })
     }
     return { status: 'ok', problems, scope: 'all' }

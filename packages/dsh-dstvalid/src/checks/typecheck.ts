@@ -1,5 +1,6 @@
 import { toPosixRelative } from 'dsh-common'
 import { diagnostic } from '../problems.ts'
+import { seconds } from '../run.ts'
 import { TsWorkerClient } from '../typescript/client.ts'
 import type { Change, Check, CheckIO, Measurement } from '../types.ts'
 
@@ -42,7 +43,7 @@ export class TypecheckCheck implements Check {
     if (answer.status !== 'ok') {
       io.record({ check: this.name, argv, cwd: this.options.root, exitCode: null, durationMs: Math.round(performance.now() - started), outcome: answer.status })
       const error = answer.status === 'timeout'
-        ? `type-check timed out after ${Math.round(io.timeoutMs / 1000)} s (worker terminated)`
+        ? `type-check timed out after ${seconds(io.timeoutMs)} (worker terminated)`
         : `type-check failed to run: ${answer.error.split('\n')[0]}`
       return { status: answer.status, problems: [], scope: 'all', error }
     }

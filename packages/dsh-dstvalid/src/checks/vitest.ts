@@ -30,6 +30,8 @@ export interface VitestCheckOptions {
   command: string[]
   /** `related`: only tests whose import graph reaches the changed files; `all`: the whole suite every time. */
   mode: 'related' | 'all'
+  /** Appended to every vitest invocation. */
+  extraArgs?: string[]
 }
 
 function firstLine(text: string | undefined): string {
@@ -81,7 +83,7 @@ export class VitestCheck implements Check {
     try {
       const r = await runRecorded(this.name, [
         ...this.options.command, ...args,
-        '--reporter=json', `--outputFile=${out}`, '--passWithNoTests', '--includeTaskLocation', '--no-cache',
+        '--reporter=json', `--outputFile=${out}`, '--passWithNoTests', '--includeTaskLocation', '--no-cache', ...(this.options.extraArgs ?? []),
       ], this.options.root, io)
       let report: VitestReport
       try {

@@ -1,0 +1,191 @@
+import type { RawSessionEvent } from 'dsh-session'
+import { attributeExit, attributeUnknown, type AttributedCommand } from './attribution.ts'
+import { formatKey, unwrapCommand } from './command-key.ts'
+import { parseShell } from './shell.ts'
+import type { RunRecord } from './types.ts'
+
+/** What a shell tool returned, as far as claims care. */
+export interface ShellResultLike {
+  content?: string
+  isError?: boolean
+  exitCode?: number | null
+}
+
+export interface ActivityOptions {
+  /** Which tool calls are shell runs (`arguments.command`). Default: the tool named `bash`. */
+  isShellTool?: (name: string) => boolean
+  /**
+   * A fixed cut-off seq: only runs after it count. Without it the cut-off is
+   * the session start, moved to each `claims/checkpoint` event as it is read.
+   */
+  after?: number
+  /** For merged streams whose events carry `sessionId`: keep only this session's. */
+  sessionId?: string
+}
+
+/** The activity record after the cut-off: the last run of every command key. */
+export interface Activity {
+  /** Seq of the cut-off; `-1` is the session start. */
+  cutoff: number
+  since: 'session-start' | 'checkpoint'
+  /** Last run per key (`vitest run`). */
+  runs: ReadonlyMap<string, RunRecord>
+  /** Last run per program, whatever its first argument (a claim naming only `pytest` matches any pytest run). */
+  lastByProgram: ReadonlyMap<string, RunRecord>
+  /** Last failing run per key. */
+  failures: ReadonlyMap<string, RunRecord>
+  /** A `claims/questioned` marker is in the session log (anywhere, not only after the cut-off). */
+  questioned: boolean
+  /** Shell and verify runs counted after the cut-off. */
+  runCount: number
+}
+
+const MAX_NESTING = 3
+const EXIT_CODE = /\[exit code (\d+)\]\s*$/
+
+/** Exit status of a shell tool result: its `exitCode`, else the `[exit code N]` trailer, else `isError`. */
+export function shellExitCode(result: ShellResultLike): number | null {
+  if (result.exitCode !== undefined) return result.exitCode
+  const m = EXIT_CODE.exec(result.content ?? '')
+  if (m) return Number(m[1])
+  return result.isError ? null : 0
+}
+
+interface OpenCall { command: string; seq: number }
+
+/**
+ * Folds session-log events, oldest first, into the activity record: every
+ * shell tool call with its result (`tool/call` + `tool/result`) and every
+ * `verify/run`. Memory is bounded by the number of distinct commands, not by
+ * the log's length, so a log can be streamed through it.
+ */
+export class ActivityRecorder {
+  private readonly _isShell: (name: string) => boolean
+  private readonly _open = new Map<string, OpenCall>()
+  private _runs = new Map<string, RunRecord>()
+  private _byProgram = new Map<string, RunRecord>()
+  private _failures = new Map<string, RunRecord>()
+  private _cutoff: number
+  private _since: Activity['since'] = 'session-start'
+  private _questioned = false
+  private _count = 0
+
+  constructor(private readonly options: ActivityOptions = {}) {
+    this._isShell = options.isShellTool ?? (name => name === 'bash')
+    this._cutoff = options.after ?? -1
+  }
+
+  /** Add one event. Events of unknown types are ignored. */
+  add(event: RawSessionEvent): void {
+    const wanted = this.options.sessionId
+    if (wanted !== undefined) {
+      const owner = (event as { sessionId?: unknown }).sessionId
+      if (typeof owner === 'string' && owner !== wanted) return
+    }
+    const data = event.data as Record<string, unknown> | null
+    switch (event.type) {
+      case 'tool/call': {
+        if (!data || typeof data.name !== 'string' || !this._isShell(data.name)) return
+        const command = commandOf(data.arguments)
+        if (command !== undefined && typeof data.callId === 'string') this._open.set(data.callId, { command, seq: event.seq })
+        return
+      }
+      case 'tool/result': {
+        if (!data || typeof data.callId !== 'string') return
+        const call = this._open.get(data.callId)
+        if (!call) return
+        this._open.delete(data.callId)
+        this.recordShell(call, data as ShellResultLike)
+        return
+      }
+      case 'verify/run':
+        if (data && Array.isArray(data.argv)) this.recordVerify(event.seq, data)
+        return
+      case 'claims/checkpoint':
+        if (this.options.after === undefined) {
+          this._cutoff = event.seq
+          this._since = 'checkpoint'
+          this._runs = new Map()
+          this._byProgram = new Map()
+          this._failures = new Map()
+          this._count = 0
+        }
+        return
+      case 'claims/questioned':
+        this._questioned = true
+        return
+    }
+  }
+
+  /**
+   * Record shell calls whose `tool/call` is logged but whose `tool/result`
+   * is not yet (they ran earlier in the step that is still in progress).
+   */
+  settleOpenCalls(lookup: (callId: string) => ShellResultLike | undefined): void {
+    for (const [callId, call] of this._open) {
+      const result = lookup(callId)
+      if (!result) continue
+      this._open.delete(callId)
+      this.recordShell(call, result)
+    }
+  }
+
+  get activity(): Activity {
+    return {
+      cutoff: this._cutoff,
+      since: this._since,
+      runs: this._runs,
+      lastByProgram: this._byProgram,
+      failures: this._failures,
+      questioned: this._questioned,
+      runCount: this._count,
+    }
+  }
+
+  private recordShell(call: OpenCall, result: ShellResultLike) {
+    if (call.seq <= this._cutoff) return
+    const exit = shellExitCode(result)
+    this._count++
+    this.recordAttributed(attributeExit(parseShell(call.command), exit), exit, call.seq, 'shell', 0)
+  }
+
+  private recordVerify(seq: number, data: Record<string, unknown>) {
+    if (seq <= this._cutoff) return
+    const argv = (data.argv as unknown[]).filter((a): a is string => typeof a === 'string')
+    const exitCode = typeof data.exitCode === 'number' ? data.exitCode : null
+    const pass = data.outcome === 'pass'
+    this._count++
+    this.recordAttributed([{ words: argv, outcome: pass ? 'pass' : 'fail' }], pass ? 0 : exitCode, seq, 'verify', 0)
+  }
+
+  private recordAttributed(commands: AttributedCommand[], exitCode: number | null, seq: number, source: RunRecord['source'], depth: number) {
+    for (const command of commands) {
+      const what = unwrapCommand(command.words)
+      if (!what) continue
+      if ('script' in what) {
+        if (depth >= MAX_NESTING) continue
+        const inner = parseShell(what.script)
+        const nested = command.outcome === 'unknown'
+          ? attributeUnknown(inner, command.hiddenBy ?? 'list')
+          : attributeExit(inner, command.outcome === 'pass' ? 0 : exitCode ?? null)
+        this.recordAttributed(nested, exitCode, seq, source, depth + 1)
+        continue
+      }
+      const key = formatKey(what.key)
+      const run: RunRecord = { key, program: what.key.program, outcome: command.outcome, exitCode, seq, source }
+      if (command.hiddenBy) run.hiddenBy = command.hiddenBy
+      this._runs.delete(key)
+      this._runs.set(key, run)
+      this._byProgram.set(what.key.program, run)
+      if (run.outcome === 'fail') this._failures.set(key, run)
+    }
+  }
+}
+
+function commandOf(args: unknown): string | undefined {
+  if (!args || typeof args !== 'object') return undefined
+  const command = (args as { command?: unknown }).command
+  if (typeof command === 'string') return command
+  if (Array.isArray(command) && command.every(c => typeof c === 'string')) return command.join(' ')
+  return undefined
+}

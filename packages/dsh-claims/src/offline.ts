@@ -1,0 +1,35 @@
+import { basename } from 'node:path'
+import { streamJsonl } from 'dsh-common'
+import type { RawSessionEvent } from 'dsh-session'
+import { ActivityRecorder, type Activity, type ActivityOptions } from './activity.ts'
+import { checkClaims } from './check.ts'
+import type { Checkpoint, ClaimsReport } from './types.ts'
+
+export interface OfflineOptions {
+  /** Tool names that are shell tools (definitions are not available offline). Default `['bash']`. */
+  shellTools?: readonly string[]
+  /** Fixed cut-off seq; default: the session start or the log's last checkpoint. */
+  after?: ActivityOptions['after']
+}
+
+/**
+ * Stream a stored session log (`<vault>/sessions/<id>.jsonl`) into the
+ * activity record without loading it whole. A torn last line is tolerated;
+ * a corrupt line elsewhere throws `JsonlError` naming it.
+ */
+export async function readActivity(file: string, options: OfflineOptions = {}): Promise<Activity> {
+  const shell = new Set(options.shellTools ?? ['bash'])
+  const recorder = new ActivityRecorder({ isShellTool: name => shell.has(name), after: options.after })
+  for await (const [event] of streamJsonl<RawSessionEvent>(file)) recorder.add(event)
+  return recorder.activity
+}
+
+/** Check claims against a stored session log, as the `checkpoint` tool would at the log's end. */
+export async function checkSessionLog(
+  file: string,
+  checkpoint: Pick<Checkpoint, 'verified' | 'failed'>,
+  options: OfflineOptions & { sessionId?: string } = {},
+): Promise<ClaimsReport> {
+  const activity = await readActivity(file, options)
+  return checkClaims(checkpoint, activity, options.sessionId ?? basename(file).replace(/\.jsonl$/, ''))
+}

@@ -1,0 +1,139 @@
+import { existsSync, statSync } from 'node:fs'
+import { resolve } from 'node:path'
+import { createInterface } from 'node:readline'
+import type { TurnEndReason } from 'dsh-session'
+import { ScriptError } from 'dsh-llm'
+import { resolveModelEnv, type OpenAIAdapter } from 'dsh-llm-openai'
+import { bool, parseArgs, str, UsageError, type CliIO, type Command } from '../command.ts'
+import { bootHarness, ConfigError, type Harness } from '../harness.ts'
+import { attachProgress, progressMode } from '../progress.ts'
+
+const usage = `Usage: dsh chat --workspace DIR [--config FILE] [--vault DIR] [--json]
+
+Talk to the configured model in one session on DIR, under the guards. Every
+line read from stdin is a prompt (typed at the "›" prompt, or piped in); the
+answer streams as it arrives, with each tool call, its result and plugin
+notices inline. The chat ends at the end of input (Ctrl-D).
+
+Ctrl-C aborts the running turn (it ends with reason "aborted"); a second
+Ctrl-C exits once the session is flushed to the vault.
+
+Options:
+  --workspace DIR   workspace the session's tools act on (required)
+  --config FILE     cordis.yml to boot from (default: the suite's own); plugin
+                    names in it resolve to the installed suite
+  --vault DIR       on-disk state (default: DIR/.dsh)
+  --json            print the session's events as JSON Lines on stdout, nothing else
+  -h, --help        show this help
+
+The model (default cordis.yml): DEEPSEEK_API_KEY for DeepSeek, or DSH_BASE_URL,
+DSH_MODEL and DSH_API_KEY for any OpenAI-compatible server (OpenAI, vLLM,
+llama.cpp, Ollama; a server on this machine needs no key).
+
+Exit status: 0 the input ended (and the last turn did not fail), 1 the last
+turn ended with an error, 2 bad usage or no model configured, 130 ended by a
+second Ctrl-C.
+`
+
+/** What the SIGINT handler and the prompt loop share. */
+interface ChatState {
+  interrupts: number
+  exiting: boolean
+  exit: () => void
+}
+
+export const chatCommand: Command = {
+  name: 'chat',
+  summary: 'chat with the configured model in a session on a workspace, under the guards',
+  usage,
+  async run(argv, io) {
+    const args = parseArgs(argv, { flags: { workspace: 'string', config: 'string', vault: 'string', json: 'boolean' } }, 'chat')
+    const workspace = str(args, 'workspace')
+    if (!workspace) throw new UsageError('dsh chat: --workspace DIR is required (see dsh chat --help)')
+    if (!existsSync(resolve(workspace)) || !statSync(resolve(workspace)).isDirectory()) {
+      throw new UsageError(`dsh chat: workspace ${resolve(workspace)} does not exist or is not a directory`)
+    }
+    const config = str(args, 'config')
+    if (!config) {
+      // The default cordis.yml reads the model from the environment: refuse early when it cannot work.
+      const model = resolveModelEnv(io.env)
+      if (model.problem) {
+        io.stderr(`dsh chat: ${model.problem}\n`)
+        return 2
+      }
+    }
+    let harness: Harness
+    try {
+      harness = await bootHarness({ workspace, config, vault: str(args, 'vault'), log: line => io.stderr(`${line}\n`) })
+    } catch (error) {
+      if (error instanceof ConfigError || error instanceof ScriptError) {
+        io.stderr(`dsh chat: ${error.message}\n`)
+        return 2
+      }
+      throw error
+    }
+    try {
+      return await chat(harness, io, bool(args, 'json'))
+    } finally {
+      await harness.dispose()
+    }
+  },
+}
+
+async function chat(harness: Harness, io: CliIO, json: boolean): Promise<number> {
+  const adapter = harness.ctx.llm.current as Partial<OpenAIAdapter> | undefined
+  if (!adapter) {
+    io.stderr(`dsh chat: no model adapter is loaded from ${harness.configFile} (enable dsh-llm-openai there, or set its key: see dsh chat --help)\n`)
+    return 2
+  }
+  const { session, agent } = harness.createSession()
+  const interactive = !json && !!(io.stdin as { isTTY?: boolean }).isTTY
+  const view = attachProgress(harness.ctx, session, io, { mode: progressMode(io, json), echoUser: !interactive })
+  const where = adapter.baseUrl ? `${adapter.model} at ${adapter.baseUrl}` : adapter.name
+  view.say(`dsh chat: session ${session.id} · model ${where} · Ctrl-C aborts a turn, Ctrl-D ends`)
+
+  let exited!: () => void
+  const exitRequested = new Promise<void>(r => { exited = r })
+  const state: ChatState = { interrupts: 0, exiting: false, exit: () => { state.exiting = true; exited() } }
+  const onSigint = () => {
+    state.interrupts++
+    if (state.interrupts >= 2) {
+      agent.abort()
+      state.exit()
+      return
+    }
+    if (agent.status === 'running') {
+      agent.abort()
+      view.say('^C aborting the turn · Ctrl-C again to exit')
+    } else {
+      view.say('^C · Ctrl-C again to exit, or Ctrl-D')
+    }
+  }
+  process.on('SIGINT', onSigint)
+  const rl = createInterface({ input: io.stdin, crlfDelay: Infinity, terminal: false })
+  const lines = rl[Symbol.asyncIterator]()
+  let last: TurnEndReason | undefined
+  try {
+    while (!state.exiting) {
+      if (interactive) io.stderr('› ')
+      const next = await Promise.race([lines.next(), exitRequested.then(() => undefined)])
+      if (!next || next.done) break
+      const prompt = next.value.trim()
+      if (!prompt) continue
+      state.interrupts = 0
+      last = await agent.send(prompt)
+    }
+  } finally {
+    process.off('SIGINT', onSigint)
+    rl.close()
+    view.dispose()
+  }
+  await agent.idle()
+  await session.flush()
+  if (state.exiting) {
+    view.say(`dsh chat: session ${session.id} saved in ${harness.vault}/sessions/${session.id}.jsonl`)
+    return 130
+  }
+  view.say(`dsh chat: session ${session.id}: ${last ?? 'no turn'} · log ${harness.vault}/sessions/${session.id}.jsonl`)
+  return last === 'error' ? 1 : 0
+}

@@ -1,0 +1,120 @@
+import { setTimeout as delay } from 'node:timers/promises'
+import { afterEach, describe, expect, it } from 'vitest'
+import { formatReport, type ConfigReloadReport, type DevReport } from 'dsh-cli/dev'
+import { CORE_ENTRIES, counterSource, counterState, devProject, edit, listenerCounts, startProject, type DevProject } from './dev-helpers.ts'
+
+const NO_CHANGE = { added: [], removed: [], disabled: [], enabled: [], reconfigured: [], renamed: [] }
+
+function asConfig(report: DevReport): ConfigReloadReport {
+  expect(report.kind).toBe('config')
+  return report as ConfigReloadReport
+}
+
+function counterEntry(id: string, counter: string, extra = '', file = 'counter.ts'): string {
+  return `- id: ${id}\n  name: ./plugins/${file}\n${extra}  config:\n    id: ${counter}\n`
+}
+
+function project(): DevProject {
+  const p = devProject(CORE_ENTRIES + counterEntry('a', 'cfg-a'))
+  p.write('plugins/lib/label.ts', `export const label = () => 'L'\n`)
+  p.write('plugins/counter.ts', counterSource('C'))
+  p.write('plugins/counter2.ts', counterSource('R'))
+  return p
+}
+
+describe('dsh dev: cordis.yml changes', () => {
+  afterEach(() => {
+    delete process.env.DSH_DEV_SPEC_OFF
+  })
+
+  it('disable, re-enable, add, reconfigure, rename and remove entries in place, never rewriting the file, leaving no listener behind', async () => {
+    const p = project()
+    const dev = await startProject(p)
+    const apply = async (text: string) => {
+      const report = asConfig(await edit(dev, () => p.write('cordis.yml', text)))
+      await delay(50) // the loader schedules its config write-backs on a 0 ms timer
+      expect(p.read('cordis.yml')).toBe(text)
+      return report
+    }
+    try {
+      const before = listenerCounts(dev.harness.ctx)
+      expect(counterState('cfg-a')).toMatchObject({ applies: 1, disposals: 0 })
+
+      const disabled = await apply(CORE_ENTRIES + counterEntry('a', 'cfg-a', '  disabled: true\n'))
+      expect(disabled.diff).toEqual({ ...NO_CHANGE, disabled: ['a'] })
+      expect(formatReport(disabled, p.dir)[0]).toMatch(/^cordis\.yml: disabled a in \d+ ms$/)
+      expect(counterState('cfg-a')).toMatchObject({ applies: 1, disposals: 1 })
+
+      const enabled = await apply(CORE_ENTRIES + counterEntry('a', 'cfg-a'))
+      expect(enabled.diff).toEqual({ ...NO_CHANGE, enabled: ['a'] })
+      expect(counterState('cfg-a')).toMatchObject({ applies: 2, disposals: 1 })
+
+      const added = await apply(CORE_ENTRIES + counterEntry('a', 'cfg-a') + counterEntry('b', 'cfg-b'))
+      expect(added.diff).toEqual({ ...NO_CHANGE, added: ['b'] })
+      expect(counterState('cfg-b')).toMatchObject({ applies: 1, disposals: 0 })
+      expect(dev.watcher.files).toContain(p.dir + '/plugins/counter.ts')
+
+      const reconfigured = await apply(CORE_ENTRIES + counterEntry('a', 'cfg-a', '', 'counter.ts').replace('    id: cfg-a\n', '    id: cfg-a\n    level: 2\n') + counterEntry('b', 'cfg-b'))
+      expect(reconfigured.diff).toEqual({ ...NO_CHANGE, reconfigured: ['a'] })
+      expect(counterState('cfg-a')).toMatchObject({ applies: 3, disposals: 2 })
+      expect(counterState('cfg-a')!.configs.at(-1)).toEqual({ id: 'cfg-a', level: 2 })
+      expect(counterState('cfg-b')).toMatchObject({ applies: 1, disposals: 0 })
+
+      const renamed = await apply(CORE_ENTRIES + counterEntry('a', 'cfg-a').replace('    id: cfg-a\n', '    id: cfg-a\n    level: 2\n') + counterEntry('b', 'cfg-b', '', 'counter2.ts'))
+      expect(renamed.diff).toEqual({ ...NO_CHANGE, renamed: ['b'] })
+      expect(counterState('cfg-b')).toMatchObject({ applies: 2, disposals: 1 })
+      expect(counterState('cfg-b')!.tags.at(-1)).toBe('R:L')
+      expect(dev.watcher.files).toContain(p.dir + '/plugins/counter2.ts')
+
+      const removed = await apply(CORE_ENTRIES + counterEntry('a', 'cfg-a').replace('    id: cfg-a\n', '    id: cfg-a\n    level: 2\n'))
+      expect(removed.diff).toEqual({ ...NO_CHANGE, removed: ['b'] })
+      expect(removed.entries).toEqual([])
+      expect(counterState('cfg-b')).toMatchObject({ applies: 2, disposals: 2 })
+      expect(counterState('cfg-a')).toMatchObject({ applies: 3, disposals: 2 })
+      expect(dev.watcher.files).not.toContain(p.dir + '/plugins/counter2.ts')
+
+      expect(listenerCounts(dev.harness.ctx)).toEqual(before)
+    } finally {
+      await dev.close()
+    }
+  })
+
+  it('an invalid file or an unknown plugin is reported with its line and changes nothing; the next good save applies', async () => {
+    const p = project()
+    const dev = await startProject(p)
+    try {
+      const good = p.read('cordis.yml')
+      const invalid = asConfig(await edit(dev, () => p.write('cordis.yml', good + '- id: b\n  name: [unclosed\n')))
+      expect(invalid.diff).toBeUndefined()
+      expect(invalid.error?.message).toMatch(/cordis\.yml:\d+:\d+: invalid YAML/)
+      expect(formatReport(invalid, p.dir)[0]).toMatch(/ — not applied, the running plugins are unchanged; fix it and save again$/)
+
+      const unknown = asConfig(await edit(dev, () => p.write('cordis.yml', good + '- id: b\n  name: ./plugins/missing.ts\n')))
+      expect(unknown.error?.message).toBe(`${p.config}:${good.split('\n').length + 1}: plugin "./plugins/missing.ts" (entry b) is not installed`)
+      expect(counterState('cfg-a')).toMatchObject({ applies: 1, disposals: 0 })
+
+      const fixed = asConfig(await edit(dev, () => p.write('cordis.yml', good + counterEntry('b', 'cfg-b2'))))
+      expect(fixed.diff).toEqual({ ...NO_CHANGE, added: ['b'] })
+      expect(counterState('cfg-b2')).toMatchObject({ applies: 1 })
+    } finally {
+      await dev.close()
+    }
+  })
+
+  it('a `!!js` toggle follows the environment: evaluated at boot and again when cordis.yml changes', async () => {
+    const p = project()
+    const toggled = CORE_ENTRIES + counterEntry('a', 'cfg-a') + counterEntry('c', 'cfg-c', `  disabled: !!js process.env.DSH_DEV_SPEC_OFF === '1'\n`)
+    p.write('cordis.yml', toggled)
+    process.env.DSH_DEV_SPEC_OFF = '1'
+    const dev = await startProject(p)
+    try {
+      expect(counterState('cfg-c')).toBeUndefined()
+      process.env.DSH_DEV_SPEC_OFF = '0'
+      const report = asConfig(await edit(dev, () => p.write('cordis.yml', `# tests turned the variable off\n${toggled}`)))
+      expect(report.diff).toEqual({ ...NO_CHANGE, enabled: ['c'] })
+      expect(counterState('cfg-c')).toMatchObject({ applies: 1, disposals: 0 })
+    } finally {
+      await dev.close()
+    }
+  })
+})

@@ -1,0 +1,186 @@
+// Setup for the `dsh dev` specs: a temp project (ESM package with small
+// plugins written as files), its own cordis.yml, a scripted model, and a
+// started dev harness. Plugins talk to the test through `globalThis` only.
+import { mkdirSync, readFileSync, renameSync, writeFileSync } from 'node:fs'
+import { join } from 'node:path'
+import type { Context } from '@deepseek-ai/cordis'
+import { startDev, type DevHarness, type DevOptions, type DevReport } from 'dsh-cli/dev'
+import { tempDir } from './helpers.ts'
+
+/** The core entries every harness needs (by name: the repo's packages). */
+export const CORE_ENTRIES = `- id: sessions
+  name: dsh-session
+- id: tools
+  name: dsh-tools
+- id: workspace-tools
+  name: dsh-tools-workspace
+- id: llm
+  name: dsh-llm
+- id: agents
+  name: dsh-agent
+`
+
+/** A tool plugin whose answer is `reply` (the thing a reload changes). */
+export function greeterSource(reply: string, extra = ''): string {
+  return `interface Tools { register(def: object): () => void }
+export const name = 'greeter'
+export const inject = ['tools']
+${extra}
+export function apply(ctx: { tools: Tools }) {
+  ctx.tools.register({
+    name: 'greet',
+    description: 'Say hello.',
+    parameters: { type: 'object', properties: {} },
+    effects: 'read',
+    execute: () => ({ content: ${JSON.stringify(reply)} }),
+  })
+}
+`
+}
+
+/**
+ * A tool that blocks until the test releases it: `globalThis.__dshGate`
+ * holds `{ entered: Promise, release() }` for the current call.
+ */
+export const GATE_SOURCE = `interface Tools { register(def: object): () => void }
+export const name = 'gate'
+export const inject = ['tools']
+export function apply(ctx: { tools: Tools }) {
+  ctx.tools.register({
+    name: 'hold',
+    description: 'Wait until released.',
+    parameters: { type: 'object', properties: {} },
+    effects: 'read',
+    execute: () => new Promise((resolve) => {
+      const gate = (globalThis as Record<string, any>).__dshGate
+      gate.enter()
+      gate.wait.then(() => resolve({ content: 'released' }))
+    }),
+  })
+}
+`
+
+/** Counts applies and disposals in `globalThis.__dshCounter[id]`, with its config. */
+export function counterSource(tag: string): string {
+  return `import { label } from './lib/label.ts'
+export const name = 'counter'
+export function apply(ctx: { on(name: string, cb: () => void): () => void; effect(fn: () => () => void): void }, config: { id?: string } = {}) {
+  const store = ((globalThis as Record<string, any>).__dshCounter ??= {})
+  const key = config.id ?? 'counter'
+  const state = (store[key] ??= { applies: 0, disposals: 0, tags: [], configs: [] })
+  state.applies++
+  state.tags.push(${JSON.stringify(tag)} + ':' + label())
+  state.configs.push(config)
+  ctx.on('tools/change', () => {})
+  ctx.effect(() => () => { state.disposals++ })
+}
+`
+}
+
+export interface CounterState {
+  applies: number
+  disposals: number
+  tags: string[]
+  configs: unknown[]
+}
+
+export function counterState(id = 'counter'): CounterState | undefined {
+  return ((globalThis as Record<string, any>).__dshCounter ?? {})[id]
+}
+
+export interface Gate {
+  entered: Promise<void>
+  release(): void
+}
+
+/** Arm the `hold` tool's gate for its next call. */
+export function armGate(): Gate {
+  let enter!: () => void
+  let release!: () => void
+  const entered = new Promise<void>(resolve => { enter = resolve })
+  const wait = new Promise<void>(resolve => { release = resolve })
+  ;(globalThis as Record<string, unknown>).__dshGate = { enter, wait }
+  return { entered, release }
+}
+
+export interface DevProject {
+  dir: string
+  workspace: string
+  config: string
+  plugins: string
+  /** Write a file of the project (path relative to its root). */
+  write(path: string, text: string): string
+  /** Save like an editor that writes a temp file and renames it over the original. */
+  saveByRename(path: string, text: string): string
+  read(path: string): string
+  /** A JSON Lines scripted model. */
+  script(steps: object[]): string
+}
+
+/** A temp ESM project with `plugins/`, `workspace/` and a cordis.yml of the given entries. */
+export function devProject(entries: string): DevProject {
+  const dir = tempDir('dsh-dev-')
+  const workspace = join(dir, 'workspace')
+  mkdirSync(workspace)
+  mkdirSync(join(dir, 'plugins', 'lib'), { recursive: true })
+  writeFileSync(join(dir, 'package.json'), JSON.stringify({ name: 'dev-fixture', private: true, type: 'module' }) + '\n')
+  const write = (path: string, text: string) => {
+    const file = join(dir, path)
+    writeFileSync(file, text)
+    return file
+  }
+  write('cordis.yml', entries)
+  return {
+    dir,
+    workspace,
+    config: join(dir, 'cordis.yml'),
+    plugins: join(dir, 'plugins'),
+    write,
+    saveByRename(path, text) {
+      const file = join(dir, path)
+      writeFileSync(file + '.swp', text)
+      renameSync(file + '.swp', file)
+      return file
+    },
+    read: path => readFileSync(join(dir, path), 'utf8'),
+    script(steps) {
+      const file = join(dir, 'script.jsonl')
+      writeFileSync(file, steps.map(s => JSON.stringify(s)).join('\n') + '\n')
+      return file
+    },
+  }
+}
+
+/** Start `dsh dev` in-process on a project; `close()` it in a finally. */
+export async function startProject(project: DevProject, options: Partial<DevOptions> = {}): Promise<DevHarness & { logs: string[] }> {
+  const logs: string[] = []
+  const dev = await startDev({
+    config: project.config,
+    workspace: project.workspace,
+    debounceMs: 40,
+    log: line => logs.push(line),
+    ...options,
+  })
+  return Object.assign(dev, { logs })
+}
+
+/** Make an edit and wait for the report it causes. */
+export async function edit(dev: DevHarness, change: () => void): Promise<DevReport> {
+  const next = dev.nextReport()
+  change()
+  return withTimeout(next, 15_000, 'no reload report after the edit')
+}
+
+export function withTimeout<T>(promise: Promise<T>, ms: number, what: string): Promise<T> {
+  let timer!: NodeJS.Timeout
+  return Promise.race([
+    promise.finally(() => clearTimeout(timer)),
+    new Promise<T>((_, reject) => { timer = setTimeout(() => reject(new Error(`${what} within ${ms} ms`)), ms) }),
+  ])
+}
+
+/** Listener counts per event name (the leak check). */
+export function listenerCounts(ctx: Context): Record<string, number> {
+  const hooks = (ctx.events as unknown as { _hooks: Record<string, unknown[]> })._hooks
+  return Object.fromEntries(Object.entries(hooks).map(([name, list]) => [name, list.length]).filter(([, n]) => n))
+}

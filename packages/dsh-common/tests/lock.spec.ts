@@ -1,0 +1,82 @@
+import { existsSync, mkdtempSync, readdirSync, rmSync, utimesSync, writeFileSync } from 'node:fs'
+import { hostname, tmpdir } from 'node:os'
+import { join } from 'node:path'
+import { fileURLToPath } from 'node:url'
+import { afterEach, describe, expect, it } from 'vitest'
+import { acquireFileLock, LockTimeoutError, runCommand, withFileLock } from 'dsh-common'
+
+const dirs: string[] = []
+afterEach(() => { for (const d of dirs.splice(0)) rmSync(d, { recursive: true, force: true }) })
+function lockPath(): string {
+  const dir = mkdtempSync(join(tmpdir(), 'dsh-lock-'))
+  dirs.push(dir)
+  return join(dir, 'x.lock')
+}
+const root = fileURLToPath(new URL('../../..', import.meta.url))
+
+describe('file lock', () => {
+  it('lets one holder in at a time', async () => {
+    const path = lockPath()
+    let inside = 0
+    let most = 0
+    const order: number[] = []
+    await Promise.all(Array.from({ length: 12 }, (_, i) => withFileLock(path, async () => {
+      inside++
+      most = Math.max(most, inside)
+      await new Promise(r => setTimeout(r, 1))
+      order.push(i)
+      inside--
+    })))
+    expect(most).toBe(1)
+    expect(order.sort((a, b) => a - b)).toEqual(Array.from({ length: 12 }, (_, i) => i))
+    expect(existsSync(path)).toBe(false)
+  })
+
+  it('breaks a lock whose holder was killed while holding it', async () => {
+    const path = lockPath()
+    const script = `import { acquireFileLock } from 'dsh-common'; await acquireFileLock(${JSON.stringify(path)}); process.kill(process.pid, 'SIGKILL')`
+    const killed = await runCommand(['node', '--import', 'tsx', '--input-type=module', '-e', script], { cwd: root, timeoutMs: 30_000 })
+    expect(killed.signal).toBe('SIGKILL')
+    expect(existsSync(path)).toBe(true)
+    const started = Date.now()
+    const lock = await acquireFileLock(path, { timeoutMs: 2_000 })
+    expect(Date.now() - started).toBeLessThan(1_000)
+    expect(lock.owner.pid).toBe(process.pid)
+    lock.release()
+    expect(readdirSync(join(path, '..'))).toEqual([])
+  })
+
+  it('breaks a lock older than staleMs even when its holder lives', async () => {
+    const path = lockPath()
+    writeFileSync(path, JSON.stringify({ pid: process.pid, host: hostname(), time: 0, token: 'old' }))
+    const past = new Date(Date.now() - 60_000)
+    utimesSync(path, past, past)
+    const lock = await acquireFileLock(path, { staleMs: 5_000, timeoutMs: 1_000 })
+    expect(lock.owner.token).not.toBe('old')
+    lock.release()
+  })
+
+  it('times out on a live, fresh lock with an error naming its holder', async () => {
+    const path = lockPath()
+    const held = await acquireFileLock(path)
+    const error = await acquireFileLock(path, { timeoutMs: 60 }).catch(e => e)
+    expect(error).toBeInstanceOf(LockTimeoutError)
+    expect(error.code).toBe('LOCK_TIMEOUT')
+    expect(error.message).toMatch(new RegExp(`^could not lock ${path} within \\d+ ms \\(held by pid ${process.pid} on `))
+    held.release()
+    held.release()
+    expect(existsSync(path)).toBe(false)
+  })
+
+  it('a release after the lock was broken leaves the new holder alone', async () => {
+    const path = lockPath()
+    const first = await acquireFileLock(path)
+    const past = new Date(Date.now() - 60_000)
+    utimesSync(path, past, past)
+    const second = await acquireFileLock(path, { staleMs: 1_000 })
+    first.release()
+    expect(existsSync(path)).toBe(true)
+    second.release()
+    expect(existsSync(path)).toBe(false)
+  })
+})

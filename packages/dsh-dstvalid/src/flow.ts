@@ -1,0 +1,99 @@
+import { formatProblem } from './problems.ts'
+import type { Guard, GuardIO, Judgement } from './engine.ts'
+import { keptNotes, regressionMessage, type MessageLimits, type RollbackOutcome } from './message.ts'
+import type { Change } from './types.ts'
+
+/** The `verify/result` payload: one per check per judged write call. */
+export interface VerifyResult {
+  sessionId: string
+  callId: string
+  tool: string
+  paths: string[]
+  check: string
+  outcome: 'pass' | 'fail' | 'rolled-back'
+  newProblems: string[]
+  durationMs: number
+}
+
+/** One write call being judged (per call: one; per step: every successful write of the step). */
+export interface JudgedWrite {
+  callId: string
+  tool: string
+  /** Workspace-relative paths of this call. */
+  files: string[]
+}
+
+/** How a judgement reaches the outside world; the Cordis adapter wires these to events. */
+export interface FlowPorts {
+  rollback(reason: string): Promise<RollbackOutcome | undefined>
+  commit(): void
+  result(result: VerifyResult): void
+}
+
+export interface Conclusion {
+  /** The write was kept (passed, or nobody could roll it back). */
+  kept: boolean
+  /** For a regression: the whole text that replaces each affected write result. */
+  replacement?: string
+  /** For a kept write: lines to append to its result (test-first warnings, checks that could not judge). */
+  notes: string[]
+}
+
+/** `edit_file` or `edit_file, write_file` — the tools of a judged change. */
+export function toolsOf(writes: readonly JudgedWrite[]): string {
+  return [...new Set(writes.map(w => w.tool))].join(', ')
+}
+
+/**
+ * Act on a judgement: roll back (and re-check) or commit, advance the
+ * accepted state when the write stays, emit `verify/result` per check and
+ * write, and say what the model should see.
+ */
+export async function conclude(
+  guard: Guard,
+  judgement: Judgement,
+  change: Change,
+  writes: readonly JudgedWrite[],
+  sessionId: string,
+  ports: FlowPorts,
+  io: GuardIO,
+  limits: MessageLimits,
+): Promise<Conclusion> {
+  const failed = judgement.checks.find(c => c.outcome === 'fail')
+  const emit = (outcomeOf: (check: string, pass: boolean) => VerifyResult['outcome']) => {
+    for (const verdict of judgement.checks) {
+      const pass = verdict.outcome === 'pass'
+      const problems = pass ? verdict.warnings : verdict.outcome === 'fail' ? verdict.regressions : []
+      const newProblems = problems.map(formatProblem)
+      if (verdict.outcome === 'error' && verdict.error) newProblems.push(verdict.error)
+      for (const w of writes) {
+        ports.result({ sessionId, callId: w.callId, tool: w.tool, paths: w.files, check: verdict.check, outcome: outcomeOf(verdict.check, pass), newProblems, durationMs: verdict.durationMs })
+      }
+    }
+  }
+  if (!failed) {
+    guard.accept(judgement)
+    ports.commit()
+    emit((_, pass) => (pass ? 'pass' : 'fail'))
+    return { kept: true, notes: keptNotes(judgement.checks, limits) }
+  }
+  const tool = toolsOf(writes)
+  const reason = `${failed.check} failed after ${tool} on ${change.files.join(', ')}`
+  io.notice('warn', `rolling back ${tool} ${change.files.join(', ')}: ${failed.check} found ${failed.regressions.length} new problem${failed.regressions.length === 1 ? '' : 's'}`)
+  const rollback = await ports.rollback(reason)
+  const rolledBack = !!rollback?.matched && !rollback.failed.length
+  let leftover: Awaited<ReturnType<Guard['recheck']>> = { leftover: [], errors: [] }
+  if (rollback?.matched) {
+    leftover = await guard.recheck(change, judgement, io)
+    if (leftover.leftover.length || leftover.errors.length) io.notice('error', 'after the rollback the workspace is NOT back to the accepted state', 'end')
+  } else {
+    // Nobody could put the files back: the workspace keeps the regression, and
+    // it becomes the state later writes are compared with (it was reported once).
+    guard.accept(judgement)
+    io.notice('error', rollback ? `NOT rolled back: ${rollback.message}` : 'NOT rolled back: no snapshot plugin answered', 'end')
+  }
+  if (rollback?.failed.length) io.notice('error', `rollback FAILED for ${rollback.failed.map(f => f.path).join(', ')}`, 'end')
+  emit((check, pass) => (pass ? 'pass' : check === failed.check && rolledBack ? 'rolled-back' : 'fail'))
+  const replacement = regressionMessage({ verdict: failed, tool, files: change.files, rollback, leftover: leftover.leftover, recheckErrors: leftover.errors }, limits)
+  return { kept: !rollback?.matched, replacement, notes: [] }
+}

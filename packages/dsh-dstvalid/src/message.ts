@@ -1,0 +1,75 @@
+import { capLines } from 'dsh-common'
+import { formatProblem } from './problems.ts'
+import type { CheckVerdict, Problem } from './types.ts'
+
+/** Caps of the problem list in a tool result. */
+export interface MessageLimits {
+  maxLines: number
+  maxBytes: number
+}
+
+/** What the rollback request came back with (structurally the snapshot plugin's `RollbackResult`). */
+export interface RollbackOutcome {
+  matched: boolean
+  restored: string[]
+  deleted: string[]
+  failed: { path: string; error: string }[]
+  message: string
+}
+
+export interface RegressionReport {
+  /** The check that found the regression. */
+  verdict: CheckVerdict
+  /** Tool name(s), e.g. `edit_file` or `edit_file, write_file`. */
+  tool: string
+  /** Workspace-relative paths the write touched. */
+  files: string[]
+  /** undefined: no plugin answered `snapshot/rollback`. */
+  rollback: RollbackOutcome | undefined
+  /** Problems still there after the rollback that the accepted state did not have. */
+  leftover: Problem[]
+  /** Re-check errors after the rollback. */
+  recheckErrors: string[]
+}
+
+function problemLines(problems: readonly Problem[], limits: MessageLimits): string[] {
+  return capLines(problems.map(formatProblem), limits.maxLines, limits.maxBytes)
+}
+
+/**
+ * The first line of the rewritten result:
+ * - `rolled back: <check> failed after <tool> on <paths>` when the snapshot plugin restored every file;
+ * - `regression detected, NOT rolled back (no snapshot plugin)` when none answered;
+ * - `regression detected, NOT rolled back (<snapshot's message>)` when it answered without a capture;
+ * - `rollback FAILED: …` when some file could not be restored.
+ */
+export function headline(r: RegressionReport): string {
+  const what = `${r.verdict.check} failed after ${r.tool} on ${r.files.join(', ')}`
+  if (!r.rollback) return 'regression detected, NOT rolled back (no snapshot plugin)'
+  if (!r.rollback.matched) return `regression detected, NOT rolled back (${r.rollback.message || 'no snapshot of this write'})`
+  if (r.rollback.failed.length) return `rollback FAILED: ${what}; could not restore ${r.rollback.failed.map(f => `${f.path} (${f.error})`).join(', ')}`
+  return `rolled back: ${what}`
+}
+
+/** The full tool result text for a regression: headline, then only the NEW problems, capped. */
+export function regressionMessage(r: RegressionReport, limits: MessageLimits): string {
+  const lines = [headline(r), ...problemLines(r.verdict.regressions, limits)]
+  if (r.rollback?.matched && (r.leftover.length || r.recheckErrors.length)) {
+    lines.push('WARNING: after the rollback the workspace is NOT back to the accepted state:')
+    lines.push(...problemLines(r.leftover, limits), ...r.recheckErrors)
+  }
+  return lines.join('\n')
+}
+
+/** Lines appended to a kept write's result: tolerated test-first problems and checks that could not judge. */
+export function keptNotes(verdicts: readonly CheckVerdict[], limits: MessageLimits): string[] {
+  const lines: string[] = []
+  for (const v of verdicts) {
+    if (v.warnings.length) {
+      lines.push(`warning: kept, but ${v.check} has new problems in tests (test-first work? make them pass):`)
+      lines.push(...problemLines(v.warnings, limits))
+    }
+    if (v.outcome === 'error') lines.push(`warning: not verified — ${v.error}`)
+  }
+  return lines
+}

@@ -1,0 +1,123 @@
+import { mkdtempSync, readFileSync, rmSync, writeFileSync } from 'node:fs'
+import { tmpdir } from 'node:os'
+import { join } from 'node:path'
+import { afterEach } from 'vitest'
+import { Context } from '@deepseek-ai/cordis'
+import { SessionService } from 'dsh-session'
+import { ToolService } from 'dsh-tools'
+import * as WorkspaceTools from 'dsh-tools-workspace'
+import { LlmService, type ModelRequest, type ScriptStep, createScriptedAdapter } from 'dsh-llm'
+import { AgentService } from 'dsh-agent'
+import * as Proofchain from 'dsh-proofchain'
+import { ProofChain, type ProofChainOptions, type ProofInput, type VerifyResultLike } from 'dsh-proofchain'
+
+const dirs: string[] = []
+afterEach(() => {
+  for (const dir of dirs.splice(0)) rmSync(dir, { recursive: true, force: true })
+})
+
+/** A fresh temp directory, removed after the test. */
+export function tempDir(): string {
+  const dir = mkdtempSync(join(tmpdir(), 'dsh-proof-'))
+  dirs.push(dir)
+  return dir
+}
+
+export const tick = () => new Promise(resolve => setTimeout(resolve, 0))
+
+/** A chain in a fresh temp dir; `now` counts up from 1_000 so entries are deterministic. */
+export function freshChain(options: Partial<ProofChainOptions> = {}): ProofChain {
+  let clock = 1_000
+  const warnings: string[] = []
+  const chain = ProofChain.open({ file: join(tempDir(), 'proofchain.jsonl'), now: () => clock++, onWarning: m => warnings.push(m), ...options })
+  return Object.assign(chain, { warnings })
+}
+
+/** Entry `i` of a synthetic stream: subjects cycle, every third one fails. */
+export function sample(i: number, subjects = 7, sessionId = 's1'): ProofInput {
+  const n = i % subjects
+  const fail = i % 3 === 0
+  return {
+    sessionId,
+    kind: 'typecheck',
+    subject: `typecheck src/m${n}.ts`,
+    outcome: fail ? 'fail' : 'ok',
+    detail: fail ? `rolled back after edit_file: 1 new problem: src/m${n}.ts:${i} TS2322 bad` : `passed after edit_file (${i} ms)`,
+  }
+}
+
+/** Append `n` samples and wait for them. */
+export async function fill(chain: ProofChain, n: number, from = 0, subjects = 7): Promise<void> {
+  await chain.appendMany(Array.from({ length: n }, (_, k) => sample(from + k, subjects)))
+}
+
+export function lines(file: string): string[] {
+  return readFileSync(file, 'utf8').split('\n').slice(0, -1)
+}
+
+export function writeLines(file: string, rows: string[]) {
+  writeFileSync(file, rows.map(r => r + '\n').join(''))
+}
+
+/** Emit an event this package only knows structurally (its owner declares it). */
+export function emitForeign(ctx: Context, name: string, payload: unknown) {
+  ;(ctx.emit as unknown as (this: Context, name: string, payload: unknown) => void).call(ctx, name, payload)
+}
+
+export interface Harness {
+  ctx: Context
+  workspace: string
+  /** Every model request, as the model received it. */
+  requests: ModelRequest[]
+  dispose(): Promise<void>
+}
+
+/**
+ * A real harness: sessions, tools, workspace tools, a scripted model, the
+ * agent loop, dsh-proofchain, and a stand-in verifier that emits
+ * `verify/result` after each write the way dsh-dstvalid does (content
+ * containing "BROKEN" is "rolled back" with one new problem).
+ */
+export async function bootHarness(script: ScriptStep[], config: Partial<Proofchain.Config> = {}): Promise<Harness> {
+  const ctx = new Context()
+  const workspace = tempDir()
+  const requests: ModelRequest[] = []
+  await ctx.plugin(SessionService)
+  await ctx.plugin(ToolService)
+  await ctx.plugin(LlmService)
+  await ctx.plugin(WorkspaceTools, {})
+  await ctx.plugin(AgentService, {})
+  await ctx.inject(['llm'], (c) => { c.llm.register(createScriptedAdapter(script)) })
+  await ctx.plugin(Proofchain, config as Proofchain.Config)
+  await ctx.plugin({ name: 'stand-in-verifier', inject: ['tools'], apply: standInVerifier })
+  ctx.on('agent/request', async (request, next) => {
+    const r = await next()
+    requests.push(r)
+    return r
+  })
+  await tick()
+  return { ctx, workspace, requests, dispose: () => ctx.fiber.dispose() }
+}
+
+function standInVerifier(ctx: Context) {
+  ctx.on('tools/execute', async (exec, next) => {
+    const result = await next()
+    if (exec.tool?.effects !== 'write' || result.isError) return result
+    const paths = exec.tool.paths!(exec.arguments)
+    const content = JSON.stringify(exec.arguments)
+    const broken = content.includes('BROKEN')
+    const verdict: VerifyResultLike = {
+      sessionId: exec.session.id, callId: exec.callId, tool: exec.name, paths, check: 'typecheck',
+      outcome: broken ? 'rolled-back' : 'pass',
+      newProblems: broken ? [`${paths[0]}:1 TS2322 Type 'string' is not assignable to type 'number'.`] : [],
+      durationMs: 12,
+    }
+    emitForeign(ctx, 'verify/result', verdict)
+    return broken ? { content: `rolled back: typecheck failed after ${exec.name} on ${paths.join(', ')}`, isError: true } : result
+  })
+}
+
+/** Texts of the `[proofchain]` system messages in a model request. */
+export function proofMessages(request: ModelRequest): string[] {
+  return request.messages.filter(m => m.role === 'system' && m.content.startsWith('[proofchain] ')).map(m => m.content.slice('[proofchain] '.length))
+}

@@ -1,0 +1,169 @@
+import { readFileSync, rmSync, truncateSync, writeFileSync } from 'node:fs'
+import { describe, expect, it } from 'vitest'
+import fc from 'fast-check'
+import { verifyChainFile, describeProblem, headPath, ProofChain, GENESIS } from 'dsh-proofchain'
+import { fill, freshChain, lines, writeLines } from './helpers.ts'
+
+async function chainOf(n: number) {
+  const chain = freshChain()
+  await fill(chain, n)
+  return chain.file
+}
+
+/** 1-based line holding byte `offset` (a newline belongs to the line it ends). */
+function lineOf(bytes: Buffer, offset: number): number {
+  let line = 1
+  for (let i = 0; i < offset; i++) if (bytes[i] === 0x0a) line++
+  return line
+}
+
+describe('verify: an intact chain', () => {
+  it('is green, with its head and entry count', async () => {
+    const file = await chainOf(20)
+    const report = verifyChainFile(file)
+    expect(report.ok).toBe(true)
+    expect(report.entries).toBe(20)
+    expect(report.head?.seq).toBe(19)
+    expect(report.headRecord?.seq).toBe(19)
+    expect(report.problem).toBeUndefined()
+  })
+
+  it('starts at genesis and links every entry to the one before', async () => {
+    const file = await chainOf(5)
+    const rows = lines(file).map(l => JSON.parse(l))
+    expect(rows[0].prevHash).toBe(GENESIS)
+    for (let i = 1; i < rows.length; i++) {
+      expect(rows[i].seq).toBe(i)
+      expect(rows[i].prevHash).toBe(rows[i - 1].hash)
+    }
+  })
+})
+
+describe('verify: tampering', () => {
+  it('names the line of any single changed byte (property)', async () => {
+    const file = await chainOf(12)
+    const original = readFileSync(file)
+    const copy = `${file}.tampered`
+    fc.assert(fc.property(fc.nat({ max: original.length - 1 }), fc.integer({ min: 1, max: 255 }), (offset, delta) => {
+      const bytes = Buffer.from(original)
+      bytes[offset] = (bytes[offset]! + delta) % 256
+      writeFileSync(copy, bytes)
+      const report = verifyChainFile(copy)
+      expect(report.ok).toBe(false)
+      expect(report.problem!.line).toBe(lineOf(original, offset))
+    }), { numRuns: 400 })
+  })
+
+  it('names the edited entry as a hash mismatch when the JSON stays valid', async () => {
+    const file = await chainOf(10)
+    const rows = lines(file)
+    rows[4] = rows[4]!.replace('"outcome":"fail"', '"outcome":"ok"').replace('"outcome":"ok"', '"outcome":"fail"')
+    writeLines(file, rows)
+    const report = verifyChainFile(file)
+    expect(report.problem).toMatchObject({ line: 5, seq: 4, kind: 'hash mismatch' })
+    expect(describeProblem(report.problem!)).toMatch(/^line 5 \(seq 4\): hash mismatch — stored [0-9a-f]{12}…, recomputed [0-9a-f]{12}…$/)
+  })
+
+  it('detects a deleted line wherever it was, naming the line after the gap', async () => {
+    const file = await chainOf(10)
+    const rows = lines(file)
+    for (let k = 0; k < rows.length; k++) {
+      writeLines(file, rows.filter((_, i) => i !== k))
+      const report = verifyChainFile(file)
+      expect(report.ok, `deleting line ${k + 1}`).toBe(false)
+      if (k < rows.length - 1) {
+        expect(report.problem).toMatchObject({ line: k + 1, seq: k + 1, kind: 'broken link' })
+      } else {
+        // The newest entry: only the head record can tell it is gone.
+        expect(report.problem).toMatchObject({ line: 10, seq: 9, kind: 'missing entries' })
+      }
+    }
+  })
+
+  it('detects two swapped lines, naming the first one out of place', async () => {
+    const file = await chainOf(10)
+    const rows = lines(file)
+    for (let k = 0; k < rows.length - 1; k++) {
+      const swapped = [...rows]
+      ;[swapped[k], swapped[k + 1]] = [swapped[k + 1]!, swapped[k]!]
+      writeLines(file, swapped)
+      const report = verifyChainFile(file)
+      expect(report.problem, `swapping lines ${k + 1} and ${k + 2}`).toMatchObject({ line: k + 1, kind: 'broken link' })
+    }
+  })
+
+  it('detects a truncation mid-line as a torn line', async () => {
+    const file = await chainOf(10)
+    const size = readFileSync(file).length
+    const last = lines(file).at(-1)!.length
+    truncateSync(file, size - Math.floor(last / 2))
+    expect(verifyChainFile(file).problem).toMatchObject({ line: 10, kind: 'torn line' })
+    truncateSync(file, 100)
+    expect(verifyChainFile(file).problem).toMatchObject({ line: 1, kind: 'torn line' })
+  })
+
+  it('detects a truncation at a line boundary through the head record', async () => {
+    const file = await chainOf(10)
+    writeLines(file, lines(file).slice(0, 6))
+    expect(verifyChainFile(file).problem).toMatchObject({ line: 7, seq: 6, kind: 'missing entries' })
+  })
+
+  it('detects the first line deleted (no genesis, no anchor)', async () => {
+    const file = await chainOf(4)
+    writeLines(file, lines(file).slice(1))
+    const problem = verifyChainFile(file).problem!
+    expect(problem).toMatchObject({ line: 1, seq: 1, kind: 'broken link' })
+    expect(problem.message).toBe('the chain starts at seq 1 with no anchor (expected seq 0 linked to genesis)')
+  })
+
+  it('detects an added field, a blank line and a re-sealed entry', async () => {
+    const file = await chainOf(6)
+    const rows = lines(file)
+    writeLines(file, rows.map((r, i) => (i === 2 ? r.replace('{', '{"extra":1,') : r)))
+    expect(verifyChainFile(file).problem).toMatchObject({ line: 3, kind: 'hash mismatch' })
+    writeLines(file, [...rows.slice(0, 3), '', ...rows.slice(3)])
+    expect(verifyChainFile(file).problem).toMatchObject({ line: 4, kind: 'corrupt line' })
+  })
+
+  it('reports a removed chain file when its head record remains', async () => {
+    const file = await chainOf(3)
+    rmSync(file)
+    expect(verifyChainFile(file).problem).toMatchObject({ kind: 'missing entries' })
+    rmSync(headPath(file))
+    expect(() => verifyChainFile(file)).toThrow(/no proof chain at/)
+  })
+})
+
+describe('appending after damage', () => {
+  it('freezes the head record when the newest entries were cut, so verify keeps reporting it', async () => {
+    const file = await chainOf(8)
+    writeLines(file, lines(file).slice(0, 5))
+    const warnings: string[] = []
+    const chain = ProofChain.open({ file, onWarning: m => warnings.push(m) })
+    await fill(chain, 5, 100)
+    expect(warnings).toEqual([`${file}: the file ended at seq 4 although seq 7 had been written; the head record is frozen as evidence (run dsh proof verify)`])
+    expect(verifyChainFile(file).problem).toMatchObject({ seq: 7, kind: 'hash mismatch' })
+    expect(JSON.parse(readFileSync(headPath(file), 'utf8'))).toMatchObject({ seq: 7, frozen: 'the file ended at seq 4 although seq 7 had been written' })
+  })
+})
+
+if (process.env.DSH_LONG) {
+  describe('verify: exhaustive (DSH_LONG)', () => {
+    it('every byte of a chain, every other value: detected on its own line', async () => {
+      const file = await chainOf(6)
+      const original = readFileSync(file)
+      const copy = `${file}.tampered`
+      for (let offset = 0; offset < original.length; offset++) {
+        for (let value = 0; value < 256; value += 17) {
+          if (value === original[offset]) continue
+          const bytes = Buffer.from(original)
+          bytes[offset] = value
+          writeFileSync(copy, bytes)
+          const report = verifyChainFile(copy)
+          expect(report.ok).toBe(false)
+          expect(report.problem!.line).toBe(lineOf(original, offset))
+        }
+      }
+    })
+  })
+}

@@ -1,0 +1,216 @@
+import { resolve } from 'node:path'
+import type { Session } from 'dsh-session'
+import type { ToolExecution, ToolResult } from 'dsh-tools'
+import { SnapshotError } from './errors.ts'
+import { readJournal } from './journal.ts'
+import { captureRefused, escapeRefused, listPaths, nothingToRestore } from './messages.ts'
+import { currentOwner, liveInstances, ownerState, type JournalOwner } from './owner.ts'
+import { listJournals, resolveJournal, type RecoveryReport } from './recover.ts'
+import { snapshotDir, Snapshots } from './snapshots.ts'
+import type { CommitRequest, RestoredInfo, RollbackRequest, RollbackResult, ScopeRef } from './types.ts'
+
+/** The plugin's settings, as its Config gives them. */
+export interface GuardSettings {
+  scope: 'call' | 'step'
+  vault?: string
+  fsync: boolean
+  maxFileBytes: number
+  maxDirBytes: number
+  ignore: string[]
+  shell: 'off' | 'git'
+  recover: boolean
+}
+
+/** What the guard needs from its host (the Cordis adapter): events out, a logger. */
+export interface GuardHost {
+  /** Does some plugin promise a verdict for this call's scope? */
+  judge(exec: ToolExecution): boolean
+  restored(info: RestoredInfo): void
+  recovered(report: RecoveryReport): void
+  info(text: string): void
+  warn(text: string): void
+}
+
+/**
+ * Snapshots for every session of one plugin instance: captures before each
+ * write call, answers verdicts, resolves journals left behind. No Cordis in
+ * here; `index.ts` wires it to events.
+ */
+export class SnapshotGuard {
+  readonly owner: JournalOwner = currentOwner()
+  private readonly _sessions = new Map<string, Snapshots>()
+  private readonly _vaults = new Map<string, Promise<void>>()
+  private readonly _notGit = new Set<string>()
+  private _disposed = false
+
+  constructor(private readonly settings: GuardSettings, private readonly host: GuardHost) {
+    liveInstances.add(this.owner.instance)
+  }
+
+  vaultOf(session: Session): string {
+    return this.settings.vault ? resolve(this.settings.vault) : session.vault
+  }
+
+  /**
+   * Once per vault: resolve journals whose writer died (unless `recover` is
+   * off) and adopt the ones a disposed instance of this process left open.
+   */
+  prepareVault(vault: string): Promise<void> {
+    let ready = this._vaults.get(vault)
+    if (!ready) {
+      ready = this.resolveVault(vault).catch(error => {
+        this.host.warn(`snapshot recovery in ${snapshotDir(vault)} failed: ${(error as Error).message}`)
+      })
+      this._vaults.set(vault, ready)
+    }
+    return ready
+  }
+
+  private async resolveVault(vault: string) {
+    const report: RecoveryReport = { dir: snapshotDir(vault), journals: [], skipped: [] }
+    for (const file of listJournals(vault).reverse()) {
+      const parsed = readJournal(file)
+      const owner = parsed.header?.owner
+      const state = owner ? ownerState(owner) : 'dead'
+      if (owner && state === 'this-process' && !liveInstances.has(owner.instance) && !this._sessions.has(parsed.header!.sessionId)) {
+        const snaps = Snapshots.adopt(parsed, this.options(vault), this.owner)
+        this._sessions.set(snaps.sessionId, snaps)
+        if (snaps.openScopes) this.host.info(`adopted ${snaps.openScopes} open snapshot scope(s) of session ${snaps.sessionId} left by a reloaded instance`)
+        continue
+      }
+      if (state !== 'dead' || !this.settings.recover) continue
+      report.journals.push(await resolveJournal(parsed, this.settings.fsync))
+    }
+    if (report.journals.length) this.host.recovered(report)
+  }
+
+  private options(vault: string) {
+    const { fsync, maxFileBytes, maxDirBytes, ignore } = this.settings
+    return { vault, fsync, maxFileBytes, maxDirBytes, ignore }
+  }
+
+  /** The session's snapshots (its vault prepared first). */
+  async snapshotsFor(session: Session): Promise<Snapshots> {
+    const vault = this.vaultOf(session)
+    await this.prepareVault(vault)
+    let snaps = this._sessions.get(session.id)
+    if (!snaps) {
+      snaps = new Snapshots({ root: session.cwd, sessionId: session.id, ...this.options(vault) }, this.owner)
+      this._sessions.set(session.id, snaps)
+    }
+    return snaps
+  }
+
+  scopeRef(exec: ToolExecution): ScopeRef {
+    const info = {
+      callId: exec.callId,
+      ...(exec.step === undefined ? {} : { step: exec.step }),
+      ...(exec.turn === undefined ? {} : { turn: exec.turn }),
+    }
+    if (this.settings.scope === 'step' && exec.step !== undefined) return { key: `step:${exec.turn ?? ''}:${exec.step}`, ...info }
+    return { key: `call:${exec.callId}`, ...info }
+  }
+
+  /** The `tools/execute` listener: capture, run, then commit when nobody will judge. */
+  async execute(exec: ToolExecution, next: () => Promise<ToolResult>): Promise<ToolResult> {
+    const tool = exec.tool
+    const write = tool?.effects === 'write'
+    const shell = tool?.effects === 'shell' && this.settings.shell === 'git'
+    if (!tool || this._disposed || (!write && !shell)) return next()
+    let paths: string[] = []
+    if (write) {
+      try {
+        paths = tool.paths!(exec.arguments)
+        if (!Array.isArray(paths) || paths.some(p => typeof p !== 'string')) throw new TypeError('paths() did not return a list of strings')
+      } catch (error) {
+        return { content: `invalid arguments for ${exec.name}: cannot tell which paths it writes (${(error as Error).message}); nothing was run`, isError: true }
+      }
+      if (!paths.length) return next()
+    }
+    const snaps = await this.snapshotsFor(exec.session)
+    const ref = this.scopeRef(exec)
+    try {
+      if (write) {
+        snaps.capture(ref, paths)
+      } else if (!(await snaps.captureTree(ref))) {
+        if (!this._notGit.has(snaps.root)) this.host.warn(`shell: 'git' is on but ${snaps.root} is not the top of a git work tree; shell calls there run without a snapshot`)
+        this._notGit.add(snaps.root)
+        return next()
+      }
+    } catch (error) {
+      if (!(error instanceof SnapshotError)) throw error
+      return { content: error.reason === 'escape' ? escapeRefused(error.message) : captureRefused(error.message), isError: true }
+    }
+    try {
+      return await next()
+    } finally {
+      this.settle(snaps, ref, exec)
+    }
+  }
+
+  /** After the tool returned: a scope nobody judged (and nobody will) is committed now. */
+  private settle(snaps: Snapshots, ref: ScopeRef, exec: ToolExecution) {
+    if (!snaps.isOpen(ref.key)) return
+    if (this.host.judge(exec)) return
+    try {
+      snaps.commit({ callId: exec.callId })
+    } catch (error) {
+      if (!(error instanceof SnapshotError)) throw error
+      this.host.warn(`could not commit the snapshot of call ${exec.callId}: ${error.message}`)
+    }
+  }
+
+  async rollback(req: RollbackRequest): Promise<RollbackResult> {
+    const selector = { ...(req.callId === undefined ? {} : { callId: req.callId }), ...(req.step === undefined ? {} : { step: req.step }) }
+    const snaps = this._sessions.get(req.sessionId)
+    if (!snaps) return { matched: false, restored: [], deleted: [], failed: [], message: nothingToRestore(selector, req.sessionId) }
+    const result = await snaps.rollback(selector, req.reason)
+    if (result.matched) {
+      this.host.restored({ ...selector, sessionId: req.sessionId, reason: req.reason, restored: result.restored, deleted: result.deleted, failed: result.failed })
+    }
+    return result
+  }
+
+  commit(req: CommitRequest): void {
+    const snaps = this._sessions.get(req.sessionId)
+    if (!snaps) return
+    try {
+      snaps.commit({ ...(req.callId === undefined ? {} : { callId: req.callId }), ...(req.step === undefined ? {} : { step: req.step }) })
+    } catch (error) {
+      if (!(error instanceof SnapshotError)) throw error
+      this.host.warn(`snapshot commit for session ${req.sessionId} failed: ${error.message}`)
+    }
+  }
+
+  /**
+   * At a turn's end a scope still open had a judge that never answered; the
+   * files stay as they are (committed) so captures never pile up, and the
+   * miss is logged.
+   */
+  endTurn(sessionId: string, turn: number): void {
+    const snaps = this._sessions.get(sessionId)
+    if (!snaps?.openScopes) return
+    const closed = snaps.commit({})
+    const calls = closed.flatMap(s => s.callIds)
+    this.host.warn(`session ${sessionId} turn ${turn}: ${closed.length} snapshot scope(s) got no verdict (calls ${listPaths(calls)}); kept the files as they are`)
+  }
+
+  /** The snapshots of a session, if it captured anything (for tests and tools). */
+  get(sessionId: string): Snapshots | undefined {
+    return this._sessions.get(sessionId)
+  }
+
+  dispose(): void {
+    if (this._disposed) return
+    this._disposed = true
+    for (const snaps of this._sessions.values()) {
+      try {
+        snaps.dispose()
+      } catch (error) {
+        this.host.warn(`closing snapshots of session ${snaps.sessionId}: ${(error as Error).message}`)
+      }
+    }
+    this._sessions.clear()
+    liveInstances.delete(this.owner.instance)
+  }
+}

@@ -1,0 +1,54 @@
+import type { RestoreOutcome } from './restore.ts'
+import type { ScopeState } from './scopes.ts'
+import type { ScopeSelector } from './types.ts'
+
+/**
+ * The one-line texts dsh-snapshot produces. Other plugins pass them on to
+ * the model, so they are API: short, specific, asserted in tests.
+ */
+
+const MAX_LISTED = 8
+
+export function listPaths(paths: readonly string[]): string {
+  if (paths.length <= MAX_LISTED) return paths.join(', ')
+  return `${paths.slice(0, MAX_LISTED).join(', ')} and ${paths.length - MAX_LISTED} more`
+}
+
+/** `nothing to restore: no open snapshot for call c9` */
+export function nothingToRestore(selector: ScopeSelector, sessionId: string): string {
+  if (selector.callId !== undefined) return `nothing to restore: no open snapshot for call ${selector.callId}`
+  if (selector.step !== undefined) return `nothing to restore: no open snapshot for step ${selector.step}`
+  return `nothing to restore: no open snapshot in session ${sessionId}`
+}
+
+/** What a rollback covered: `call c1`, `step 2 (calls c1, c2)`, `session s (calls c1)`. */
+export function describeScopes(selector: ScopeSelector, scopes: readonly ScopeState[], sessionId: string): string {
+  const calls = [...new Set(scopes.slice().reverse().flatMap(s => s.callIds))]
+  const withCalls = (what: string) => (calls.length ? `${what} (${calls.length === 1 ? 'call' : 'calls'} ${listPaths(calls)})` : what)
+  if (selector.callId !== undefined) {
+    const stepScope = scopes.find(s => s.key.startsWith('step:'))
+    return stepScope ? withCalls(`step ${stepScope.step}`) : `call ${selector.callId}`
+  }
+  if (selector.step !== undefined) return withCalls(`step ${selector.step}`)
+  return withCalls(`session ${sessionId}`)
+}
+
+/** `rolled back call c1: restored a.ts; deleted b.ts` */
+export function rolledBack(what: string, outcome: RestoreOutcome): string {
+  const parts: string[] = []
+  if (outcome.restored.length) parts.push(`restored ${listPaths(outcome.restored)}`)
+  if (outcome.deleted.length) parts.push(`deleted ${listPaths(outcome.deleted)}`)
+  if (!parts.length && !outcome.failed.length) parts.push('nothing had changed')
+  if (outcome.failed.length) parts.push(`could not restore ${listPaths(outcome.failed.map(f => `${f.path} (${f.error})`))}`)
+  return `rolled back ${what}: ${parts.join('; ')}`
+}
+
+/** Why a write was not run: `snapshot failed: <why>; the write was not run` */
+export function captureRefused(why: string): string {
+  return `snapshot failed: ${why}; the write was not run`
+}
+
+/** A path outside the workspace: `refused: path "../x" is outside the workspace /w; the write was not run` */
+export function escapeRefused(why: string): string {
+  return `refused: ${why}; the write was not run`
+}

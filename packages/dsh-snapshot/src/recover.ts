@@ -1,0 +1,226 @@
+import { closeSync, existsSync, openSync, readdirSync, realpathSync, renameSync, unlinkSync } from 'node:fs'
+import { basename, dirname, join, resolve } from 'node:path'
+import { fsyncDirSync } from 'dsh-common'
+import { JOURNAL_SUFFIX, readJournal, readPayloadFd, type ParsedJournal } from './journal.ts'
+import { listPaths } from './messages.ts'
+import { ownerState, type JournalOwner, type OwnerState } from './owner.ts'
+import type { RestoreOutcome } from './restore.ts'
+import { replayScopes, type ScopeState } from './scopes.ts'
+import { removeTreeStore } from './git-tree.ts'
+import { restoreScope, snapshotDir, syncParents, treeStoreOf } from './snapshots.ts'
+
+/** What recovery did with one scope. */
+export interface RecoveredScope extends RestoreOutcome {
+  scope: string
+  /** `call c1` or `step 2 (calls c1, c2)`. */
+  label: string
+  callIds: string[]
+  step?: number
+  verdict: 'none' | 'commit' | 'rollback'
+  action: 'rolled back' | 'finished rollback' | 'dropped' | 'nothing to do'
+  reason?: string
+}
+
+/** What recovery did with one journal. */
+export interface RecoveredJournal {
+  file: string
+  sessionId?: string
+  root?: string
+  owner?: JournalOwner
+  scopes: RecoveredScope[]
+  /** Temp files a killed atomic write left next to captured paths, removed. */
+  debris: string[]
+  /** The journal ended inside a record (a capture cut short: its write never ran). */
+  torn: boolean
+  /** The journal was unreadable from some point on; it is kept as `<file>.damaged`. */
+  damage?: string
+  /** The journal was resolved and deleted. */
+  removed: boolean
+  /** Why it could not be resolved, when it was not. */
+  problem?: string
+}
+
+export interface RecoveryReport {
+  dir: string
+  journals: RecoveredJournal[]
+  /** Journals left alone: their writer is still running (or on another host). */
+  skipped: { file: string; reason: string }[]
+}
+
+export interface RecoverOptions {
+  /** fsync restored files and the removals (default true). */
+  fsync?: boolean
+  /** Resolve a journal even when its writer looks alive (default: only dead writers). */
+  force?: boolean
+  /** Only journals of this workspace; others are skipped. */
+  workspace?: string
+  /** Decide per journal; overrides `force`. */
+  accept?: (owner: JournalOwner, state: OwnerState) => boolean
+}
+
+/** The journals in `<vault>/snapshots`, oldest first. */
+export function listJournals(vault: string): string[] {
+  const dir = snapshotDir(vault)
+  let names: string[]
+  try {
+    names = readdirSync(dir)
+  } catch (error) {
+    if ((error as NodeJS.ErrnoException).code === 'ENOENT') return []
+    throw error
+  }
+  return names.filter(n => n.endsWith(JOURNAL_SUFFIX)).sort().map(n => join(dir, n))
+}
+
+function labelOf(scope: ScopeState): string {
+  if (scope.key.startsWith('step:')) {
+    const calls = scope.callIds.length ? ` (${scope.callIds.length === 1 ? 'call' : 'calls'} ${listPaths(scope.callIds)})` : ''
+    return `step ${scope.step}${calls}`
+  }
+  return scope.callIds.length ? `call ${scope.callIds.join(', ')}` : `scope ${scope.id}`
+}
+
+/**
+ * Resolve every journal in `<vault>/snapshots` whose writer is gone: a
+ * scope without a verdict is rolled back, a rollback cut short is finished,
+ * a committed scope is dropped; then the journal is deleted. A journal with
+ * a path that could not be restored is kept (run again after fixing it).
+ */
+export async function recoverVault(vault: string, options: RecoverOptions = {}): Promise<RecoveryReport> {
+  const report: RecoveryReport = { dir: snapshotDir(resolve(vault)), journals: [], skipped: [] }
+  const workspace = options.workspace && existsSync(options.workspace) ? realpathSync(options.workspace) : options.workspace
+  // Newest journal first: where two dead writers captured one path, the older capture is restored last and wins.
+  for (const file of listJournals(vault).reverse()) {
+    let parsed: ParsedJournal
+    try {
+      parsed = readJournal(file)
+    } catch (error) {
+      if ((error as NodeJS.ErrnoException).code === 'ENOENT') continue
+      throw error
+    }
+    const owner = parsed.header?.owner
+    if (owner) {
+      const state = ownerState(owner)
+      const accept = options.accept ? options.accept(owner, state) : options.force || state === 'dead'
+      if (!accept) {
+        report.skipped.push({ file, reason: state === 'other-host' ? `written on host ${owner.host}` : `its writer (pid ${owner.pid}) is still running` })
+        continue
+      }
+    }
+    if (workspace && parsed.header && parsed.header.root !== workspace) {
+      report.skipped.push({ file, reason: `it belongs to workspace ${parsed.header.root}` })
+      continue
+    }
+    report.journals.push(await resolveJournal(parsed, options.fsync ?? true))
+  }
+  return report
+}
+
+/** Resolve one parsed journal (see {@link recoverVault}). */
+export async function resolveJournal(parsed: ParsedJournal, fsync: boolean): Promise<RecoveredJournal> {
+  const { file, header } = parsed
+  const out: RecoveredJournal = {
+    file, scopes: [], debris: [], torn: parsed.torn, removed: false,
+    ...(header ? { sessionId: header.sessionId, root: header.root, owner: header.owner } : {}),
+    ...(parsed.damage ? { damage: parsed.damage } : {}),
+  }
+  if (header && !existsSync(header.root)) {
+    out.problem = `workspace ${header.root} no longer exists; journal kept`
+    return out
+  }
+  const scopes = header ? replayScopes(parsed.records) : []
+  const fd = openSync(file, 'r')
+  try {
+    const source = { readPayload: (offset: number, size: number, sum: number) => readPayloadFd(fd, file, offset, size, sum) }
+    for (const scope of [...scopes].reverse()) {
+      const verdict = scope.verdict ?? 'none'
+      const base = {
+        scope: scope.id, label: labelOf(scope), callIds: scope.callIds, verdict,
+        ...(scope.step === undefined ? {} : { step: scope.step }), ...(scope.reason ? { reason: scope.reason } : {}),
+      } as const
+      if (verdict === 'commit' || (verdict === 'rollback' && scope.done)) {
+        out.scopes.push({ ...base, action: verdict === 'commit' ? 'dropped' : 'nothing to do', restored: [], deleted: [], failed: [] })
+        continue
+      }
+      const outcome = await restoreScope(header!.root, scope, source, { fsync, vault: dirname(dirname(file)) })
+      if (fsync) syncParents(header!.root, outcome.deleted)
+      out.scopes.push({ ...base, action: verdict === 'none' ? 'rolled back' : 'finished rollback', ...outcome })
+    }
+    if (header) out.debris = removeDebris(header.root, scopes, header.owner.pid)
+  } finally {
+    closeSync(fd)
+  }
+  const failed = out.scopes.some(s => s.failed.length)
+  if (out.damage) {
+    renameSync(file, `${file}.damaged`)
+  } else if (failed) {
+    out.problem = 'some paths could not be restored; journal kept (fix them and run dsh recover again)'
+  } else {
+    removeTreeStore(treeStoreOf(file))
+    unlinkSync(file)
+    if (fsync) fsyncDirSync(dirname(file))
+    out.removed = true
+  }
+  return out
+}
+
+/**
+ * Temp files of an atomic write the dead process was doing next to a
+ * captured path (`.<name>.<pid>.<8 hex>.tmp`, as dsh-common's
+ * writeFileAtomic names them; `.link` for a symlink restore).
+ */
+function removeDebris(root: string, scopes: readonly ScopeState[], pid: number): string[] {
+  const removed: string[] = []
+  const seen = new Set<string>()
+  for (const scope of scopes) {
+    for (const { entry } of scope.items) {
+      const abs = join(root, entry.path)
+      const dir = dirname(abs)
+      const prefix = `.${basename(abs)}.${pid}.`
+      if (seen.has(abs)) continue
+      seen.add(abs)
+      let names: string[]
+      try {
+        names = readdirSync(dir)
+      } catch {
+        // ENOENT/ENOTDIR: the directory is gone, so is any debris in it.
+        continue
+      }
+      for (const name of names) {
+        if (!name.startsWith(prefix) || !/^[0-9a-f]{8}\.(tmp|link)$/.test(name.slice(prefix.length))) continue
+        try {
+          unlinkSync(join(dir, name))
+          removed.push(join(dirname(entry.path), name).split('\\').join('/').replace(/^\.\//, ''))
+        } catch {
+          // ENOENT: removed meanwhile.
+        }
+      }
+    }
+  }
+  return removed
+}
+
+/** The report as printed by `dsh recover` and logged at plugin start. */
+export function formatRecovery(report: RecoveryReport): string {
+  const lines: string[] = []
+  if (!report.journals.length && !report.skipped.length) return `nothing to recover in ${report.dir}\n`
+  for (const j of report.journals) {
+    const who = j.owner ? `, pid ${j.owner.pid}` : ''
+    lines.push(`${basename(j.file)} (session ${j.sessionId ?? '?'}${who}):`)
+    if (j.torn) lines.push('  the last record was cut short by the crash (its write had not started); ignored')
+    if (j.damage) lines.push(`  damaged journal: ${j.damage}; records after it were ignored; kept as ${basename(j.file)}.damaged`)
+    if (!j.scopes.length) lines.push('  no open snapshot')
+    for (const s of j.scopes) {
+      const why = s.verdict === 'none' ? 'no verdict' : s.verdict === 'commit' ? 'committed' : `rollback${s.reason ? `: ${s.reason}` : ''}`
+      const parts: string[] = []
+      if (s.restored.length) parts.push(`restored ${listPaths(s.restored)}`)
+      if (s.deleted.length) parts.push(`deleted ${listPaths(s.deleted)}`)
+      if (s.failed.length) parts.push(`could not restore ${listPaths(s.failed.map(f => `${f.path} (${f.error})`))}`)
+      if (!parts.length && (s.action === 'rolled back' || s.action === 'finished rollback')) parts.push('nothing had changed')
+      lines.push(`  ${s.action} ${s.label} (${why})${parts.length ? `: ${parts.join('; ')}` : ''}`)
+    }
+    if (j.debris.length) lines.push(`  removed leftover temp files: ${listPaths(j.debris)}`)
+    lines.push(j.removed ? '  journal removed' : `  ${j.problem ?? 'journal kept'}`)
+  }
+  for (const s of report.skipped) lines.push(`skipped ${basename(s.file)}: ${s.reason}`)
+  return lines.join('\n') + '\n'
+}

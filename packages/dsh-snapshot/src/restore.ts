@@ -1,0 +1,209 @@
+import { randomBytes } from 'node:crypto'
+import { chmodSync, closeSync, constants, fstatSync, lstatSync, openSync, readdirSync, readSync, readlinkSync, renameSync, rmSync, rmdirSync, symlinkSync, unlinkSync, type Stats } from 'node:fs'
+import { basename, dirname, join } from 'node:path'
+import { isInside, mkdirpTracked, realpathNearest, toPosixRelative, writeFileAtomicSync } from 'dsh-common'
+import { ALWAYS_SKIPPED } from './capture.ts'
+import type { PathMatcher } from './internal/glob.ts'
+import { compileGlobs } from './internal/glob.ts'
+import type { CaptureEntry } from './types.ts'
+
+/** What a restore did; paths workspace-relative, a removed directory ends with `/`. */
+export interface RestoreOutcome {
+  restored: string[]
+  deleted: string[]
+  failed: { path: string; error: string }[]
+}
+
+/** One capture to put back; `bytes()` yields a file's captured content. */
+export interface RestoreItem {
+  entry: CaptureEntry
+  bytes?: () => Buffer
+}
+
+export interface RestoreOptions {
+  fsync: boolean
+  /** Absolute vault path: never written, never deleted. */
+  vault?: string
+}
+
+function lstatOrUndefined(abs: string): Stats | undefined {
+  try {
+    return lstatSync(abs)
+  } catch (error) {
+    const code = (error as NodeJS.ErrnoException).code
+    if (code === 'ENOENT' || code === 'ENOTDIR') return undefined
+    throw error
+  }
+}
+
+function sameBytes(abs: string, data: Buffer): boolean {
+  let fd: number
+  try {
+    fd = openSync(abs, constants.O_RDONLY | constants.O_NOFOLLOW)
+  } catch {
+    // ELOOP/ENOENT/EACCES: not readable as the same file, so restore it.
+    return false
+  }
+  try {
+    if (fstatSync(fd).size !== data.length) return false
+    const buf = Buffer.allocUnsafe(data.length)
+    let got = 0
+    while (got < data.length) {
+      const n = readSync(fd, buf, got, data.length - got, got)
+      if (n === 0) return false
+      got += n
+    }
+    return buf.equals(data)
+  } finally {
+    closeSync(fd)
+  }
+}
+
+/**
+ * Put back the captures of one scope, newest capture first so that for every
+ * path the oldest capture is what remains. Each file is replaced atomically
+ * (temp + rename), so a crash mid-restore never leaves a torn file and a
+ * repeated restore is harmless. Failures are collected, never thrown.
+ */
+export function restoreItems(root: string, items: readonly RestoreItem[], options: RestoreOptions): RestoreOutcome {
+  const captured = new Set(items.map(i => i.entry.path))
+  const createdDirs = new Set<string>()
+  // Work newest first, report in capture order.
+  const slots: RestoreOutcome[] = items.map(() => ({ restored: [], deleted: [], failed: [] }))
+  for (let i = items.length - 1; i >= 0; i--) {
+    const { entry, bytes } = items[i]!
+    const out = slots[i]!
+    const abs = join(root, entry.path)
+    try {
+      refuseUnsafe(root, abs, options)
+      switch (entry.kind) {
+        case 'file':
+          restoreFile(abs, entry.mode, bytes!(), options, out, entry.path)
+          break
+        case 'symlink':
+          restoreSymlink(abs, entry.target, out, entry.path)
+          break
+        case 'absent':
+          removeTree(abs, entry.path, out)
+          for (const d of entry.dirs) createdDirs.add(d)
+          break
+        case 'dir':
+          restoreDir(root, abs, entry, captured, options, out)
+          break
+        case 'tree':
+          // Restored through git by the caller (see restoreScope).
+          break
+      }
+    } catch (error) {
+      out.failed.push({ path: entry.path, error: errorText(error) })
+    }
+  }
+  const out: RestoreOutcome = {
+    restored: slots.flatMap(s => s.restored),
+    deleted: slots.flatMap(s => s.deleted),
+    failed: slots.flatMap(s => s.failed),
+  }
+  // Directories the writes created go last, deepest first, and only when empty.
+  for (const d of [...createdDirs].sort((a, b) => b.split('/').length - a.split('/').length || b.localeCompare(a))) {
+    try {
+      rmdirSync(join(root, d))
+      out.deleted.push(`${d}/`)
+    } catch (error) {
+      const code = (error as NodeJS.ErrnoException).code
+      // ENOENT: never created or already gone; ENOTEMPTY/EEXIST: holds something the scope did not create.
+      if (code !== 'ENOENT' && code !== 'ENOTEMPTY' && code !== 'EEXIST') out.failed.push({ path: `${d}/`, error: errorText(error) })
+    }
+  }
+  return out
+}
+
+function errorText(error: unknown): string {
+  const e = error as NodeJS.ErrnoException
+  return e?.code && !String(e.message).startsWith(e.code) ? `${e.code}: ${e.message}` : String(e?.message ?? error)
+}
+
+/** A restore must not write through a directory that now leads out of the workspace, nor into the vault. */
+function refuseUnsafe(root: string, abs: string, options: RestoreOptions) {
+  const parent = realpathNearest(dirname(abs))
+  if (!isInside(root, parent)) throw new Error(`refused: its directory now resolves outside the workspace (${parent})`)
+  if (options.vault && isInside(options.vault, abs)) throw new Error('refused: inside the dsh vault')
+}
+
+function restoreFile(abs: string, mode: number, data: Buffer, options: RestoreOptions, out: RestoreOutcome, rel: string) {
+  const st = lstatOrUndefined(abs)
+  if (st?.isFile() && (st.mode & 0o7777) === mode && sameBytes(abs, data)) return
+  if (st?.isDirectory()) rmSync(abs, { recursive: true, force: true })
+  mkdirpTracked(dirname(abs))
+  writeFileAtomicSync(abs, data, { mode, fsync: options.fsync })
+  out.restored.push(rel)
+}
+
+function restoreSymlink(abs: string, target: string, out: RestoreOutcome, rel: string) {
+  const st = lstatOrUndefined(abs)
+  if (st?.isSymbolicLink()) {
+    try {
+      if (readlinkSync(abs) === target) return
+    } catch { /* ENOENT: gone meanwhile; recreate below */ }
+  }
+  if (st?.isDirectory()) rmSync(abs, { recursive: true, force: true })
+  mkdirpTracked(dirname(abs))
+  // A link made aside and renamed over the path: the swap is atomic and follows nothing.
+  const tmp = join(dirname(abs), `.${basename(abs)}.${process.pid}.${randomBytes(4).toString('hex')}.link`)
+  symlinkSync(target, tmp)
+  try {
+    renameSync(tmp, abs)
+  } catch (error) {
+    unlinkSync(tmp)
+    throw error
+  }
+  out.restored.push(rel)
+}
+
+/** Remove what is at `abs` now (a file, a link, or a directory the scope created). */
+function removeTree(abs: string, rel: string, out: RestoreOutcome) {
+  const st = lstatOrUndefined(abs)
+  if (!st) return
+  if (st.isDirectory()) {
+    rmSync(abs, { recursive: true, force: true })
+    out.deleted.push(`${rel}/`)
+  } else {
+    unlinkSync(abs)
+    out.deleted.push(rel)
+  }
+}
+
+function restoreDir(root: string, abs: string, entry: Extract<CaptureEntry, { kind: 'dir' }>, captured: Set<string>, options: RestoreOptions, out: RestoreOutcome) {
+  const st = lstatOrUndefined(abs)
+  if (st && !st.isDirectory()) unlinkSync(abs)
+  mkdirpTracked(abs)
+  if (entry.walk) {
+    // What appeared below a captured directory after the capture is removed
+    // (a new directory whole), except what the capture skipped and so never knew.
+    const vaultRel = options.vault && isInside(root, options.vault) ? [toPosixRelative(root, options.vault)] : []
+    removeUncaptured(root, abs, compileGlobs([...ALWAYS_SKIPPED, ...vaultRel, ...entry.walk.skip]), captured, out)
+  }
+  if (((lstatOrUndefined(abs)?.mode ?? 0) & 0o7777) !== entry.mode) {
+    chmodSync(abs, entry.mode)
+    out.restored.push(`${entry.path}/`)
+  }
+}
+
+function removeUncaptured(root: string, dir: string, skip: PathMatcher, captured: Set<string>, out: RestoreOutcome) {
+  let names: string[]
+  try {
+    names = readdirSync(dir)
+  } catch (error) {
+    if ((error as NodeJS.ErrnoException).code === 'ENOENT') return
+    throw error
+  }
+  for (const name of names.sort()) {
+    const abs = join(dir, name)
+    const rel = toPosixRelative(root, abs)
+    if (skip(rel)) continue
+    if (!captured.has(rel)) {
+      removeTree(abs, rel, out)
+      continue
+    }
+    if (lstatOrUndefined(abs)?.isDirectory()) removeUncaptured(root, abs, skip, captured, out)
+  }
+}

@@ -1,0 +1,405 @@
+import { realpathSync } from 'node:fs'
+import { dirname, join, resolve } from 'node:path'
+import { fsyncDirSync, isInside, PathEscapeError, resolveInside, toPosixRelative } from 'dsh-common'
+import { ALWAYS_SKIPPED, formatBytes, readState, walk, type ReadState } from './capture.ts'
+import { SnapshotError } from './errors.ts'
+import { JOURNAL_SUFFIX, JournalWriter, type JournalRecord, type ParsedJournal } from './journal.ts'
+import { compileGlobs, type PathMatcher } from './internal/glob.ts'
+import { describeScopes, nothingToRestore, rolledBack } from './messages.ts'
+import { currentOwner, type JournalOwner } from './owner.ts'
+import { restoreItems, type RestoreItem, type RestoreOutcome } from './restore.ts'
+import { newScope, replayScopes, selectScopes, type ScopeState } from './scopes.ts'
+import { removeTreeStore, restoreTree, snapshotTree } from './git-tree.ts'
+import type {
+  CapturedPath, CaptureEntry, CaptureSummary, RollbackResult, ScopeRef, ScopeSelector, ScopeSummary, SnapshotsOptions,
+} from './types.ts'
+
+export const DEFAULT_MAX_FILE_BYTES = 16 * 1024 * 1024
+export const DEFAULT_MAX_DIR_BYTES = 256 * 1024 * 1024
+
+/** Where a journal's private git objects and indexes live (`shell: 'git'`). */
+export function treeStoreOf(journalFile: string): string {
+  return journalFile.slice(0, -JOURNAL_SUFFIX.length) + '.git'
+}
+
+/** `<vault>/snapshots` */
+export function snapshotDir(vault: string): string {
+  return join(vault, 'snapshots')
+}
+
+function safeName(id: string): string {
+  return id.replace(/[^A-Za-z0-9._-]/g, '_').slice(0, 80) || 'session'
+}
+
+type Pending = { record: JournalRecord; payload?: Uint8Array }
+
+/** Paths a capture in progress already holds; `keep` notes one asked for again. */
+interface ReadTarget {
+  has(path: string): boolean
+  keep(path: string): void
+}
+
+/**
+ * One session's snapshots: what its write calls are about to change,
+ * journalled durably before they run, so it can be put back exactly.
+ *
+ * Scopes group captures until a verdict: `commit` drops them, `rollback`
+ * restores them. Within an open scope the first capture of a path wins.
+ * Every method is synchronous except `rollback` (a git tree restore runs
+ * git); the journal is on disk before `capture` returns.
+ *
+ * @example
+ * const snaps = new Snapshots({ root: '/work/app', vault: '/work/app/.dsh', sessionId: 's1' })
+ * snaps.capture({ key: 'call:c1', callId: 'c1' }, ['src/a.ts'])
+ * // … the write runs …
+ * const r = await snaps.rollback({ callId: 'c1' }, 'type-check failed')
+ */
+export class Snapshots {
+  readonly root: string
+  readonly vault: string
+  readonly sessionId: string
+  private readonly _fsync: boolean
+  private readonly _maxFile: number
+  private readonly _maxDir: number
+  private readonly _ignore: readonly string[]
+  private readonly _skip: PathMatcher
+  private readonly _owner: JournalOwner
+  private _journal?: JournalWriter
+  private _open: ScopeState[] = []
+  private _nextScope = 1
+  private _closed = false
+
+  constructor(options: SnapshotsOptions, owner: JournalOwner = currentOwner()) {
+    this.root = realpathSync(options.root)
+    this.vault = resolve(options.vault)
+    this.sessionId = options.sessionId
+    this._fsync = options.fsync ?? true
+    this._maxFile = options.maxFileBytes ?? DEFAULT_MAX_FILE_BYTES
+    this._maxDir = options.maxDirBytes ?? DEFAULT_MAX_DIR_BYTES
+    this._ignore = [...(options.ignore ?? [])]
+    const vaultRel = isInside(this.root, this.vault) ? [toPosixRelative(this.root, this.vault)] : []
+    this._skip = compileGlobs([...ALWAYS_SKIPPED, ...vaultRel, ...this._ignore])
+    this._owner = owner
+  }
+
+  /**
+   * Continue a journal this process left behind (a disposed plugin
+   * instance): its open scopes become this instance's.
+   */
+  static adopt(parsed: ParsedJournal, options: Omit<SnapshotsOptions, 'root' | 'sessionId'>, owner: JournalOwner = currentOwner()): Snapshots {
+    const header = parsed.header
+    if (!header) throw new SnapshotError('journal', `${parsed.file} has no readable header`)
+    const snaps = new Snapshots({ ...options, root: header.root, sessionId: header.sessionId }, owner)
+    snaps._journal = JournalWriter.adopt(parsed, owner, snaps._fsync)
+    const scopes = replayScopes(parsed.records)
+    snaps._open = scopes.filter(s => !s.verdict)
+    snaps._nextScope = scopes.length + 1
+    return snaps
+  }
+
+  /** The journal file, once something was captured. */
+  get journalFile(): string | undefined {
+    return this._journal?.file
+  }
+
+  /** Number of scopes waiting for a verdict. */
+  get openScopes(): number {
+    return this._open.length
+  }
+
+  /** Whether a scope with this key is open. */
+  isOpen(key: string): boolean {
+    return this._open.some(s => s.key === key)
+  }
+
+  /**
+   * Record the current state of `paths` (relative to the root, or absolute)
+   * in the scope, durably, before the caller changes them. A directory is
+   * captured like {@link captureDir}.
+   * @throws SnapshotError (`escape`, `too-large`, `unsupported`, `journal`); nothing is recorded then.
+   */
+  capture(scope: ScopeRef, paths: readonly string[]): CaptureSummary {
+    const targets = paths.map(p => this.contain(p))
+    return this.record(scope, (state, add) => {
+      for (const abs of targets) this.readInto(state, abs, add, { total: 0 })
+    })
+  }
+
+  /**
+   * Capture every file and symlink below `dir`, skipping `.git`,
+   * `node_modules`, the vault and the configured globs. Rollback also
+   * removes what appeared below `dir` after the capture.
+   * @throws SnapshotError `too-large` over `maxFileBytes` per file or `maxDirBytes` in total.
+   */
+  captureDir(scope: ScopeRef, dir: string): CaptureSummary {
+    const abs = this.contain(dir)
+    return this.record(scope, (state, add) => this.readInto(state, abs, add, { total: 0 }, true))
+  }
+
+  /** Record a prepared entry (a git working-tree snapshot) in the scope. */
+  captureEntry(scope: ScopeRef, entry: CaptureEntry): CaptureSummary {
+    return this.record(scope, (state, add) => {
+      if (state.has(entry.path)) state.keep(entry.path)
+      else add({ entry })
+    })
+  }
+
+  /**
+   * `shell: 'git'`: snapshot the whole working tree into the scope, through
+   * git, without touching the user's index, HEAD, refs or stash. Resolves
+   * undefined (nothing recorded) when the root is not the top of a git work tree.
+   * @throws SnapshotError `git` when git fails.
+   */
+  async captureTree(scope: ScopeRef): Promise<CaptureSummary | undefined> {
+    const open = this._open.find(s => s.key === scope.key)
+    if (open?.paths.has('.')) return this.captureEntry(scope, open.items.find(i => i.entry.path === '.')!.entry)
+    const store = treeStoreOf(this.journal().file)
+    const entry = await snapshotTree(this.root, this.vault, store, this._fsync)
+    if (!entry) return undefined
+    return this.captureEntry(scope, entry)
+  }
+
+  /** Close the selected open scopes, keeping the files as they are. */
+  commit(selector: ScopeSelector = {}): ScopeSummary[] {
+    const chosen = selectScopes(this._open, selector)
+    if (!chosen.length) return []
+    this.close(chosen, 'commit')
+    return chosen.reverse().map(summary)
+  }
+
+  /**
+   * Restore the selected open scopes (newest first, so each path ends as
+   * its oldest capture had it) and close them. Never throws for a path that
+   * could not be restored: it is listed in `failed`. When nothing matches,
+   * `matched` is false and nothing is touched.
+   */
+  async rollback(selector: ScopeSelector, reason: string): Promise<RollbackResult> {
+    const chosen = selectScopes(this._open, selector)
+    if (!chosen.length) return { matched: false, restored: [], deleted: [], failed: [], message: nothingToRestore(selector, this.sessionId) }
+    const what = describeScopes(selector, chosen, this.sessionId)
+    // The verdict is durable before any file moves, so a crash mid-restore is finished by recovery.
+    this.appendVerdicts(chosen, 'rollback', reason)
+    this._open = this._open.filter(s => !chosen.includes(s))
+    // Newest scope first, so each path ends as its oldest capture had it; reported oldest first.
+    const outcomes: RestoreOutcome[] = []
+    for (const scope of chosen) outcomes.unshift(await restoreScope(this.root, scope, this._journal!, { fsync: this._fsync, vault: this.vault }))
+    const total: RestoreOutcome = { restored: [], deleted: [], failed: [] }
+    for (const outcome of outcomes) merge(total, outcome)
+    if (this._fsync) syncParents(this.root, total.deleted)
+    this.finish(chosen.map(s => ({ record: { t: 'done', scope: s.id, failed: total.failed.length } as JournalRecord })))
+    return { matched: true, ...total, message: rolledBack(what, total) }
+  }
+
+  /** Drop every capture of every scope and delete the journal. */
+  clear(): void {
+    this._open = []
+    if (this._journal) removeTreeStore(treeStoreOf(this._journal.file))
+    this._journal?.remove()
+    this._journal = undefined
+  }
+
+  /** What the open (selected) scopes hold, oldest scope first. */
+  captured(selector?: ScopeSelector): CapturedPath[] {
+    const scopes = selector ? selectScopes(this._open, selector).reverse() : this._open
+    return scopes.flatMap(s => s.items.map(({ entry }) => ({
+      path: entry.path, kind: entry.kind, scope: s.id, callIds: [...s.callIds],
+      ...(s.step === undefined ? {} : { step: s.step }), ...(s.turn === undefined ? {} : { turn: s.turn }),
+    })))
+  }
+
+  /**
+   * Release the journal. With no open scope it is deleted; otherwise it
+   * stays for recovery (or for the next instance in this process to adopt).
+   */
+  dispose(): void {
+    if (this._closed) return
+    this._closed = true
+    if (!this._journal) return
+    if (this._open.length) {
+      this._journal.close()
+    } else {
+      removeTreeStore(treeStoreOf(this._journal.file))
+      this._journal.remove()
+    }
+  }
+
+  /** Resolve a path inside the root, refusing the vault. */
+  private contain(p: string): string {
+    let abs: string
+    try {
+      abs = resolveInside(this.root, p)
+    } catch (error) {
+      if (error instanceof PathEscapeError) throw new SnapshotError('escape', `path "${p}" is outside the workspace ${this.root}`)
+      throw error
+    }
+    if (isInside(this.vault, abs)) throw new SnapshotError('escape', `path "${p}" is inside the dsh vault ${this.vault}`)
+    return abs
+  }
+
+  private readInto(state: ReadTarget, abs: string, add: (p: { entry: CaptureEntry; payload?: Buffer }) => void, budget: { total: number }, asDir = false) {
+    const rel = toPosixRelative(this.root, abs) || '.'
+    if (state.has(rel)) return state.keep(rel)
+    const read: ReadState = readState(this.root, abs, this._maxFile)
+    if (read.entry.kind !== 'dir') {
+      if (asDir) throw new SnapshotError('unsupported', `${rel} is not a directory`)
+      add(read)
+      return
+    }
+    add({ entry: { ...read.entry, walk: { skip: [...this._ignore] } } })
+    const found = walk(this.root, abs, this._skip)
+    for (const d of found.dirs) {
+      const drel = toPosixRelative(this.root, d)
+      if (state.has(drel)) {
+        state.keep(drel)
+        continue
+      }
+      const sub = readState(this.root, d, this._maxFile)
+      if (sub.entry.kind === 'dir') add(sub)
+    }
+    for (const leaf of found.leaves) {
+      const lrel = toPosixRelative(this.root, leaf)
+      if (state.has(lrel)) {
+        state.keep(lrel)
+        continue
+      }
+      const item = readState(this.root, leaf, this._maxFile)
+      budget.total += item.payload?.length ?? 0
+      if (budget.total > this._maxDir) {
+        throw new SnapshotError('too-large', `${rel} holds over ${formatBytes(this._maxDir)}, the snapshot cap for a directory (dsh-snapshot maxDirBytes); add ignore globs or raise the cap`)
+      }
+      if (item.entry.kind !== 'dir') add(item)
+    }
+  }
+
+  /** Read into a scratch list, then journal it in one fsynced append, then update memory. */
+  private record(ref: ScopeRef, read: (state: ReadTarget, add: (p: { entry: CaptureEntry; payload?: Buffer }) => void) => void): CaptureSummary {
+    if (this._closed) throw new SnapshotError('closed', `snapshots of session ${this.sessionId} were disposed`)
+    const existing = this._open.find(s => s.key === ref.key)
+    const scope = existing ?? newScope(`s${this._nextScope}`, ref.key, ref, Date.now())
+    const fresh = new Map<string, { entry: CaptureEntry; payload?: Buffer }>()
+    const kept: string[] = []
+    const target: ReadTarget = {
+      has: p => scope.paths.has(p) || fresh.has(p),
+      keep: p => { if (scope.paths.has(p)) kept.push(p) },
+    }
+    read(target, item => {
+      if (scope.paths.has(item.entry.path)) kept.push(item.entry.path)
+      else if (!fresh.has(item.entry.path)) fresh.set(item.entry.path, item)
+    })
+    const pending: Pending[] = []
+    if (!existing) pending.push({ record: { t: 'open', scope: scope.id, key: scope.key, callIds: scope.callIds, ...pick(ref), time: scope.time } })
+    else if (ref.callId !== undefined && !existing.callIds.includes(ref.callId)) pending.push({ record: { t: 'join', scope: scope.id, callId: ref.callId } })
+    for (const { entry, payload } of fresh.values()) pending.push({ record: { t: 'cap', scope: scope.id, entry }, ...(payload ? { payload } : {}) })
+    let bytes = 0
+    if (pending.length) {
+      const offsets = this.journal().append(pending)
+      pending.forEach((p, i) => {
+        if (p.record.t !== 'cap') return
+        scope.paths.add(p.record.entry.path)
+        const offset = offsets[i]
+        scope.items.push(offset === undefined ? { entry: p.record.entry } : { entry: p.record.entry, payloadOffset: offset })
+        bytes += p.payload?.length ?? 0
+      })
+    }
+    if (!existing) {
+      this._nextScope++
+      this._open.push(scope)
+    } else if (ref.callId !== undefined && !existing.callIds.includes(ref.callId)) {
+      existing.callIds.push(ref.callId)
+    }
+    // A path asked for twice in one call counts once; paths kept from before are listed once.
+    return { scope: scope.id, captured: [...fresh.keys()], kept: [...new Set(kept)], bytes }
+  }
+
+  private journal(): JournalWriter {
+    if (!this._journal) {
+      const file = join(snapshotDir(this.vault), `${safeName(this.sessionId)}.${this._owner.instance}${JOURNAL_SUFFIX}`)
+      this._journal = JournalWriter.create(file, { sessionId: this.sessionId, root: this.root, owner: this._owner, created: Date.now() }, this._fsync)
+    }
+    return this._journal
+  }
+
+  private close(scopes: ScopeState[], verdict: 'commit') {
+    const remaining = this._open.filter(s => !scopes.includes(s))
+    if (!remaining.length) {
+      // Nothing left open: resetting the journal is the durable verdict.
+      this.reset()
+    } else {
+      this.appendVerdicts(scopes, verdict)
+    }
+    this._open = remaining
+  }
+
+  private appendVerdicts(scopes: ScopeState[], verdict: 'commit' | 'rollback', reason?: string) {
+    this.journal().append(scopes.map(s => ({ record: { t: 'verdict', scope: s.id, verdict, ...(reason === undefined ? {} : { reason }) } })))
+  }
+
+  private finish(done: Pending[]) {
+    if (!this._open.length) this.reset()
+    else this._journal?.append(done)
+  }
+
+  private reset() {
+    if (!this._journal) return
+    this._journal.reset()
+    removeTreeStore(treeStoreOf(this._journal.file))
+  }
+}
+
+function pick(ref: ScopeRef): { step?: number; turn?: number } {
+  return { ...(ref.step === undefined ? {} : { step: ref.step }), ...(ref.turn === undefined ? {} : { turn: ref.turn }) }
+}
+
+function summary(s: ScopeState): ScopeSummary {
+  return {
+    scope: s.id, key: s.key, callIds: [...s.callIds], paths: [...s.paths],
+    ...(s.step === undefined ? {} : { step: s.step }), ...(s.turn === undefined ? {} : { turn: s.turn }),
+  }
+}
+
+function merge(into: RestoreOutcome, from: RestoreOutcome) {
+  for (const p of from.restored) if (!into.restored.includes(p)) into.restored.push(p)
+  for (const p of from.deleted) if (!into.deleted.includes(p)) into.deleted.push(p)
+  into.failed.push(...from.failed)
+}
+
+/** Make deletions durable: fsync the directories they were in. */
+export function syncParents(root: string, deleted: readonly string[]) {
+  const dirs = new Set(deleted.map(p => dirname(join(root, p.endsWith('/') ? p.slice(0, -1) : p))))
+  for (const d of dirs) {
+    try {
+      fsyncDirSync(d)
+    } catch {
+      // ENOENT: the directory itself was removed; its parent is in the set too.
+    }
+  }
+}
+
+/** A payload source: the live journal, or a file read by recovery. */
+export interface PayloadSource {
+  readPayload(offset: number, size: number, sum: number): Buffer
+}
+
+/** Restore one scope's captures (git tree entries through git). */
+export async function restoreScope(root: string, scope: ScopeState, source: PayloadSource, options: { fsync: boolean; vault?: string }): Promise<RestoreOutcome> {
+  const total: RestoreOutcome = { restored: [], deleted: [], failed: [] }
+  // Newest first; a git tree entry splits the list, files around it keep their order.
+  let batch: RestoreItem[] = []
+  const flush = () => {
+    if (batch.length) merge(total, restoreItems(root, batch, options))
+    batch = []
+  }
+  for (let i = scope.items.length - 1; i >= 0; i--) {
+    const { entry, payloadOffset } = scope.items[i]!
+    if (entry.kind === 'tree') {
+      flush()
+      merge(total, await restoreTree(root, entry, options))
+      continue
+    }
+    batch.unshift(entry.kind === 'file'
+      ? { entry, bytes: () => source.readPayload(payloadOffset!, entry.size, entry.sum) }
+      : { entry })
+  }
+  flush()
+  return total
+}

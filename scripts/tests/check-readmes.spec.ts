@@ -1,0 +1,171 @@
+import { readFileSync } from 'node:fs'
+import Schema from '@deepseek-ai/schemastery'
+import { describe, expect, it } from 'vitest'
+import { compareConfigTable, defaultMatches, formatConfigTable } from '../lib/config-table.ts'
+import { findTables } from '../lib/markdown.ts'
+import { loadPackagePlugins } from '../lib/plugins.ts'
+import { checkReadmes, checkReadmeText, type ReadmeFacts } from '../lib/readme-shape.ts'
+import { scanEventDeclarations, uniqueEvents } from '../lib/events.ts'
+import { listPackages } from '../lib/workspace.ts'
+import { main } from '../check-readmes.ts'
+import { captureMain, fixture, runScript } from './helpers.ts'
+
+const root = fixture('readmes')
+
+async function factsFor(name: string): Promise<{ facts: ReadmeFacts; readme: string }> {
+  const pkg = listPackages(root).find(p => p.name === name)!
+  const declarations = scanEventDeclarations(root)
+  const { plugins } = await loadPackagePlugins(pkg)
+  return {
+    facts: { events: uniqueEvents(declarations), ownEvents: declarations.filter(d => d.file.startsWith(`${pkg.rel}/`)), plugins },
+    readme: readFileSync(fixture('readmes', pkg.rel, 'README.md'), 'utf8'),
+  }
+}
+
+describe('check-readmes on the fixture packages', async () => {
+  const report = await checkReadmes({ root })
+  const problemsOf = (pkg: string) => report.problems.filter(p => p.file === `packages/${pkg}/README.md`).map(p => `${p.line}: ${p.message}`)
+
+  it('accepts a plugin README of the one shape, with two plugins and two Config tables', () => {
+    expect(problemsOf('fx-plugin')).toEqual([])
+  })
+
+  it('asks a library for no Events, Config or cordis.yml section', () => {
+    expect(problemsOf('fx-lib')).toEqual([])
+  })
+
+  it('reports every drifted Config row and Events row', () => {
+    expect(problemsOf('fx-drift')).toEqual([
+      '15: event `drift/declared` (declared at packages/fx-drift/src/index.ts:7) is missing from the Events table',
+      '17: event `drift/mode`: mode is emit here, waterfall at packages/fx-drift/src/index.ts:9',
+      '18: event `drift/gone` is declared in no package source',
+      '22: Config `added`: missing from the table',
+      '24: Config `intervalMs`: default is `1000` here, the schema says `2000`',
+      '25: Config `path`: description differs from the schema: "Where the script lives."',
+      '26: Config `retries`: type is `string` here, the schema says `number`',
+      '27: Config `mode`: default is `see source` here, the schema says `"fast"`',
+      '28: Config `removed`: no such option in the schema (stale row?)',
+      '29: Config `undocumented`: the schema has no .description(), so this row cannot be checked; add one',
+    ])
+  })
+
+  it('reports a README of the wrong shape', () => {
+    expect(problemsOf('fx-shape')).toEqual([
+      '1: the title should name the package ("# fx-shape")',
+      '1: missing section "## Config"',
+      '1: missing section "## cordis.yml"',
+      '1: no ```yaml cordis.yml entry naming `fx-shape`',
+      "1: no ```ts example that imports 'fx-shape' (an ignore-check block does not count)",
+      '3: the purpose should be one sentence (found 2)',
+      '5: section "## API" should come after "## Provides" (order: Provides, API, Events, Config, cordis.yml, Not here)',
+    ])
+  })
+
+  it('reports a package without a README, and fails overall', () => {
+    expect(problemsOf('fx-noreadme')).toEqual(['1: missing README.md'])
+    expect(report.ok).toBe(false)
+    expect(report.lines.slice(-2)).toEqual(['check-readmes: 5 package READMEs, 3 with problems', 'check-readmes: FAILED'])
+  })
+})
+
+describe('a Config row that drifts', () => {
+  it('is reported whichever cell of whichever row changes', async () => {
+    const { facts, readme } = await factsFor('fx-plugin')
+    expect(checkReadmeText('README.md', readme, 'fx-plugin', facts)).toEqual([])
+    const lines = readme.split('\n')
+    const rows = lines.map((l, i) => [l, i] as const).filter(([l]) => /^\| `[a-zA-Z]+` \|/.test(l))
+    expect(rows).toHaveLength(6)
+    for (const [line, index] of rows) {
+      for (let cell = 1; cell <= 3; cell++) {
+        const cells = line.split(' | ')
+        cells[cell] = cell === 3 ? 'Something else. |' : 'drifted'
+        const mutated = [...lines.slice(0, index), cells.join(' | '), ...lines.slice(index + 1)].join('\n')
+        const problems = checkReadmeText('README.md', mutated, 'fx-plugin', facts)
+        expect(problems.map(p => p.line), `${line} cell ${cell}`).toEqual([index + 1])
+      }
+    }
+  })
+
+  it('is reported when a row is deleted', async () => {
+    const { facts, readme } = await factsFor('fx-plugin')
+    const mutated = readme.replace(/^\| `globs` .*\n/m, '')
+    expect(checkReadmeText('README.md', mutated, 'fx-plugin', facts).map(p => p.message)).toEqual(['fx-plugin: Config `globs`: missing from the table'])
+  })
+
+  it('belongs to the plugin named on the closest line above its table', async () => {
+    const { facts, readme } = await factsFor('fx-plugin')
+    const unnamed = readme.replace('### `fx-plugin/extra`', '### more options')
+    expect(checkReadmeText('README.md', unnamed, 'fx-plugin', facts).map(p => `${p.line}: ${p.message}`)).toEqual([
+      '20: no Config table ("| key | type | default | description |") for `fx-plugin/extra`',
+      '34: second Config table for `fx-plugin` (first at line 24)',
+    ])
+  })
+})
+
+describe('the Config table format', () => {
+  const schema = Schema.object({
+    timeoutMs: Schema.natural().default(120_000).description('Kill after this.'),
+    level: Schema.union(['low', 'high'] as const).default('low').description('How loud.'),
+    prompt: Schema.string().default('A long default prompt that nobody wants in a table cell.').description('The prompt.'),
+    path: Schema.string().description('Where.'),
+    token: Schema.string().required().description('The key.'),
+    nested: Schema.object({ a: Schema.string() }).description('Grouped options.'),
+    internal: Schema.natural().default(3).hidden().description('Internal.'),
+  })
+
+  it('generates a table that passes its own check (the --print-config output)', () => {
+    const text = formatConfigTable(schema)
+    expect(text.split('\n')).toEqual([
+      '| key | type | default | description |',
+      '|---|---|---|---|',
+      '| `timeoutMs` | `number` | `120000` | Kill after this. |',
+      '| `level` | `"low" \\| "high"` | `"low"` | How loud. |',
+      '| `prompt` | `string` | `"A long default prompt that nob…"` | The prompt. |',
+      '| `path` | `string` | — | Where. |',
+      '| `token` | `string` | required | The key. |',
+      '| `nested` | `{ a?: string }` | `{}` | Grouped options. |',
+    ])
+    expect(compareConfigTable(schema, findTables(text)[0])).toEqual([])
+  })
+
+  it('accepts the usual ways of writing a default, and nothing else', () => {
+    expect(defaultMatches('120_000', { default: 120000, required: false })).toBe(true)
+    expect(defaultMatches('120000', { default: 120000, required: false })).toBe(true)
+    expect(defaultMatches('12000', { default: 120000, required: false })).toBe(false)
+    expect(defaultMatches('low', { default: 'low', required: false })).toBe(true)
+    expect(defaultMatches('"low"', { default: 'low', required: false })).toBe(true)
+    expect(defaultMatches('"A long default…"', { default: 'A long default prompt', required: false })).toBe(true)
+    expect(defaultMatches('"A long…"', { default: 'A long default prompt', required: false })).toBe(false)
+    expect(defaultMatches('"A short default…"', { default: 'A long default prompt', required: false })).toBe(false)
+    expect(defaultMatches('—', { default: undefined, required: false })).toBe(true)
+    expect(defaultMatches('required', { default: undefined, required: true })).toBe(true)
+    expect(defaultMatches('required', { default: undefined, required: false })).toBe(false)
+    expect(defaultMatches('—', { default: {}, required: false })).toBe(true)
+    expect(defaultMatches('[]', { default: ['x'], required: false })).toBe(false)
+    expect(defaultMatches('see source', { default: 'x', required: false })).toBe(false)
+  })
+
+  it('lets a hidden option be left out', () => {
+    const text = formatConfigTable(schema)
+    expect(text).not.toContain('internal')
+    const withHidden = `${text}\n| \`internal\` | \`number\` | \`4\` | Internal. |`
+    expect(compareConfigTable(schema, findTables(withHidden)[0]).map(p => p.message)).toEqual(['Config `internal`: default is `4` here, the schema says `3`'])
+  })
+})
+
+describe('scripts/check-readmes.ts', () => {
+  it('exits 1 listing the problems, and 0 for the packages that are clean', async () => {
+    const all = await runScript('check-readmes', ['--root', root])
+    expect(all.exitCode).toBe(1)
+    expect(all.stdout).toContain('packages/fx-drift/README.md:24: Config `intervalMs`: default is `1000` here, the schema says `2000`')
+    const clean = await captureMain(main, ['--root', root, 'fx-plugin', 'fx-lib'])
+    expect(clean.stdout.trim().split('\n')).toEqual(['check-readmes: 2 package READMEs, 0 with problems', 'check-readmes: ok'])
+    expect(clean.exitCode).toBe(0)
+  })
+
+  it('prints the Config tables of a package with --print-config', async () => {
+    const printed = await captureMain(main, ['--root', root, '--print-config', 'fx-plugin'])
+    expect(printed.exitCode).toBe(0)
+    expect(printed.stdout).toContain('`fx-plugin/extra`:\n\n| key | type | default | description |\n|---|---|---|---|\n| `enabled` | `boolean` | `true` | Turn the extra on. |')
+  })
+})
