@@ -27,7 +27,8 @@ interface Modes { errexit: boolean; pipefail: boolean }
  * - non-zero: the last pipeline did not pass (it failed, or never ran because
  *   an earlier one failed); the pipelines before it are unknown;
  * - earlier lists (`a; b`) are unknown, except under `set -e` with status 0,
- *   where a list of one pipeline passed (else the shell would have stopped);
+ *   where a list of one pipeline of simple commands passed (else the shell
+ *   would have stopped);
  * - in a pipeline only the last command's status is seen, unless
  *   `set -o pipefail` is on and the pipeline passed;
  * - a group `( … )` / `{ … }` is a command whose status is that of its inside;
@@ -45,7 +46,9 @@ export function attributeExit(script: ShellScript, exit: number | null, modes: M
     else if (li === last && exit !== 0) {
       verdicts.fill({ outcome: 'unknown', hiddenBy: list.ops.includes('||') ? 'or' : 'chain' })
       verdicts[n - 1] = { outcome: 'fail' }
-    } else if (li === last || (errexit && exit === 0 && n === 1)) {
+    } else if (li === last || (errexit && exit === 0 && n === 1 && list.pipelines[0]!.commands.every(c => 'words' in c))) {
+      // Under `set -e` a failing simple command stops the shell; a `{ … }` group failing
+      // inside an exempt `a && b` does not, so groups are not vouched for this way.
       for (let j = 0; j < n; j++) {
         verdicts[j] = list.ops.slice(Math.max(0, j - 1)).every(op => op === '&&') ? { outcome: 'pass' } : { outcome: 'unknown', hiddenBy: 'or' }
       }

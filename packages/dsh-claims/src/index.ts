@@ -52,7 +52,7 @@ export function apply(ctx: Context, config: Config) {
 
   ctx.tools.register(createCheckpointTool({
     isShellTool,
-    pending: () => undefined,
+    pending: (session, callId) => pending.get(session)?.get(callId),
   }))
 
   ctx.on('tools/execute', async (exec, next) => {

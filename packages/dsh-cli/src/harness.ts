@@ -53,12 +53,12 @@ export async function bootHarness(options: HarnessOptions): Promise<Harness> {
   const workspace = resolve(options.workspace)
   if (!existsSync(workspace) || !statSync(workspace).isDirectory()) throw new ConfigError(`workspace ${workspace} does not exist or is not a directory`)
   const configFile = resolve(options.config ?? DEFAULT_CONFIG)
-  checkConfigFile(configFile)
+  const rows = checkConfigFile(configFile)
   const patches: PatchOptions[] = [...(options.patches ?? [])]
   if (options.script) {
     const script = resolve(options.script)
     loadScript(script) // throws ScriptError with file:line before anything runs
-    patches.push({ id: 'model', disabled: true })
+    if (rows.some(r => r.id === 'model')) patches.push({ id: 'model', disabled: true })
     patches.push({ insert: [{ id: 'scripted-model', name: 'dsh-llm/scripted', config: { path: script } }] })
   }
   const vault = resolve(options.vault ?? join(workspace, '.dsh'))
@@ -67,6 +67,8 @@ export async function bootHarness(options: HarnessOptions): Promise<Harness> {
   const errors: string[] = []
   ctx.logger.exporter({
     colors: false,
+    // Cordis ranks WARN (2) above INFO (1): ask for warnings explicitly.
+    levels: { default: 2 },
     export(message: Message) {
       if (message.type !== 'error' && message.type !== 'warn') return
       const line = `${message.type} [${message.name}] ${Logger.format(this, message)}`

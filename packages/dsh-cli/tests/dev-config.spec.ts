@@ -14,8 +14,9 @@ function counterEntry(id: string, counter: string, extra = '', file = 'counter.t
   return `- id: ${id}\n  name: ./plugins/${file}\n${extra}  config:\n    id: ${counter}\n`
 }
 
-function project(): DevProject {
-  const p = devProject(CORE_ENTRIES + counterEntry('a', 'cfg-a'))
+/** Counts live in globalThis, so every test names its own counters (`prefix`-a, -b, …). */
+function project(prefix: string): DevProject {
+  const p = devProject(CORE_ENTRIES + counterEntry('a', `${prefix}-a`))
   p.write('plugins/lib/label.ts', `export const label = () => 'L'\n`)
   p.write('plugins/counter.ts', counterSource('C'))
   p.write('plugins/counter2.ts', counterSource('R'))
@@ -28,7 +29,7 @@ describe('dsh dev: cordis.yml changes', () => {
   })
 
   it('disable, re-enable, add, reconfigure, rename and remove entries in place, never rewriting the file, leaving no listener behind', async () => {
-    const p = project()
+    const p = project('cfg')
     const dev = await startProject(p)
     const apply = async (text: string) => {
       const report = asConfig(await edit(dev, () => p.write('cordis.yml', text)))
@@ -80,7 +81,7 @@ describe('dsh dev: cordis.yml changes', () => {
   })
 
   it('an invalid file or an unknown plugin is reported with its line and changes nothing; the next good save applies', async () => {
-    const p = project()
+    const p = project('inv')
     const dev = await startProject(p)
     try {
       const good = p.read('cordis.yml')
@@ -91,28 +92,28 @@ describe('dsh dev: cordis.yml changes', () => {
 
       const unknown = asConfig(await edit(dev, () => p.write('cordis.yml', good + '- id: b\n  name: ./plugins/missing.ts\n')))
       expect(unknown.error?.message).toBe(`${p.config}:${good.split('\n').length + 1}: plugin "./plugins/missing.ts" (entry b) is not installed`)
-      expect(counterState('cfg-a')).toMatchObject({ applies: 1, disposals: 0 })
+      expect(counterState('inv-a')).toMatchObject({ applies: 1, disposals: 0 })
 
-      const fixed = asConfig(await edit(dev, () => p.write('cordis.yml', good + counterEntry('b', 'cfg-b2'))))
+      const fixed = asConfig(await edit(dev, () => p.write('cordis.yml', good + counterEntry('b', 'inv-b2'))))
       expect(fixed.diff).toEqual({ ...NO_CHANGE, added: ['b'] })
-      expect(counterState('cfg-b2')).toMatchObject({ applies: 1 })
+      expect(counterState('inv-b2')).toMatchObject({ applies: 1 })
     } finally {
       await dev.close()
     }
   })
 
   it('a `!!js` toggle follows the environment: evaluated at boot and again when cordis.yml changes', async () => {
-    const p = project()
-    const toggled = CORE_ENTRIES + counterEntry('a', 'cfg-a') + counterEntry('c', 'cfg-c', `  disabled: !!js process.env.DSH_DEV_SPEC_OFF === '1'\n`)
+    const p = project('env')
+    const toggled = CORE_ENTRIES + counterEntry('a', 'env-a') + counterEntry('c', 'env-c', `  disabled: !!js process.env.DSH_DEV_SPEC_OFF === '1'\n`)
     p.write('cordis.yml', toggled)
     process.env.DSH_DEV_SPEC_OFF = '1'
     const dev = await startProject(p)
     try {
-      expect(counterState('cfg-c')).toBeUndefined()
+      expect(counterState('env-c')).toBeUndefined()
       process.env.DSH_DEV_SPEC_OFF = '0'
       const report = asConfig(await edit(dev, () => p.write('cordis.yml', `# tests turned the variable off\n${toggled}`)))
       expect(report.diff).toEqual({ ...NO_CHANGE, enabled: ['c'] })
-      expect(counterState('cfg-c')).toMatchObject({ applies: 1, disposals: 0 })
+      expect(counterState('env-c')).toMatchObject({ applies: 1, disposals: 0 })
     } finally {
       await dev.close()
     }

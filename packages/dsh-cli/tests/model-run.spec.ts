@@ -1,4 +1,4 @@
-import { cpSync, mkdirSync, readFileSync, symlinkSync, writeFileSync } from 'node:fs'
+import { mkdirSync, readFileSync, symlinkSync, writeFileSync } from 'node:fs'
 import { join } from 'node:path'
 import yaml from 'js-yaml'
 import { afterEach, describe, expect, it } from 'vitest'
@@ -22,26 +22,30 @@ function configFor(baseUrl: string): string {
 
 describe('dsh run against an OpenAI-compatible server', () => {
   it('a full guarded session: the model\'s writes are checked, a type-breaking one is rolled back', async () => {
-    const steps = parseScript(readFileSync(join(repoRoot, 'examples/demo/script.jsonl'), 'utf8'))
-    const good = (steps.flatMap(s => s.toolCalls ?? []).find(c => (c.arguments as { path?: string }).path === 'src/count.ts')!.arguments as { content: string }).content
-    steps.splice(steps.length - 1, 0, {
-      text: 'Now a bad edit.',
-      toolCalls: [{ name: 'write_file', arguments: { path: 'src/count.ts', content: "export function itemCount(): number {\n  return 'oops'\n}\n" } }],
-    })
+    const good = 'export function double(n: number): number {\n  return n * 2\n}\n'
+    const steps = parseScript([
+      { text: 'Adding double.', toolCalls: [{ name: 'write_file', arguments: { path: 'src/double.ts', content: good } }] },
+      { text: 'Changing it.', toolCalls: [{ name: 'edit_file', arguments: { path: 'src/double.ts', old_string: 'n * 2', new_string: "'twice'" } }] },
+      { text: 'Done.' },
+    ].map(s => JSON.stringify(s)).join('\n'))
     const server = await startProtocolServer(scriptReplies(steps, { size: 7 }))
     servers.push(server)
     const dir = tempDir('dsh-model-run-')
     const ws = join(dir, 'workspace')
-    cpSync(join(repoRoot, 'examples/demo/workspace'), ws, { recursive: true })
+    mkdirSync(join(ws, 'src'), { recursive: true })
+    writeFileSync(join(ws, 'package.json'), JSON.stringify({ name: 'tiny', private: true, type: 'module' }))
+    writeFileSync(join(ws, 'tsconfig.json'), JSON.stringify({ compilerOptions: { strict: true, noEmit: true, module: 'ESNext', moduleResolution: 'bundler', types: [] }, include: ['src'] }))
+    writeFileSync(join(ws, 'src/main.ts'), 'export const answer: number = 42\n')
+    // The workspace's own TypeScript judges it.
     symlinkSync(join(repoRoot, 'node_modules'), join(ws, 'node_modules'), 'dir')
     mkdirSync(join(dir, 'conf'))
     const config = join(dir, 'conf/cordis.yml')
     writeFileSync(config, configFor(server.baseUrl))
-    const r = await dsh(['run', 'Follow the script.', '--workspace', ws, '--config', config], { env: { DSH_API_KEY: 'test-key' } })
+    const r = await dsh(['run', 'Add double.', '--workspace', ws, '--config', config], { env: { DSH_API_KEY: 'test-key' } })
     expect(r.exitCode, r.stderr).toBe(0)
     expect(server.requests).toHaveLength(steps.length)
-    expect(r.stdout).toContain('  ✗ write_file\n      rolled back: typecheck failed after write_file on src/count.ts\n')
-    expect(readFileSync(join(ws, 'src/count.ts'), 'utf8')).toBe(good)
-    expect(r.stdout).toContain('assistant: Tests pass. Done.\n')
+    expect(r.stdout).toContain('  ✗ edit_file\n      rolled back: typecheck failed after edit_file on src/double.ts\n')
+    expect(readFileSync(join(ws, 'src/double.ts'), 'utf8')).toBe(good)
+    expect(r.stdout).toContain('assistant: Done.\n')
   })
 })

@@ -1,7 +1,8 @@
 import { afterEach, describe, expect, it } from 'vitest'
 import type { Agent } from 'dsh-agent'
-import { SessionError, type RawSessionEvent } from 'dsh-session'
-import { InvariantError, Tripwire } from 'dsh-invariants'
+import { Context } from '@deepseek-ai/cordis'
+import SessionService, { SessionError, type RawSessionEvent } from 'dsh-session'
+import { InvariantError } from 'dsh-invariants'
 import { appendAll, createHarness, listenerCounts, trace, type Harness } from './helpers.ts'
 
 let harness: Harness | undefined
@@ -87,15 +88,18 @@ describe('seeded sessions', () => {
     expect(() => ctx.sessions.create('orphan', { seed: orphan })).toThrow(InvariantError)
   })
 
-  it('with a repeated seq are rejected: by the replayed contract (InvariantError), and in the harness first by dsh-session itself', async () => {
+  it('with a repeated seq make create() throw InvariantError, and leave no session behind', async () => {
     const seed = trace('user/message', 'turn/start 0', '@1 step/start 0.0')
-    // The contract the plugin replays on `session/created` flags the seed…
-    const tripwire = new Tripwire({ freeze: false })
-    expect(() => tripwire.created({ id: 'dup', events: seed })).toThrow(
-      'invariant violated in session dup at seq 1 (step/start): [seq] seq 1 does not increase (previous seq 1)')
-    // …but dsh-session validates seed seqs in the Session constructor, before
-    // `session/created` fires, so through create() its SessionError wins.
     const { ctx } = await start()
+    expect(() => ctx.sessions.create('dup', { seed })).toThrow(
+      'invariant violated in session dup at seq 1 (step/start): [seq] seq 1 does not increase (previous seq 1)')
+    expect(ctx.sessions.get('dup')).toBeUndefined()
+  })
+
+  it('with a repeated seq are still rejected by dsh-session alone (SessionError) when the tripwire is off', async () => {
+    const seed = trace('user/message', 'turn/start 0', '@1 step/start 0.0')
+    const ctx = new Context()
+    await ctx.plugin(SessionService)
     expect(() => ctx.sessions.create('dup', { seed })).toThrow(SessionError)
     expect(ctx.sessions.get('dup')).toBeUndefined()
   })

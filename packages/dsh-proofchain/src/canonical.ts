@@ -6,7 +6,7 @@ import { createHash } from 'node:crypto'
  * the stored line therefore does not matter, every value does.
  * @throws TypeError for values JSON cannot represent exactly (NaN, ±Infinity, bigint, functions).
  */
-export function canonicalJson(value: unknown): string {
+export function canonicalJson(value: unknown, omitKey?: string): string {
   switch (typeof value) {
     case 'string':
     case 'boolean':
@@ -16,10 +16,16 @@ export function canonicalJson(value: unknown): string {
       return JSON.stringify(value)
     case 'object': {
       if (value === null) return 'null'
-      if (Array.isArray(value)) return `[${value.map(canonicalJson).join(',')}]`
+      if (Array.isArray(value)) return `[${value.map(item => canonicalJson(item)).join(',')}]`
       const record = value as Record<string, unknown>
-      const keys = Object.keys(record).filter(k => record[k] !== undefined).sort()
-      return `{${keys.map(k => `${JSON.stringify(k)}:${canonicalJson(record[k])}`).join(',')}}`
+      const keys = Object.keys(record).sort()
+      let out = '{'
+      for (const key of keys) {
+        const v = record[key]
+        if (v === undefined || key === omitKey) continue
+        out += `${out.length > 1 ? ',' : ''}${JSON.stringify(key)}:${canonicalJson(v)}`
+      }
+      return out + '}'
     }
     default:
       throw new TypeError(`canonicalJson: a ${typeof value} has no JSON form`)
@@ -31,6 +37,5 @@ const DOMAIN = 'dsh-proofchain/1\n'
 
 /** SHA-256 (hex) of a record's canonical encoding, every field except `hash`. */
 export function hashRecord(record: object): string {
-  const { hash: _ignored, ...rest } = record as Record<string, unknown>
-  return createHash('sha256').update(DOMAIN).update(canonicalJson(rest)).digest('hex')
+  return createHash('sha256').update(DOMAIN + canonicalJson(record, 'hash')).digest('hex')
 }

@@ -202,7 +202,7 @@ export class ProofChain {
       closeSync(fd)
     }
     this._offset = size
-    for (const entry of entries) this.ingest(entry, ++this._line)
+    for (const entry of entries) this.ingest(entry, ++this._line, true)
     if (recordHead) writeHeadRecord(this.file, { seq: head.seq, hash: head.hash, time: (this._options.now ?? Date.now)() }, !!this._options.fsync)
     const maxBytes = this._options.maxBytes ?? 0
     if (maxBytes > 0 && size > maxBytes) this.prune(Math.floor(maxBytes / 2))
@@ -309,8 +309,8 @@ export class ProofChain {
    * true tail, so the damage stays confined to where it is), but an entry
    * whose hash does not match its content never reaches the summary.
    */
-  private ingest(record: ProofEntry | ProofAnchor, line: number) {
-    const problem = this._cursor.accept(record, line)
+  private ingest(record: ProofEntry | ProofAnchor, line: number, sealed = false) {
+    const problem = this._cursor.accept(record, line, sealed)
     if (problem) {
       this.noteProblem(problem)
       if (isAnchor(record)) {

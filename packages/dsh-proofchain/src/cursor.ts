@@ -25,9 +25,13 @@ export class ChainCursor {
   entries = 0
   private _records = 0
 
-  /** Check `record` (read from 1-based `line`); on success advance and return undefined. */
-  accept(record: ProofRecord, line: number): ChainProblem | undefined {
-    const problem = isAnchor(record) ? this.checkAnchor(record, line) : this.checkEntry(record, line)
+  /**
+   * Check `record` (read from 1-based `line`); on success advance and return
+   * undefined. `sealed` skips recomputing the hash of an entry this process
+   * has just sealed itself (its link is still checked).
+   */
+  accept(record: ProofRecord, line: number, sealed = false): ChainProblem | undefined {
+    const problem = isAnchor(record) ? this.checkAnchor(record, line) : this.checkEntry(record, line, sealed)
     if (problem) return problem
     this._records++
     if (isAnchor(record)) {
@@ -53,8 +57,8 @@ export class ChainCursor {
     return undefined
   }
 
-  private checkEntry(entry: ProofEntry, line: number): ChainProblem | undefined {
-    const recomputed = hashRecord(entry)
+  private checkEntry(entry: ProofEntry, line: number, sealed: boolean): ChainProblem | undefined {
+    const recomputed = sealed ? entry.hash : hashRecord(entry)
     if (recomputed !== entry.hash) {
       return { line, seq: entry.seq, kind: 'hash mismatch', message: `stored ${short(entry.hash)}, recomputed ${short(recomputed)}` }
     }

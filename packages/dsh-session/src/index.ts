@@ -38,6 +38,7 @@ export class SessionService extends Service implements SessionHost {
     this._sessions.set(id, session)
     try {
       this.ctx.emit('session/created', session)
+      session.checkSeed()
     } catch (error) {
       this._sessions.delete(id)
       throw error

@@ -51,11 +51,13 @@ export function apply(ctx: Context, config: Config) {
     draining.set(session, stat(file).then(() => {}, () => { pending.get(session)!.unshift(...seeded) }))
   })
 
+  // Prepended: the log on disk must hold every appended event, even one a
+  // later listener (a tripwire) throws on.
   ctx.on('session/event', (session, event) => {
     let lines = pending.get(session)
     if (!lines) pending.set(session, lines = [])
     lines.push(JSON.stringify(event) + '\n')
-  })
+  }, { prepend: true })
 
   ctx.on('session/flush', (session) => drain(session))
 

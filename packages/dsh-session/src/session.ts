@@ -23,13 +23,23 @@ export class Session {
   constructor(readonly id: string, options: CreateSessionOptions, private readonly host: SessionHost) {
     this.cwd = resolve(options.cwd ?? process.cwd())
     this.vault = resolve(options.vault ?? join(this.cwd, '.dsh'))
+    // The seed is checked by `checkSeed` after `session/created`, so a
+    // contract checker listening there (dsh-invariants) judges it first.
     for (const event of options.seed ?? []) {
-      if (!Number.isInteger(event.seq) || event.seq < this.#nextSeq) {
-        throw new SessionError(`seed of session ${id}: seq ${event.seq} does not increase (expected ≥ ${this.#nextSeq})`)
-      }
       this.#events.push(event as SessionEvent)
-      this.#nextSeq = event.seq + 1
+      if (Number.isInteger(event.seq)) this.#nextSeq = Math.max(this.#nextSeq, event.seq + 1)
       this.#lastTime = Math.max(this.#lastTime, event.time)
+    }
+  }
+
+  /** @throws SessionError when the seeded seqs do not strictly increase from 0 upwards. */
+  checkSeed(): void {
+    let expected = 0
+    for (const event of this.#events) {
+      if (!Number.isInteger(event.seq) || event.seq < expected) {
+        throw new SessionError(`seed of session ${this.id}: seq ${event.seq} does not increase (expected ≥ ${expected})`)
+      }
+      expected = event.seq + 1
     }
   }
 

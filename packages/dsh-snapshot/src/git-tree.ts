@@ -56,8 +56,12 @@ function envFor(store: string, index: string, repoObjects: string, fsync: boolea
   }
 }
 
-function excludes(root: string, vault: string): string[] {
-  return isInside(root, vault) && resolve(root) !== resolve(vault) ? [toPosixRelative(root, vault)] : []
+/** The vault, when it is inside the work tree and not already ignored (naming an ignored path makes `git add` fail). */
+async function excludes(root: string, vault: string): Promise<string[]> {
+  if (!isInside(root, vault) || resolve(root) === resolve(vault)) return []
+  const rel = toPosixRelative(root, vault)
+  const r = await runCommand(['git', 'check-ignore', '-q', rel], { cwd: root, timeoutMs: 30_000 })
+  return r.exitCode === 0 ? [] : [rel]
 }
 
 async function writeTree(root: string, env: GitEnv, exclude: readonly string[]): Promise<string> {
@@ -77,7 +81,7 @@ export async function snapshotTree(root: string, vault: string, store: string, f
   const index = join(store, `${Date.now().toString(36)}-${randomBytes(4).toString('hex')}.index`)
   // Start from the user's index (read-only copy): only changed files get hashed.
   if (existsSync(layout.index)) copyFileSync(layout.index, index)
-  const exclude = excludes(root, vault)
+  const exclude = await excludes(root, vault)
   try {
     const tree = await writeTree(root, envFor(store, index, layout.objects, fsync), exclude)
     return { kind: 'tree', path: '.', tree, index, objects: layout.objects, exclude }

@@ -139,7 +139,7 @@ export class SnapshotGuard {
       }
     } catch (error) {
       if (!(error instanceof SnapshotError)) throw error
-      return { content: error.reason === 'escape' ? escapeRefused(error.message) : captureRefused(error.message), isError: true }
+      return { content: error.reason === 'escape' ? escapeRefused(error.message) : captureRefused(error.message, write ? 'write' : 'command'), isError: true }
     }
     try {
       return await next()

@@ -43,9 +43,9 @@ export function rolledBack(what: string, outcome: RestoreOutcome): string {
   return `rolled back ${what}: ${parts.join('; ')}`
 }
 
-/** Why a write was not run: `snapshot failed: <why>; the write was not run` */
-export function captureRefused(why: string): string {
-  return `snapshot failed: ${why}; the write was not run`
+/** Why a call was not run: `snapshot failed: <why>; the write was not run` (`the command` for a shell call). */
+export function captureRefused(why: string, what: 'write' | 'command' = 'write'): string {
+  return `snapshot failed: ${why}; the ${what} was not run`
 }
 
 /** A path outside the workspace: `refused: path "../x" is outside the workspace /w; the write was not run` */

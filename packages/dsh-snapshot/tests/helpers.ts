@@ -3,6 +3,7 @@ import SessionService, { type Session } from 'dsh-session'
 import ToolService, { type ToolResult } from 'dsh-tools'
 import * as WorkspaceTools from 'dsh-tools-workspace'
 import * as SnapshotPlugin from 'dsh-snapshot'
+import { currentOwner, type JournalOwner } from 'dsh-snapshot'
 import { chmodSync, lstatSync, mkdirSync, mkdtempSync, readdirSync, readFileSync, readlinkSync, rmSync, symlinkSync, writeFileSync } from 'node:fs'
 import { tmpdir } from 'node:os'
 import { dirname, join } from 'node:path'
@@ -88,7 +89,7 @@ let nextCall = 0
  * A real Context with the real session, tools, workspace-tools and
  * dsh-snapshot plugins, and one session on `root`.
  */
-export async function boot(root: string, config: Partial<SnapshotPlugin.Config> = {}, options: { sessionId?: string; vault?: string; ctx?: Context } = {}): Promise<Harness> {
+export async function boot(root: string, config: Partial<SnapshotPlugin.Config> = {}, options: { sessionId?: string; vault?: string; ctx?: Context; beforeSession?: (ctx: Context) => void } = {}): Promise<Harness> {
   const ctx = options.ctx ?? new Context()
   if (!options.ctx) {
     await ctx.plugin(SessionService)
@@ -98,6 +99,7 @@ export async function boot(root: string, config: Partial<SnapshotPlugin.Config> 
   const fiber = ctx.plugin(SnapshotPlugin, { fsync: false, ...config })
   await fiber
   await new Promise(resolve => setTimeout(resolve, 0))
+  options.beforeSession?.(ctx)
   const session = ctx.sessions.create(options.sessionId ?? `s${++nextCall}`, { cwd: root, ...(options.vault ? { vault: options.vault } : {}) })
   return {
     ctx,
@@ -112,4 +114,9 @@ export async function boot(root: string, config: Partial<SnapshotPlugin.Config> 
 /** Declare a judge: every write call's scope waits for an explicit verdict. */
 export function judgeAll(ctx: Context): () => boolean {
   return ctx.on('snapshot/judge', () => true)
+}
+
+/** An owner identity that reads as a dead process (another boot of this host). */
+export function deadOwner(): JournalOwner {
+  return { ...currentOwner(), pid: 2 ** 22 + 17, boot: 'a-previous-boot', instance: `dead-${++nextCall}` }
 }

@@ -2,8 +2,10 @@ import type { Command } from '../command.ts'
 import { runCommand } from './run.ts'
 import { demoCommand } from './demo.ts'
 import { lintLogCommand } from './lint-log.ts'
+import { proofCommand } from './proof.ts'
 import { devCommand } from './dev.ts'
 import { chatCommand } from './chat.ts'
+import { recoverCommand } from './recover.ts'
 
 /** Every `dsh` subcommand, in the order `dsh --help` lists them. Add one import + one entry per command. */
 export const commands: Command[] = [
@@ -11,5 +13,7 @@ export const commands: Command[] = [
   chatCommand,
   demoCommand,
   lintLogCommand,
+  proofCommand,
   devCommand,
+  recoverCommand,
 ]

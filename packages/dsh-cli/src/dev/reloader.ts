@@ -55,8 +55,25 @@ export function findEntryTree(ctx: Context): Include | undefined {
 const LOADING = 1 as FiberState
 const ACTIVE = 2 as FiberState
 
-async function settle(fiber: Fiber): Promise<void> {
-  while (fiber.inertia) await fiber.inertia
+/**
+ * Dispose an entry's fiber the way the loader disposes a disabled entry's.
+ * The loader persists `disabled: true` (rewrites cordis.yml) when an
+ * enabled entry's fiber goes away — meant for a plugin that disposes
+ * itself — so the entry reads as disabled for the moment of the disposal,
+ * then gets its own raw `disabled` value (an expression stays one) back.
+ */
+async function stopEntry(entry: Entry): Promise<void> {
+  const fiber: Fiber | undefined = entry.fiber
+  if (!fiber || fiber.uid === null) return
+  const had = Object.hasOwn(entry.options, 'disabled')
+  const raw = entry.options.disabled
+  entry.options.disabled = true
+  try {
+    await fiber.dispose()
+  } finally {
+    if (had) entry.options.disabled = raw
+    else delete entry.options.disabled
+  }
 }
 
 /**
@@ -65,12 +82,14 @@ async function settle(fiber: Fiber): Promise<void> {
  * changed cordis.yml to the running entry tree, while sessions, agents and
  * the other plugins keep running.
  *
- * A plugin is stopped by removing its runtime from the registry — what the
- * loader treats as a module reload, not as the user disabling the entry —
- * so nothing is ever written back to cordis.yml.
+ * Nothing is ever written back to cordis.yml: the loader would persist a
+ * stopped entry as disabled (see `stopEntry`), and dump the patched tree
+ * over the user's file.
  */
 export class PluginReloader {
   private readonly _graphs = new Map<string, ImportGraph>()
+  /** The entries as last applied (boot or cordis.yml reload); `!!js` toggles evaluated then. */
+  private _applied: EntryState[]
   private _window?: Window
   private readonly _disposeExporter: () => unknown
   private readonly _disposeStatus: () => unknown
@@ -90,6 +109,7 @@ export class PluginReloader {
       if (fiber.state === LOADING) this._window.restarted.add(id)
     })
     this.track()
+    this._applied = this.states()
   }
 
   /** Every non-group entry of the tree (nested groups and includes too). */
@@ -183,7 +203,7 @@ export class PluginReloader {
     } catch (error) {
       return { kind: 'config', file, error: { message: (error as Error).message }, entries: [], restarted: [], errors: [], durationMs: performance.now() - start }
     }
-    const before = this.states()
+    const before = this._applied
     const next = applyEntryPatches(data, this.tree.config.patches, () => {})
     // The loader persists `disabled: true` for an entry whose fiber stops while it
     // is enabled (meant for a plugin disposing itself); an entry about to be
@@ -194,7 +214,7 @@ export class PluginReloader {
     const { window, result: entries } = await this.observe([], async () => {
       await this.tree.refresh()
       await this.tree.await()
-      const after = this.states()
+      const after = this._applied = this.states()
       const diff = diffEntryStates(before, after)
       const byId = new Map(this.entries().map(e => [e.id, e]))
       // The loader keeps the old plugin running when only the name changed.
@@ -265,14 +285,9 @@ export class PluginReloader {
     if (callback === old) {
       return { id, outcome: 'failed', stage: 'import', error: { message: `${entry.options.name} came back from the module cache unchanged (is it CommonJS? only ES modules reload); restart dsh dev to load it` }, running: running() }
     }
-    // 2. Stop the running version: all fibers of its plugin, awaited.
-    const runtime = old ? this.ctx.registry.get(old) : undefined
-    if (old && runtime) {
-      const fibers = [...runtime.fibers]
-      this.ctx.registry.delete(old)
-      await Promise.all(fibers.map(settle))
-    }
-    // 3. Start the new one (the loader imports the same, now cached, module).
+    // 2. Stop the running version, 3. start the new one (the loader imports
+    // the same, now cached, module).
+    await stopEntry(entry)
     await entry.init()
     return this.outcomeOf(entry, 'none', scopes)
   }

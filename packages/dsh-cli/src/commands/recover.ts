@@ -1,0 +1,38 @@
+import { existsSync, statSync } from 'node:fs'
+import { join, resolve } from 'node:path'
+import { formatRecovery, recoverVault } from 'dsh-snapshot'
+import { bool, parseArgs, str, UsageError, type Command } from '../command.ts'
+
+const usage = `Usage: dsh recover --workspace DIR [--vault DIR] [--force]
+
+Resolve the snapshot journals (<vault>/snapshots) a dead dsh process left
+behind: a write without a verdict is rolled back, a rollback cut short is
+finished, a committed write is kept. Prints what was done, then removes each
+resolved journal. Needs no harness; the plugin does the same when it starts.
+
+Options:
+  --workspace DIR   the workspace the journals belong to (required)
+  --vault DIR       vault directory (default: DIR/.dsh)
+  --force           also resolve journals whose writer still looks alive
+  -h, --help        show this help
+
+Exit status: 0 resolved (or nothing to do), 1 some path could not be restored
+or a journal was damaged (it is kept), 2 bad usage or bad input.
+`
+
+export const recoverCommand: Command = {
+  name: 'recover',
+  summary: 'finish or undo the writes a crashed harness left in flight (snapshot journals)',
+  usage,
+  async run(argv, io) {
+    const args = parseArgs(argv, { flags: { workspace: 'string', vault: 'string', force: 'boolean' } }, 'recover')
+    const workspace = str(args, 'workspace')
+    if (!workspace) throw new UsageError('dsh recover: --workspace DIR is required (see dsh recover --help)')
+    const root = resolve(workspace)
+    if (!existsSync(root) || !statSync(root).isDirectory()) throw new UsageError(`dsh recover: workspace ${root} does not exist`)
+    const vault = resolve(str(args, 'vault') ?? join(root, '.dsh'))
+    const report = await recoverVault(vault, { workspace: root, force: bool(args, 'force') })
+    io.stdout(formatRecovery(report))
+    return report.journals.some(j => !j.removed) ? 1 : 0
+  },
+}

@@ -1,0 +1,38 @@
+import { afterAll, afterEach, describe, expect, it } from 'vitest'
+import { boot, cleanupWorkspaces, makeWorkspace, readText, runs, type Harness } from './helpers.ts'
+
+let h: Harness | undefined
+afterEach(async () => { await h?.dispose(); h = undefined })
+afterAll(cleanupWorkspaces)
+
+const breakGreeting = `sed -i 's/return .*/return name.lenght/' src/greeting.ts`
+
+describe('shell calls', () => {
+  it('are not judged by default, but the state they leave is re-measured before the next write is judged', async () => {
+    const root = makeWorkspace()
+    h = await boot(root, { tests: 'off' })
+    await h.ready()
+    const shell = await h.exec('bash', { command: breakGreeting })
+    expect(shell.exitCode).toBe(0)
+    expect(readText(root, 'src/greeting.ts')).toContain('name.lenght')
+    // The break came from the shell, not from this edit: it is measured first, and the edit is kept.
+    expect(await h.exec('edit_file', { path: 'src/money.ts', old_string: 'return a + b', new_string: 'return b + a' })).toEqual({ content: 'edited src/money.ts' })
+    expect(runs(h.session).map(r => r.outcome)).toEqual(['pass', 'fail', 'fail'])
+  })
+
+  it('with shell: true, a shell call that changed files is judged too (files found by comparing stats)', async () => {
+    const root = makeWorkspace()
+    h = await boot(root, { tests: 'off', shell: true })
+    const r = await h.exec('bash', { command: breakGreeting })
+    // The stand-in snapshot captures only declared write paths, so there is nothing to restore.
+    expect(r.isError).toBe(true)
+    expect(r.content.split('\n')).toEqual([
+      expect.stringMatching(/^regression detected, NOT rolled back \(nothing to restore for call:c\d+\)$/),
+      "src/greeting.ts:2 TS2551 Property 'lenght' does not exist on type 'string'. Did you mean 'length'?",
+    ])
+    expect(h.results.map(x => [x.tool, x.paths, x.outcome])).toEqual([['bash', ['src/greeting.ts'], 'fail']])
+    // A shell call that changed nothing is not judged.
+    expect((await h.exec('bash', { command: 'true' })).content).toBe('[exit code 0]')
+    expect(h.results).toHaveLength(1)
+  })
+})

@@ -1,0 +1,135 @@
+import { describe, expect, it } from 'vitest'
+import { appendFileSync, existsSync, mkdirSync, readdirSync, rmSync, symlinkSync, writeFileSync } from 'node:fs'
+import { basename, join } from 'node:path'
+import {
+  currentOwner, formatRecovery, JournalWriter, listJournals, readJournal, recoverVault, Snapshots, type RecoveryReport,
+} from 'dsh-snapshot'
+import { boot, deadOwner, read, workspace } from './helpers.ts'
+
+function crashed(root: string, owner = deadOwner(), sessionId = 'crashed') {
+  return new Snapshots({ root, vault: join(root, '.dsh'), sessionId, fsync: false }, owner)
+}
+
+describe('recovery of journals left by a dead process', () => {
+  it('at plugin start: a write without a verdict is rolled back and the journal removed', async () => {
+    const root = workspace({ 'a.txt': 'old', 'keep.txt': 'k' })
+    const s = crashed(root)
+    s.capture({ key: 'call:c1', callId: 'c1' }, ['a.txt', 'gen/new.txt'])
+    writeFileSync(join(root, 'a.txt'), 'half-done')
+    mkdirSync(join(root, 'gen'))
+    writeFileSync(join(root, 'gen/new.txt'), 'new')
+    // The process "dies" here: the journal is never closed.
+    let report: RecoveryReport | undefined
+    const recovered = new Promise<void>(done => {
+      void boot(root, {}, { beforeSession: ctx => ctx.on('snapshot/recovered', r => { report = r; done() }) })
+    })
+    await recovered
+    expect(read(root, 'a.txt')).toBe('old')
+    expect(existsSync(join(root, 'gen'))).toBe(false)
+    expect(listJournals(join(root, '.dsh'))).toEqual([])
+    expect(report!.journals[0]!.scopes).toEqual([{
+      scope: 's1', label: 'call c1', callIds: ['c1'], verdict: 'none', action: 'rolled back',
+      restored: ['a.txt'], deleted: ['gen/new.txt', 'gen/'], failed: [],
+    }])
+  })
+
+  it('drops a committed scope, finishes a rollback cut short, ignores a torn last record, and says so', async () => {
+    const root = workspace({ 'a.txt': 'a0', 'b.txt': 'b0' })
+    const owner = deadOwner()
+    const s = crashed(root, owner)
+    s.capture({ key: 'call:c1', callId: 'c1' }, ['b.txt'])
+    writeFileSync(join(root, 'b.txt'), 'b1')
+    s.capture({ key: 'call:c2', callId: 'c2' }, ['a.txt'])
+    writeFileSync(join(root, 'a.txt'), 'a1')
+    s.commit({ callId: 'c1' })
+    // The rollback of c2 got its verdict on disk, then the process died before restoring.
+    const file = s.journalFile!
+    const w = JournalWriter.adopt(readJournal(file), owner, false)
+    w.append([{ record: { t: 'verdict', scope: 's2', verdict: 'rollback', reason: 'tests failed' } }])
+    w.close()
+    appendFileSync(file, '{"t":"cap","scope":"s3","entry":{"kind":"file","path":"c.txt","mode":420,"size":9')
+    const report = await recoverVault(join(root, '.dsh'), { fsync: false })
+    expect(read(root, 'a.txt')).toBe('a0')
+    expect(read(root, 'b.txt')).toBe('b1')
+    expect(formatRecovery(report)).toBe([
+      `${basename(file)} (session crashed, pid ${owner.pid}):`,
+      '  the last record was cut short by the crash (its write had not started); ignored',
+      '  finished rollback call c2 (rollback: tests failed): restored a.txt',
+      '  dropped call c1 (committed)',
+      '  journal removed',
+      '',
+    ].join('\n'))
+    expect(existsSync(file)).toBe(false)
+  })
+
+  it('removes the temp files a killed atomic write left next to a captured path', async () => {
+    const root = workspace({ 'src/a.txt': 'old' })
+    const owner = deadOwner()
+    const s = crashed(root, owner)
+    s.capture({ key: 'call:c1', callId: 'c1' }, ['src/a.txt'])
+    writeFileSync(join(root, 'src', `.a.txt.${owner.pid}.0badf00d.tmp`), 'half a write')
+    writeFileSync(join(root, 'src', '.a.txt.1.0badf00d.tmp'), 'another process: not ours to remove')
+    const report = await recoverVault(join(root, '.dsh'), { fsync: false })
+    expect(report.journals[0]!.debris).toEqual([`src/.a.txt.${owner.pid}.0badf00d.tmp`])
+    expect(readdirSync(join(root, 'src')).sort()).toEqual(['.a.txt.1.0badf00d.tmp', 'a.txt'])
+  })
+
+  it('leaves a journal whose writer is alive, unless forced', async () => {
+    const root = workspace({ 'a.txt': 'old' })
+    const alive = { ...currentOwner(), pid: process.ppid, start: undefined, boot: undefined, instance: 'alive-1' }
+    const s = crashed(root, alive)
+    s.capture({ key: 'call:c1', callId: 'c1' }, ['a.txt'])
+    writeFileSync(join(root, 'a.txt'), 'in progress elsewhere')
+    const report = await recoverVault(join(root, '.dsh'), { fsync: false })
+    expect(report.journals).toEqual([])
+    expect(formatRecovery(report)).toBe(`skipped ${basename(s.journalFile!)}: its writer (pid ${process.ppid}) is still running\n`)
+    expect(read(root, 'a.txt')).toBe('in progress elsewhere')
+    const forced = await recoverVault(join(root, '.dsh'), { fsync: false, force: true })
+    expect(forced.journals[0]!.removed).toBe(true)
+    expect(read(root, 'a.txt')).toBe('old')
+  })
+
+  it('skips journals of another workspace sharing the vault', async () => {
+    const root = workspace({ 'a.txt': 'old' })
+    const other = workspace()
+    crashed(root).capture({ key: 'call:c1', callId: 'c1' }, ['a.txt'])
+    const report = await recoverVault(join(root, '.dsh'), { fsync: false, workspace: other })
+    expect(report.skipped.map(s => s.reason)).toEqual([`it belongs to workspace ${crashed(root).root}`])
+  })
+
+  it('keeps a journal when a path cannot be restored, and finishes once it can', async () => {
+    const outside = workspace()
+    const root = workspace({ 'src/a.txt': 'old' })
+    const s = crashed(root)
+    s.capture({ key: 'call:c1', callId: 'c1' }, ['src/a.txt'])
+    rmSync(join(root, 'src'), { recursive: true })
+    symlinkSync(outside, join(root, 'src'))
+    const first = await recoverVault(join(root, '.dsh'), { fsync: false })
+    expect(first.journals[0]!.removed).toBe(false)
+    expect(formatRecovery(first)).toContain('  some paths could not be restored; journal kept (fix them and run dsh recover again)\n')
+    expect(readdirSync(outside)).toEqual([])
+    rmSync(join(root, 'src'))
+    const second = await recoverVault(join(root, '.dsh'), { fsync: false })
+    expect(second.journals[0]!.removed).toBe(true)
+    expect(read(root, 'src/a.txt')).toBe('old')
+  })
+
+  it('a damaged journal is resolved up to the damage and kept aside', async () => {
+    const root = workspace({ 'a.txt': 'old' })
+    const s = crashed(root)
+    s.capture({ key: 'call:c1', callId: 'c1' }, ['a.txt'])
+    writeFileSync(join(root, 'a.txt'), 'new')
+    const file = s.journalFile!
+    appendFileSync(file, 'this is not a record\n{"t":"verdict"}\n')
+    const report = await recoverVault(join(root, '.dsh'), { fsync: false })
+    expect(read(root, 'a.txt')).toBe('old')
+    expect(report.journals[0]!.damage).toMatch(/^unreadable record at byte \d+$/)
+    expect(existsSync(`${file}.damaged`)).toBe(true)
+    expect(listJournals(join(root, '.dsh'))).toEqual([])
+  })
+
+  it('nothing to recover', async () => {
+    const root = workspace()
+    expect(formatRecovery(await recoverVault(join(root, '.dsh')))).toBe(`nothing to recover in ${join(root, '.dsh', 'snapshots')}\n`)
+  })
+})
