@@ -1,9 +1,9 @@
-// dsh-proofchain: append throughput (ours vs re-reading the chain per append),
+// dsh-proofchain: append cost by chain length (ours vs re-reading the chain per append),
 // summary time at chain lengths 10 … 1,000,000 (our index vs a full scan, and
 // the 200-entry window a known implementation uses, which forgets subjects),
 // and load/verify throughput. Standalone: `node --import tsx bench/proofchain.bench.ts`
 // (`DSH_BENCH_QUICK=1` stops the summary table at 100,000).
-import { appendFileSync, closeSync, fstatSync, mkdtempSync, openSync, readSync, rmSync } from 'node:fs'
+import { appendFileSync, copyFileSync, mkdtempSync, readFileSync, rmSync, statSync, writeFileSync } from 'node:fs'
 import { tmpdir } from 'node:os'
 import { join } from 'node:path'
 import {
@@ -30,49 +30,62 @@ function input(i: number): ProofInput {
 }
 
 // ---------------------------------------------------------------- append
-async function appendOurs(n: number, burst: number): Promise<number> {
-  const chain = ProofChain.open({ file: join(dir, `ours-${burst}.jsonl`) })
+/** Write a chain of `n` entries straight to `file` (setup only). */
+function writeBase(file: string, n: number) {
+  let prev = { seq: -1, hash: GENESIS }
+  const parts: string[] = []
+  for (let i = 0; i < n; i++) {
+    const e = input(i)
+    const entry = sealEntry({ seq: prev.seq + 1, time: i, sessionId: e.sessionId, kind: e.kind, subject: e.subject, outcome: e.outcome, detail: e.detail ?? '', prevHash: prev.hash })
+    parts.push(serializeRecord(entry))
+    prev = entry
+  }
+  writeFileSync(file, parts.join(''))
+}
+
+/** Appends onto a copy of `base`; returns milliseconds per entry. */
+async function appendOurs(base: string, n: number, burst: number): Promise<number> {
+  const file = join(dir, `ours-${burst}-${Math.random().toString(36).slice(2)}.jsonl`)
+  copyFileSync(base, file)
+  const chain = ProofChain.open({ file })
   const t = performance.now()
   for (let i = 0; i < n; i += burst) {
     if (burst === 1) await chain.append(input(i))
     else await chain.appendMany(Array.from({ length: Math.min(burst, n - i) }, (_, k) => input(i + k)))
   }
-  return performance.now() - t
+  return (performance.now() - t) / n
 }
 
-/** The naive appender: no index of its own tail, so it reads the whole chain to find the last hash before every append. */
-function appendNaive(n: number): number {
-  const file = join(dir, 'naive.jsonl')
+/** The naive appender: no index of its own tail, so it re-reads the chain for the last hash before every append. */
+function appendNaive(base: string, n: number): number {
+  const file = join(dir, `naive-${Math.random().toString(36).slice(2)}.jsonl`)
+  copyFileSync(base, file)
   const t = performance.now()
   for (let i = 0; i < n; i++) {
     let prev = { seq: -1, hash: GENESIS }
-    try {
-      const fd = openSync(file, 'r')
-      const buf = Buffer.alloc(fstatSync(fd).size)
-      readSync(fd, buf, 0, buf.length, 0)
-      closeSync(fd)
-      const lines = buf.toString('utf8').trimEnd().split('\n')
-      const last = JSON.parse(lines.at(-1)!) as ProofEntry
+    const text = readFileSync(file, 'utf8').trimEnd()
+    if (text) {
+      const last = JSON.parse(text.slice(text.lastIndexOf('\n') + 1)) as ProofEntry
       prev = { seq: last.seq, hash: last.hash }
-    } catch { /* ENOENT: first entry */ }
+    }
     const e = input(i)
     appendFileSync(file, serializeRecord(sealEntry({ seq: prev.seq + 1, time: Date.now(), sessionId: e.sessionId, kind: e.kind, subject: e.subject, outcome: e.outcome, detail: e.detail ?? '', prevHash: prev.hash })))
   }
-  return performance.now() - t
+  return (performance.now() - t) / n
 }
 
-const N = 2_000
-const rows: [string, number, number][] = [
-  ['ours, bursts of 100 (one lock hold, one write per burst)', N, await appendOurs(N, 100)],
-  ['ours, one awaited append at a time (lock + head record each)', N, await appendOurs(N, 1)],
-  ['naive: re-read the chain before each append (no lock)', N, appendNaive(N)],
-]
-const rate = (n: number, t: number) => n / (t / 1000)
-const naiveRate = rate(rows[2]![1], rows[2]![2])
-console.log('### Append throughput\n')
-console.log('| approach | entries | time | entries/s | vs naive |')
-console.log('|---|---:|---:|---:|---:|')
-for (const [name, n, t] of rows) console.log(`| ${name} | ${fmt(n)} | ${ms(t)} | ${fmt(rate(n, t))} | ${fmt(rate(n, t) / naiveRate, 1)}× |`)
+console.log('### Append cost by chain length (per entry)\n')
+console.log('| chain length before | ours, one awaited append at a time | ours, bursts of 100 | naive: re-read the chain per append | naive / ours (one at a time) |')
+console.log('|---:|---:|---:|---:|---:|')
+for (const length of [0, 10_000, 100_000]) {
+  const base = join(dir, `base-${length}.jsonl`)
+  writeBase(base, length)
+  const single = await appendOurs(base, 500, 1)
+  const burst = await appendOurs(base, 2_000, 100)
+  const naive = appendNaive(base, length >= 100_000 ? 20 : 200)
+  console.log(`| ${fmt(length)} | ${ms(single)} (${fmt(1000 / single)}/s) | ${ms(burst)} (${fmt(1000 / burst)}/s) | ${ms(naive)} (${fmt(1000 / naive)}/s) | ${fmt(naive / single, 1)}× |`)
+}
+console.log('\n"ours" takes the cross-process lock, catches up with the file, and updates the head record for every batch; the naive appender does neither.')
 
 // ---------------------------------------------------------------- summary
 function entry(i: number): ProofEntry {
@@ -128,15 +141,15 @@ for (const length of lengths) {
 }
 
 // ---------------------------------------------------------------- load / verify
-const big = ProofChain.open({ file: join(dir, 'big.jsonl') })
 const BIG = 100_000
-for (let i = 0; i < BIG; i += 2_000) await big.appendMany(Array.from({ length: 2_000 }, (_, k) => input(i + k)))
-const size = fstatSync(openSync(big.file, 'r')).size
+const bigFile = join(dir, 'big.jsonl')
+writeBase(bigFile, BIG)
+const size = statSync(bigFile).size
 let t = performance.now()
-const reopened = ProofChain.open({ file: big.file })
+const reopened = ProofChain.open({ file: bigFile })
 const openMs = performance.now() - t
 t = performance.now()
-const report = verifyChainFile(big.file)
+const report = verifyChainFile(bigFile)
 const verifyMs = performance.now() - t
 if (!report.ok || reopened.head.seq !== BIG - 1) throw new Error('the big chain does not verify')
 console.log(`\n### Load and verify (${fmt(BIG)} entries, ${fmt(size / 1048576, 1)} MiB)\n`)

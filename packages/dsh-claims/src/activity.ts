@@ -1,5 +1,5 @@
 import type { RawSessionEvent } from 'dsh-session'
-import { attributeExit, attributeUnknown, type AttributedCommand } from './attribution.ts'
+import { attributeExit, attributeUnknown, type AttributedCommand, type HiddenBy, type RunOutcome } from './attribution.ts'
 import { formatKey, unwrapCommand } from './command-key.ts'
 import { parseShell } from './shell.ts'
 import type { RunRecord } from './types.ts'
@@ -41,6 +41,7 @@ export interface Activity {
 }
 
 const MAX_NESTING = 3
+const MEMO_LIMIT = 4096
 const EXIT_CODE = /\[exit code (\d+)\]\s*$/
 
 /** Exit status of a shell tool result: its `exitCode`, else the `[exit code N]` trailer, else `isError`. */
@@ -69,6 +70,7 @@ export class ActivityRecorder {
   private _since: Activity['since'] = 'session-start'
   private _questioned = false
   private _count = 0
+  private readonly _memo = new Map<string, KeyedOutcome[]>()
 
   constructor(private readonly options: ActivityOptions = {}) {
     this._isShell = options.isShellTool ?? (name => name === 'bash')
@@ -146,40 +148,69 @@ export class ActivityRecorder {
     if (call.seq <= this._cutoff) return
     const exit = shellExitCode(result)
     this._count++
-    this.recordAttributed(attributeExit(parseShell(call.command), exit), exit, call.seq, 'shell', 0)
+    this.recordKeyed(this.memo(`${exit}\u0000${call.command}`, () => keyAttributed(attributeExit(parseShell(call.command), exit), exit, 0)), exit, call.seq, 'shell')
   }
 
   private recordVerify(seq: number, data: Record<string, unknown>) {
     if (seq <= this._cutoff) return
     const argv = (data.argv as unknown[]).filter((a): a is string => typeof a === 'string')
-    const exitCode = typeof data.exitCode === 'number' ? data.exitCode : null
     const pass = data.outcome === 'pass'
+    const exitCode = pass ? 0 : typeof data.exitCode === 'number' ? data.exitCode : null
     this._count++
-    this.recordAttributed([{ words: argv, outcome: pass ? 'pass' : 'fail' }], pass ? 0 : exitCode, seq, 'verify', 0)
+    const keyed = this.memo(`${pass}\u0001${argv.join('\u0000')}`, () => keyAttributed([{ words: argv, outcome: pass ? 'pass' : 'fail' }], exitCode, 0))
+    this.recordKeyed(keyed, exitCode, seq, 'verify')
   }
 
-  private recordAttributed(commands: AttributedCommand[], exitCode: number | null, seq: number, source: RunRecord['source'], depth: number) {
-    for (const command of commands) {
-      const what = unwrapCommand(command.words)
-      if (!what) continue
-      if ('script' in what) {
-        if (depth >= MAX_NESTING) continue
-        const inner = parseShell(what.script)
-        const nested = command.outcome === 'unknown'
-          ? attributeUnknown(inner, command.hiddenBy ?? 'list')
-          : attributeExit(inner, command.outcome === 'pass' ? 0 : exitCode ?? null)
-        this.recordAttributed(nested, exitCode, seq, source, depth + 1)
-        continue
-      }
-      const key = formatKey(what.key)
-      const run: RunRecord = { key, program: what.key.program, outcome: command.outcome, exitCode, seq, source }
-      if (command.hiddenBy) run.hiddenBy = command.hiddenBy
-      this._runs.delete(key)
-      this._runs.set(key, run)
-      this._byProgram.set(what.key.program, run)
-      if (run.outcome === 'fail') this._failures.set(key, run)
+  /** Sessions repeat their commands; parse each (command, status) once. */
+  private memo(id: string, compute: () => KeyedOutcome[]): KeyedOutcome[] {
+    let keyed = this._memo.get(id)
+    if (!keyed) {
+      if (this._memo.size >= MEMO_LIMIT) this._memo.clear()
+      this._memo.set(id, keyed = compute())
+    }
+    return keyed
+  }
+
+  private recordKeyed(keyed: readonly KeyedOutcome[], exitCode: number | null, seq: number, source: RunRecord['source']) {
+    for (const k of keyed) {
+      const run: RunRecord = { key: k.key, program: k.program, outcome: k.outcome, exitCode, seq, source }
+      if (k.hiddenBy) run.hiddenBy = k.hiddenBy
+      this._runs.delete(k.key)
+      this._runs.set(k.key, run)
+      this._byProgram.set(k.program, run)
+      if (run.outcome === 'fail') this._failures.set(k.key, run)
     }
   }
+}
+
+/** A keyed command of a run, with what the run's status proves about it. */
+interface KeyedOutcome {
+  key: string
+  program: string
+  outcome: RunOutcome
+  hiddenBy?: HiddenBy
+}
+
+/** Key attributed commands, reading `bash -c '…'` scripts with the outcome their shell got. */
+function keyAttributed(commands: AttributedCommand[], exitCode: number | null, depth: number): KeyedOutcome[] {
+  const out: KeyedOutcome[] = []
+  for (const command of commands) {
+    const what = unwrapCommand(command.words)
+    if (!what) continue
+    if ('script' in what) {
+      if (depth >= MAX_NESTING) continue
+      const inner = parseShell(what.script)
+      const nested = command.outcome === 'unknown'
+        ? attributeUnknown(inner, command.hiddenBy ?? 'list')
+        : attributeExit(inner, command.outcome === 'pass' ? 0 : exitCode ?? null)
+      out.push(...keyAttributed(nested, exitCode, depth + 1))
+      continue
+    }
+    const k: KeyedOutcome = { key: formatKey(what.key), program: what.key.program, outcome: command.outcome }
+    if (command.hiddenBy) k.hiddenBy = command.hiddenBy
+    out.push(k)
+  }
+  return out
 }
 
 function commandOf(args: unknown): string | undefined {

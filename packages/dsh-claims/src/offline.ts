@@ -1,5 +1,5 @@
 import { basename } from 'node:path'
-import { streamJsonl } from 'dsh-common'
+import { streamJsonlOfTypes } from 'dsh-common'
 import type { RawSessionEvent } from 'dsh-session'
 import { ActivityRecorder, type Activity, type ActivityOptions } from './activity.ts'
 import { checkClaims } from './check.ts'
@@ -12,15 +12,19 @@ export interface OfflineOptions {
   after?: ActivityOptions['after']
 }
 
+/** The log event types the activity record reads; lines of other types are not even parsed. */
+export const ACTIVITY_TYPES: ReadonlySet<string> = new Set(['tool/call', 'tool/result', 'verify/run', 'claims/checkpoint', 'claims/questioned'])
+
 /**
  * Stream a stored session log (`<vault>/sessions/<id>.jsonl`) into the
- * activity record without loading it whole. A torn last line is tolerated;
- * a corrupt line elsewhere throws `JsonlError` naming it.
+ * activity record without loading it whole; memory stays bounded by the
+ * number of distinct commands. A torn last line is tolerated; a corrupt line
+ * that had to be parsed throws `JsonlError` naming it.
  */
 export async function readActivity(file: string, options: OfflineOptions = {}): Promise<Activity> {
   const shell = new Set(options.shellTools ?? ['bash'])
   const recorder = new ActivityRecorder({ isShellTool: name => shell.has(name), after: options.after })
-  for await (const [event] of streamJsonl<RawSessionEvent>(file)) recorder.add(event)
+  for await (const [event] of streamJsonlOfTypes<RawSessionEvent>(file, ACTIVITY_TYPES)) recorder.add(event)
   return recorder.activity
 }
 

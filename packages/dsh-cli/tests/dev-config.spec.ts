@@ -26,12 +26,15 @@ function project(prefix: string): DevProject {
 describe('dsh dev: cordis.yml changes', () => {
   afterEach(() => {
     delete process.env.DSH_DEV_SPEC_OFF
+    delete process.env.DSH_DEV_SPEC_LEVEL
   })
 
   it('disable, re-enable, add, reconfigure, rename and remove entries in place, never rewriting the file, leaving no listener behind', async () => {
     const p = project('cfg')
     const dev = await startProject(p)
-    const apply = async (text: string) => {
+    // A comment and a blank line: what a loader write-back (a YAML dump) would lose.
+    const apply = async (entries: string) => {
+      const text = `# the dev spec's harness\n\n${entries}`
       const report = asConfig(await edit(dev, () => p.write('cordis.yml', text)))
       await delay(50) // the loader schedules its config write-backs on a 0 ms timer
       expect(p.read('cordis.yml')).toBe(text)
@@ -102,18 +105,22 @@ describe('dsh dev: cordis.yml changes', () => {
     }
   })
 
-  it('a `!!js` toggle follows the environment: evaluated at boot and again when cordis.yml changes', async () => {
+  it('`!!js` toggles and config values follow the environment: evaluated at boot, a toggle again when cordis.yml changes', async () => {
     const p = project('env')
-    const toggled = CORE_ENTRIES + counterEntry('a', 'env-a') + counterEntry('c', 'env-c', `  disabled: !!js process.env.DSH_DEV_SPEC_OFF === '1'\n`)
+    const level = `    level: !!js "Number(process.env.DSH_DEV_SPEC_LEVEL || 1)"\n`
+    const toggled = CORE_ENTRIES + counterEntry('a', 'env-a') + level + counterEntry('c', 'env-c', `  disabled: !!js process.env.DSH_DEV_SPEC_OFF === '1'\n`)
     p.write('cordis.yml', toggled)
     process.env.DSH_DEV_SPEC_OFF = '1'
+    process.env.DSH_DEV_SPEC_LEVEL = '3'
     const dev = await startProject(p)
     try {
       expect(counterState('env-c')).toBeUndefined()
+      expect(counterState('env-a')!.configs).toEqual([{ id: 'env-a', level: 3 }])
       process.env.DSH_DEV_SPEC_OFF = '0'
       const report = asConfig(await edit(dev, () => p.write('cordis.yml', `# tests turned the variable off\n${toggled}`)))
       expect(report.diff).toEqual({ ...NO_CHANGE, enabled: ['c'] })
       expect(counterState('env-c')).toMatchObject({ applies: 1, disposals: 0 })
+      expect(counterState('env-a')).toMatchObject({ applies: 1, disposals: 0 })
     } finally {
       await dev.close()
     }

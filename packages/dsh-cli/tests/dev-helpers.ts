@@ -171,11 +171,14 @@ export async function edit(dev: DevHarness, change: () => void): Promise<DevRepo
   return withTimeout(next, 15_000, 'no reload report after the edit')
 }
 
-export function withTimeout<T>(promise: Promise<T>, ms: number, what: string): Promise<T> {
+/** `promise`, or a rejection saying `what` did not happen (computed when the time is up). */
+export function withTimeout<T>(promise: Promise<T>, ms: number, what: string | (() => string)): Promise<T> {
   let timer!: NodeJS.Timeout
   return Promise.race([
     promise.finally(() => clearTimeout(timer)),
-    new Promise<T>((_, reject) => { timer = setTimeout(() => reject(new Error(`${what} within ${ms} ms`)), ms) }),
+    new Promise<T>((_, reject) => {
+      timer = setTimeout(() => reject(new Error(`${typeof what === 'function' ? what() : what} within ${ms} ms`)), ms)
+    }),
   ])
 }
 

@@ -1,6 +1,6 @@
 import { realpathSync } from 'node:fs'
 import { createRequire } from 'node:module'
-import { join } from 'node:path'
+import { setTimeout as delay } from 'node:timers/promises'
 import { describe, expect, it } from 'vitest'
 import { TraceChecker } from 'dsh-invariants'
 import { formatReport, type PluginReloadReport } from 'dsh-cli/dev'
@@ -71,7 +71,8 @@ describe('dsh dev: plugin source reload', () => {
   })
 
   it('20 reloads (entry file and an imported helper, alternately) leave no listener, tool or effect behind', async () => {
-    const project = devProject(CORE_ENTRIES + counterEntry + greeterEntry)
+    const config = `# a comment a loader write-back would drop\n${CORE_ENTRIES}${counterEntry}${greeterEntry}`
+    const project = devProject(config)
     project.write('plugins/lib/label.ts', `export const label = () => 'L0'\n`)
     project.write('plugins/counter.ts', counterSource('T0'))
     project.write('plugins/greeter.ts', greeterSource('hello'))
@@ -94,7 +95,35 @@ describe('dsh dev: plugin source reload', () => {
       expect(state.tags.at(-1)).toBe('T19:L20')
       expect(listenerCounts(ctx)).toEqual(before)
       expect(ctx.tools.list().map(t => t.name)).toEqual(tools)
-      expect(ctx.registry.size).toBeGreaterThan(0)
+      await delay(50) // the loader schedules config write-backs on a 0 ms timer
+      expect(project.read('cordis.yml')).toBe(config)
+    } finally {
+      await dev.close()
+    }
+  })
+
+  it('reloading a service provider restarts the plugins that inject it, says which, and leaves the same tools and listener counts', async () => {
+    const project = devProject(CORE_ENTRIES + greeterEntry)
+    project.write('plugins/greeter.ts', greeterSource('hello'))
+    const dev = await startProject(project)
+    try {
+      const { ctx } = dev.harness
+      const before = listenerCounts(ctx)
+      const tools = ctx.tools.list().map(t => t.name).sort()
+      const { agent } = dev.harness.createSession()
+      const toolsFile = realpathSync(createRequire(import.meta.url).resolve('dsh-tools'))
+      const report = await dev.reloader.reloadFiles([toolsFile])
+      expect(report?.entries).toEqual([{ id: 'tools', outcome: 'reloaded' }])
+      expect([...report!.restarted].sort()).toEqual(['agents', 'greeter', 'workspace-tools'])
+      expect(formatReport(report!, project.dir)).toEqual([
+        `reloaded tools (${toolsFile}) in ${Math.round(report!.durationMs)} ms`,
+        `  also restarted (they inject a reloaded service): ${report!.restarted.join(', ')}`,
+      ])
+      expect(ctx.tools.list().map(t => t.name).sort()).toEqual(tools)
+      expect(listenerCounts(ctx)).toEqual(before)
+      // The agents service restarted too: agents it made are disposed, new ones work.
+      expect(agent.status).toBe('disposed')
+      expect(dev.harness.createSession().agent.status).toBe('idle')
     } finally {
       await dev.close()
     }

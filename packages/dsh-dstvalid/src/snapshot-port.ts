@@ -1,40 +1,24 @@
 import type { Context } from '@deepseek-ai/cordis'
 import type { ToolExecution } from 'dsh-tools'
-import type { RollbackOutcome } from './message.ts'
+import type { CommitRequest, RollbackRequest, RollbackResult } from 'dsh-snapshot'
 
-/**
- * The dsh-snapshot contract, typed structurally: the events are declared by
- * dsh-snapshot (which may be absent), so they are reached here through
- * narrow wrappers instead of importing or re-declaring its types.
+/*
+ * The dsh-snapshot contract. Its events are declared by dsh-snapshot (types
+ * only are imported here); the plugin itself may be absent, in which case
+ * `snapshot/rollback` resolves to undefined and nobody hears the rest.
  */
-export interface RollbackRequest {
-  sessionId: string
-  callId?: string
-  step?: number
-  reason: string
-}
-
-export interface CommitRequest {
-  sessionId: string
-  callId?: string
-  step?: number
-}
-
-type Serial = (this: Context, name: string, request: RollbackRequest) => Promise<RollbackOutcome | undefined>
-type Emit = (this: Context, name: string, request: CommitRequest) => void
-type On = (this: Context, name: string, listener: (exec: ToolExecution) => boolean | undefined) => () => boolean
 
 /** Ask the snapshot plugin to restore a call's (or a step's) captures; undefined when no plugin answered. */
-export function requestRollback(ctx: Context, request: RollbackRequest): Promise<RollbackOutcome | undefined> {
-  return (ctx.serial as unknown as Serial).call(ctx, 'snapshot/rollback', request)
+export function requestRollback(ctx: Context, request: RollbackRequest): Promise<RollbackResult | undefined> {
+  return ctx.serial('snapshot/rollback', request)
 }
 
 /** Tell the snapshot plugin a judged write was kept. */
 export function commitSnapshot(ctx: Context, request: CommitRequest): void {
-  ;(ctx.emit as unknown as Emit).call(ctx, 'snapshot/commit', request)
+  ctx.emit('snapshot/commit', request)
 }
 
-/** Answer `snapshot/judge`: `true` for every write this plugin will judge (so snapshot waits for commit/rollback). */
+/** Answer `snapshot/judge`: `true` for every write this plugin will judge (so snapshot waits for its commit or rollback). */
 export function answerJudge(ctx: Context, answer: (exec: ToolExecution) => boolean | undefined): () => boolean {
-  return (ctx.on as unknown as On).call(ctx, 'snapshot/judge', answer)
+  return ctx.on('snapshot/judge', answer)
 }

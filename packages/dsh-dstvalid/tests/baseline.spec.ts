@@ -18,52 +18,40 @@ export function receiptTotal(amount: number): string {
 }
 `
 
-async function brokenWorkspace() {
-  const root = makeWorkspace('shop', { 'src/legacy.ts': legacy })
-  h = await boot(root, { tests: 'off' })
-  return root
-}
-
 describe('judged against the measured baseline of an already-broken project', () => {
-  it('keeps an unrelated good edit', async () => {
-    await brokenWorkspace()
-    const r = await h!.exec('edit_file', { path: 'src/greeting.ts', old_string: 'Hello', new_string: 'Hi' })
-    expect(r).toEqual({ content: 'edited src/greeting.ts' })
-    // The baseline measured the two existing errors; the check after the edit saw the same two.
-    expect(runs(h!.session).map(x => [x.outcome, x.exitCode])).toEqual([['fail', 2], ['fail', 2]])
-    expect(h!.results.map(x => x.outcome)).toEqual(['pass'])
-  })
+  it('keeps unrelated good edits and fixes; rolls back new errors, fix-one-add-one, and re-broken fixes', async () => {
+    const root = makeWorkspace('shop', { 'src/legacy.ts': legacy })
+    h = await boot(root, { tests: 'off' })
 
-  it('rolls back a new error, naming only it', async () => {
-    const root = await brokenWorkspace()
-    const r = await h!.exec('edit_file', { path: 'src/greeting.ts', old_string: 'return `Hello, ${name}!`', new_string: 'return name.lenght' })
-    expect(r.content).toBe([
+    // An unrelated good edit is kept: the baseline measured the two existing errors, the check after saw the same two.
+    expect(await h.exec('edit_file', { path: 'src/greeting.ts', old_string: 'Hello', new_string: 'Hi' })).toEqual({ content: 'edited src/greeting.ts' })
+    expect(runs(h.session).map(x => [x.outcome, x.exitCode])).toEqual([['fail', 2], ['fail', 2]])
+    expect(h.results.map(x => x.outcome)).toEqual(['pass'])
+
+    // A new error is rolled back, and only it is named.
+    const added = await h.exec('edit_file', { path: 'src/greeting.ts', old_string: 'return `Hi, ${name}!`', new_string: 'return name.lenght' })
+    expect(added.content).toBe([
       'rolled back: typecheck failed after edit_file on src/greeting.ts',
       "src/greeting.ts:2 TS2551 Property 'lenght' does not exist on type 'string'. Did you mean 'length'?",
     ].join('\n'))
-    expect(readText(root, 'src/greeting.ts')).toContain('Hello, ${name}!')
-  })
+    expect(readText(root, 'src/greeting.ts')).toContain('Hi, ${name}!')
 
-  it('rolls back an edit that fixes one error and adds another', async () => {
-    const root = await brokenWorkspace()
-    const r = await h!.exec('edit_file', {
+    // Fixing one error while adding another is still worse.
+    const swap = await h.exec('edit_file', {
       path: 'src/legacy.ts',
       old_string: '  const padded: number = label.padEnd(20)\n',
       new_string: '  const padded: string = label.padEnd(20)\n  const wide: boolean = padded.length\n',
     })
-    expect(r.content).toBe([
+    expect(swap.content).toBe([
       'rolled back: typecheck failed after edit_file on src/legacy.ts',
       "src/legacy.ts:5 TS2322 Type 'number' is not assignable to type 'boolean'.",
     ].join('\n'))
     expect(readText(root, 'src/legacy.ts')).toBe(legacy)
-  })
 
-  it('keeps a fix inside the broken file, and the accepted state advances', async () => {
-    const root = await brokenWorkspace()
-    const fix = await h!.exec('edit_file', { path: 'src/legacy.ts', old_string: 'const padded: number', new_string: 'const padded: string' })
-    expect(fix).toEqual({ content: 'edited src/legacy.ts' })
-    // Re-introducing the fixed error is now a regression: the accepted state has one error left.
-    const again = await h!.exec('edit_file', { path: 'src/legacy.ts', old_string: 'const padded: string', new_string: 'const padded: number' })
+    // A fix inside the broken file is kept, and the accepted state advances…
+    expect(await h.exec('edit_file', { path: 'src/legacy.ts', old_string: 'const padded: number', new_string: 'const padded: string' })).toEqual({ content: 'edited src/legacy.ts' })
+    // …so re-introducing the fixed error is now a regression.
+    const again = await h.exec('edit_file', { path: 'src/legacy.ts', old_string: 'const padded: string', new_string: 'const padded: number' })
     expect(again.content).toBe([
       'rolled back: typecheck failed after edit_file on src/legacy.ts',
       "src/legacy.ts:4 TS2322 Type 'string' is not assignable to type 'number'.",

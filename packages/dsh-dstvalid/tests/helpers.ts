@@ -10,7 +10,9 @@ import * as WorkspaceTools from 'dsh-tools-workspace'
 import LlmService from 'dsh-llm'
 import * as Scripted from 'dsh-llm/scripted'
 import AgentService from 'dsh-agent'
-import DstValidService, { type Config, type DstvalidNotice, type VerifyResult, type RollbackRequest, type CommitRequest } from 'dsh-dstvalid'
+import DstValidService, { type Config, type DstvalidNotice, type VerifyResult } from 'dsh-dstvalid'
+import * as Snapshot from 'dsh-snapshot'
+import type { CommitRequest, RollbackRequest } from 'dsh-snapshot'
 
 const here = dirname(fileURLToPath(import.meta.url))
 /** The repository's node_modules (has typescript and vitest), found from this file. */
@@ -50,11 +52,9 @@ export function fakeSnapshot(ctx: Context) {
   const scopes = new Map<string, Map<string, Buffer | null>>()
   const log: string[] = []
   const judged: string[] = []
-  type Loose = (this: Context, name: string, cb: (...args: never[]) => unknown) => () => boolean
-  const on = (name: string, cb: (...args: never[]) => unknown) => (ctx.on as unknown as Loose).call(ctx, name, cb)
   ctx.on('tools/execute', async (exec, next) => {
     if (exec.tool?.effects !== 'write') return next()
-    const verdict = (ctx.bail as unknown as (name: string, e: unknown) => unknown)('snapshot/judge', exec)
+    const verdict = ctx.bail('snapshot/judge', exec)
     if (verdict === true) judged.push(exec.callId)
     const key = exec.step !== undefined ? `step:${exec.step}` : `call:${exec.callId}`
     const scope = scopes.get(key) ?? new Map<string, Buffer | null>()
@@ -68,7 +68,7 @@ export function fakeSnapshot(ctx: Context) {
     if (verdict !== true) scopes.delete(key)
     return result
   })
-  on('snapshot/rollback', (async (req: RollbackRequest) => {
+  ctx.on('snapshot/rollback', async (req: RollbackRequest) => {
     const key = req.callId ? `call:${req.callId}` : `step:${req.step}`
     const scope = scopes.get(key)
     log.push(`rollback ${key}: ${req.reason}`)
@@ -86,11 +86,11 @@ export function fakeSnapshot(ctx: Context) {
     }
     scopes.delete(key)
     return { matched: true, restored, deleted, failed: [], message: `restored ${restored.length}, deleted ${deleted.length}` }
-  }) as never)
-  on('snapshot/commit', ((req: CommitRequest) => {
+  })
+  ctx.on('snapshot/commit', (req: CommitRequest) => {
     log.push(`commit ${req.callId ? `call:${req.callId}` : `step:${req.step}`}`)
     scopes.delete(req.callId ? `call:${req.callId}` : `step:${req.step}`)
-  }) as never)
+  })
   return { log, judged }
 }
 
@@ -113,8 +113,8 @@ export interface Harness {
 let callSeq = 0
 
 export interface BootOptions {
-  /** Load the stand-in snapshot plugin (default true). */
-  snapshot?: boolean
+  /** The snapshot side: the stand-in (default), the real dsh-snapshot plugin with this config, or none. */
+  snapshot?: false | 'fake' | { real: Partial<Snapshot.Config> }
   /** A scripted model (JSON Lines) and the agent loop. */
   script?: string
 }
@@ -137,7 +137,8 @@ export async function boot(root: string, config: Partial<Config> = {}, options: 
     await load(Scripted, { script: options.script })
     await load(AgentService, { maxSteps: 20 })
   }
-  const snapshot = options.snapshot === false ? undefined : fakeSnapshot(ctx)
+  const snapshot = options.snapshot === undefined || options.snapshot === 'fake' ? fakeSnapshot(ctx) : undefined
+  if (options.snapshot && options.snapshot !== 'fake') await load(Snapshot, { ...options.snapshot.real })
   const fiber = await load(DstValidService, { warmOnStart: false, testArgs: ['--pool=threads'], ...config })
   const notices: DstvalidNotice[] = []
   const results: VerifyResult[] = []

@@ -1,15 +1,13 @@
 import { closeSync, fstatSync, fsyncSync, ftruncateSync, mkdirSync, openSync, statSync } from 'node:fs'
 import { dirname } from 'node:path'
-import { capText, fsyncDirSync, withFileLock, type FileLockOptions } from 'dsh-common'
+import { fsyncDirSync, withFileLock, type FileLockOptions } from 'dsh-common'
 import { ChainCursor, type ChainHead } from './cursor.ts'
-import { ProofChainError } from './errors.ts'
 import { readLines } from './internal/lines.ts'
 import { pruneChainFile, writeAll } from './prune.ts'
-import { isAnchor, parseRecordLine, sealEntry, serializeRecord } from './records.ts'
-import { toSubject } from './sources.ts'
+import { isAnchor, normaliseInput, parseRecordLine, sealEntry, serializeRecord, type EntryFields } from './records.ts'
 import { SummaryIndex, type ProofSummary, type SummaryOptions } from './summary.ts'
 import { describeProblem } from './verify.ts'
-import { readHeadRecord, writeHeadRecord } from './head.ts'
+import { reconcileHeadRecord, writeHeadRecord } from './head.ts'
 import type { ChainProblem, ProofAnchor, ProofEntry, ProofInput } from './types.ts'
 
 export interface ProofChainOptions {
@@ -32,7 +30,7 @@ export interface ProofChainOptions {
 }
 
 interface Pending {
-  fields: Omit<ProofEntry, 'seq' | 'prevHash' | 'hash'>
+  fields: EntryFields
   resolve: (entry: ProofEntry) => void
   reject: (error: unknown) => void
 }
@@ -65,6 +63,8 @@ export class ProofChain {
   private _pending: Pending[] = []
   private _draining?: Promise<void>
   private _dirReady = false
+  /** The head record this process last wrote, valid while nobody else touched the file since. */
+  private _headWritten?: { seq: number; hash: string; offset: number; ino: number }
 
   private constructor(options: ProofChainOptions) {
     this.file = options.file
@@ -106,7 +106,7 @@ export class ProofChain {
   append(input: ProofInput): Promise<ProofEntry> {
     let fields: Pending['fields']
     try {
-      fields = this.normalise(input)
+      fields = normaliseInput(input, { now: this._options.now ?? Date.now, detailMaxBytes: this._options.detailMaxBytes ?? 1024 })
     } catch (error) {
       return Promise.reject(error)
     }
@@ -138,19 +138,6 @@ export class ProofChain {
   /** The summary of one session, or of every session when `sessionId` is undefined. */
   summary(sessionId: string | undefined, options: SummaryOptions): ProofSummary {
     return this.index.summary(sessionId, options)
-  }
-
-  private normalise(input: ProofInput): Pending['fields'] {
-    if (typeof input?.sessionId !== 'string' || !input.sessionId) throw new ProofChainError('a proof entry needs a sessionId')
-    const subject = typeof input.subject === 'string' ? toSubject(input.subject) : ''
-    if (!subject) throw new ProofChainError('a proof entry needs a subject')
-    if (input.outcome !== 'ok' && input.outcome !== 'fail') throw new ProofChainError(`outcome must be "ok" or "fail", not ${JSON.stringify(input.outcome)}`)
-    const kind = String(input.kind ?? '').trim().toLowerCase() || 'check'
-    if (kind === 'anchor') throw new ProofChainError('kind "anchor" is reserved for pruning records')
-    const now = this._options.now ?? Date.now
-    const time = typeof input.time === 'number' && Number.isFinite(input.time) ? input.time : now()
-    const detail = capText(typeof input.detail === 'string' ? input.detail : '', this._options.detailMaxBytes ?? 1024)
-    return { time, sessionId: input.sessionId, kind, subject, outcome: input.outcome, detail }
   }
 
   private drain(): Promise<void> {
@@ -203,36 +190,32 @@ export class ProofChain {
     }
     this._offset = size
     for (const entry of entries) this.ingest(entry, ++this._line, true)
-    if (recordHead) writeHeadRecord(this.file, { seq: head.seq, hash: head.hash, time: (this._options.now ?? Date.now)() }, !!this._options.fsync)
-    const maxBytes = this._options.maxBytes ?? 0
-    if (maxBytes > 0 && size > maxBytes) this.prune(Math.floor(maxBytes / 2))
+    // The entries are written: what follows is upkeep, and its failure must not unsay them.
+    try {
+      if (recordHead) {
+        writeHeadRecord(this.file, { seq: head.seq, hash: head.hash, time: (this._options.now ?? Date.now)() }, !!this._options.fsync)
+        this._headWritten = { seq: head.seq, hash: head.hash, offset: this._offset, ino: this._ino }
+      } else {
+        this._headWritten = undefined
+      }
+      const maxBytes = this._options.maxBytes ?? 0
+      if (maxBytes > 0 && size > maxBytes) this.prune(Math.floor(maxBytes / 2))
+    } catch (error) {
+      this._headWritten = undefined
+      this.warn(`${this.file}: entries up to seq ${head.seq} are written, but updating the head record or pruning failed: ${(error as Error).message}`)
+    }
     return entries
   }
 
-  /**
-   * Under the lock, before appending: does the file still reach the entry
-   * the head record says was written last? If not, its newest entries were
-   * cut off; the record is frozen (never updated again) so `verify` keeps
-   * reporting it, and the append goes on after the file's true tail.
-   * Returns whether to update the record after this batch.
-   */
+  /** Under the lock: whether to update the head record after this batch (see `reconcileHeadRecord`). */
   private checkHeadRecord(): boolean {
-    const recorded = readHeadRecord(this.file)
-    if (recorded === 'corrupt') {
-      this.warn(`${this.file}: its head record cannot be read; it is left as found (run dsh proof verify)`)
-      return false
-    }
-    if (!recorded) return true
-    if (recorded.frozen) return false
+    const mine = this._headWritten
     const tail = this._cursor.head
-    const cut = recorded.seq > tail.seq
-    if (!cut && !(recorded.seq === tail.seq && recorded.hash !== tail.hash)) return true
-    const frozen = cut
-      ? `the file ended at seq ${tail.seq} although seq ${recorded.seq} had been written`
-      : `seq ${tail.seq} in the file is not the entry that was written`
-    this.warn(`${this.file}: ${frozen}; the head record is frozen as evidence (run dsh proof verify)`)
-    writeHeadRecord(this.file, { ...recorded, frozen }, !!this._options.fsync)
-    return false
+    // Nothing changed since our own last batch: the record is the one we wrote.
+    if (mine && mine.offset === this._offset && mine.ino === this._ino && mine.seq === tail.seq && mine.hash === tail.hash) return true
+    const { update, warning } = reconcileHeadRecord(this.file, tail, !!this._options.fsync)
+    if (warning) this.warn(warning)
+    return update
   }
 
   private prune(keepBytes: number) {
@@ -251,6 +234,7 @@ export class ProofChain {
   }
 
   private reset() {
+    this._headWritten = undefined
     this._cursor = new ChainCursor()
     this.index.clear()
     this._ino = -1

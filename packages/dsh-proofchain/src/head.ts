@@ -42,3 +42,25 @@ export function readHeadRecord(chainFile: string): HeadRecord | undefined | 'cor
 export function writeHeadRecord(chainFile: string, head: HeadRecord, fsync: boolean): void {
   writeFileAtomicSync(headPath(chainFile), JSON.stringify(head) + '\n', { fsync })
 }
+
+/**
+ * Under the chain's lock, before appending after `tail`: does the file
+ * still reach the entry the head record says was written last? If not,
+ * its newest entries were cut off (or replaced); the record is frozen,
+ * never updated again, so `verify` keeps reporting it, and the append goes
+ * on after the file's true tail. Returns whether to update the record
+ * after the batch, and a warning to pass on.
+ */
+export function reconcileHeadRecord(chainFile: string, tail: { seq: number; hash: string }, fsync: boolean): { update: boolean; warning?: string } {
+  const recorded = readHeadRecord(chainFile)
+  if (recorded === 'corrupt') return { update: false, warning: `${chainFile}: its head record cannot be read; it is left as found (run dsh proof verify)` }
+  if (!recorded) return { update: true }
+  if (recorded.frozen) return { update: false }
+  const cut = recorded.seq > tail.seq
+  if (!cut && !(recorded.seq === tail.seq && recorded.hash !== tail.hash)) return { update: true }
+  const frozen = cut
+    ? `the file ended at seq ${tail.seq} although seq ${recorded.seq} had been written`
+    : `seq ${tail.seq} in the file is not the entry that was written`
+  writeHeadRecord(chainFile, { ...recorded, frozen }, fsync)
+  return { update: false, warning: `${chainFile}: ${frozen}; the head record is frozen as evidence (run dsh proof verify)` }
+}

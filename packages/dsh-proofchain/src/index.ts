@@ -87,6 +87,7 @@ export function apply(ctx: Context, config: Config) {
     return chain
   }
 
+  /** Never throws into the emitter: a proof that cannot be recorded is a warning, not a broken check. */
   const record = (session: Session | string | undefined, inputs: ProofInput[]) => {
     if (!inputs.length) return
     const target = typeof session === 'string' ? ctx.sessions.get(session) : session
@@ -94,10 +95,22 @@ export function apply(ctx: Context, config: Config) {
       logger.warn('proof for unknown session %s not recorded: %s', String(session), inputs.map(i => i.subject).join(', '))
       return
     }
-    const chain = chainFor(target)
+    let chain: ProofChain
+    try {
+      chain = chainFor(target)
+    } catch (error) {
+      logger.warn('proofs not recorded in %s: %s', proofChainPath(target.vault), (error as Error).message)
+      return
+    }
     for (const input of inputs) {
       chain.append(input).then(
-        entry => ctx.emit('proofchain/appended', entry, chain.file),
+        (entry) => {
+          try {
+            ctx.emit('proofchain/appended', entry, chain.file)
+          } catch (error) {
+            logger.warn(error)
+          }
+        },
         error => logger.warn('proof "%s" not recorded in %s: %s', input.subject, chain.file, (error as Error).message),
       )
     }

@@ -1,10 +1,33 @@
+import { capText } from 'dsh-common'
 import { hashRecord } from './canonical.ts'
-import type { ProofAnchor, ProofEntry, ProofRecord } from './types.ts'
+import { ProofChainError } from './errors.ts'
+import { toSubject } from './sources.ts'
+import type { ProofAnchor, ProofEntry, ProofInput, ProofRecord } from './types.ts'
 
 /** `prevHash` of the first entry of an unpruned chain. */
 export const GENESIS = '0'.repeat(64)
 
 const HEX64 = /^[0-9a-f]{64}$/
+
+/** An entry before the chain places it: everything but seq, prevHash and hash. */
+export type EntryFields = Omit<ProofEntry, 'seq' | 'prevHash' | 'hash'>
+
+/**
+ * Check and tidy a caller's input: a one-line subject, a lowercase kind,
+ * a capped detail, a time.
+ * @throws ProofChainError for a missing session or subject, a bad outcome, or the reserved kind `anchor`.
+ */
+export function normaliseInput(input: ProofInput, options: { now: () => number; detailMaxBytes: number }): EntryFields {
+  if (typeof input?.sessionId !== 'string' || !input.sessionId) throw new ProofChainError('a proof entry needs a sessionId')
+  const subject = typeof input.subject === 'string' ? toSubject(input.subject) : ''
+  if (!subject) throw new ProofChainError('a proof entry needs a subject')
+  if (input.outcome !== 'ok' && input.outcome !== 'fail') throw new ProofChainError(`outcome must be "ok" or "fail", not ${JSON.stringify(input.outcome)}`)
+  const kind = String(input.kind ?? '').trim().toLowerCase() || 'check'
+  if (kind === 'anchor') throw new ProofChainError('kind "anchor" is reserved for pruning records')
+  const time = typeof input.time === 'number' && Number.isFinite(input.time) ? input.time : options.now()
+  const detail = capText(typeof input.detail === 'string' ? input.detail : '', options.detailMaxBytes)
+  return { time, sessionId: input.sessionId, kind, subject, outcome: input.outcome, detail }
+}
 
 /** Build an entry and compute its hash. */
 export function sealEntry(fields: Omit<ProofEntry, 'hash'>): ProofEntry {

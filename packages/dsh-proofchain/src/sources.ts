@@ -44,7 +44,7 @@ export interface ClaimsCheckpointLike {
   verified?: string[]
   failed?: string[]
   next?: string[]
-  report?: { unseen?: unknown[]; failing?: unknown[]; noEvidence?: unknown[]; questioned?: boolean }
+  report?: { unseen?: unknown[]; failing?: unknown[]; noEvidence?: unknown[]; unconfirmed?: unknown[]; questioned?: boolean }
 }
 
 const SUBJECT_MAX = 240
@@ -79,11 +79,13 @@ export function proofFromVerifyResult(result: VerifyResultLike): ProofInput[] {
   const paths = strings(result.paths)
   const tool = typeof result.tool === 'string' && result.tool ? result.tool : 'a write'
   const subject = toSubject([result.check, ...paths].join(' '))
+  const problems = strings(result.newProblems)
   if (result.outcome === 'pass') {
     const ms = Number.isFinite(result.durationMs) ? ` (${Math.round(result.durationMs)} ms)` : ''
-    return [{ sessionId: result.sessionId, kind: toKind(result.check), subject, outcome: 'ok', detail: `passed after ${tool}${ms}` }]
+    // A pass may carry tolerated problems (test-first work): keep them on record as warnings.
+    const warnings = problems.length ? `; ${plural(problems.length, 'warning')}: ${problems.join('; ')}` : ''
+    return [{ sessionId: result.sessionId, kind: toKind(result.check), subject, outcome: 'ok', detail: `passed after ${tool}${ms}${warnings}` }]
   }
-  const problems = strings(result.newProblems)
   const what = result.outcome === 'rolled-back' ? `rolled back after ${tool}` : `failed after ${tool}`
   const detail = problems.length ? `${what}: ${plural(problems.length, 'new problem')}: ${problems.join('; ')}` : what
   return [{ sessionId: result.sessionId, kind: toKind(result.check), subject, outcome: 'fail', detail }]
@@ -152,6 +154,7 @@ export function proofFromCheckpoint(sessionId: string, data: ClaimsCheckpointLik
     [reportItems(report.noEvidence), 'claimed verified, but names no command to check it by'],
     [reportItems(report.unseen), 'claimed verified, but its command was not seen run in this session'],
     [reportItems(report.failing), 'claimed verified, but its command failed on its last run'],
+    [reportItems(report.unconfirmed), "claimed verified, but its command's exit status was hidden (a pipe, ;, ||)"],
   ]
   const verified: ProofInput[] = []
   for (const line of strings(data.verified)) {

@@ -1,4 +1,4 @@
-import { existsSync, readFileSync } from 'node:fs'
+import { existsSync, readFileSync, writeFileSync } from 'node:fs'
 import { join } from 'node:path'
 import { fileURLToPath } from 'node:url'
 import { runCommand } from 'dsh-common'
@@ -102,6 +102,16 @@ describe('dsh-proofchain in a harness', () => {
       [2, 'write', 'write src/a.ts', 'ok'],
     ])
     expect(verifyChainFile(join(h.workspace, '.dsh', 'proofchain.jsonl'))).toMatchObject({ ok: true, entries: 3 })
+    await h.dispose()
+  })
+
+  it('a vault it cannot write never breaks the plugin that emitted the proof', async () => {
+    const h = await bootHarness([])
+    const notADir = join(h.workspace, 'vault-file')
+    writeFileSync(notADir, 'x')
+    const session = h.ctx.sessions.create('s1', { cwd: h.workspace, vault: notADir })
+    expect(() => emitForeign(h.ctx, 'verify/result', { sessionId: 's1', callId: 'c', tool: 'edit_file', paths: ['a.ts'], check: 'typecheck', outcome: 'pass', newProblems: [], durationMs: 1 })).not.toThrow()
+    await expect(session.flush()).resolves.toBeUndefined()
     await h.dispose()
   })
 

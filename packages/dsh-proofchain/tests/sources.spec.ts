@@ -11,6 +11,9 @@ describe('proof sources', () => {
       outcome: 'fail', detail: 'rolled back after multi_edit: 2 new problems: src/a.ts:1 TS2322 a; src/b.ts:2 TS2304 b',
     })
     expect(proofFromVerifyResult({ ...base, check: 'test', outcome: 'fail' })[0]).toMatchObject({ kind: 'test', outcome: 'fail', detail: 'failed after multi_edit' })
+    expect(proofFromVerifyResult({ ...base, check: 'test', outcome: 'pass', newProblems: ['tests/new.test.ts new test fails'] })[0]).toMatchObject({
+      outcome: 'ok', detail: 'passed after multi_edit (812 ms); 1 warning: tests/new.test.ts new test fails',
+    })
   })
 
   it('verify/result: reads defensively', () => {
@@ -39,16 +42,17 @@ describe('proof sources', () => {
   it('claims/checkpoint: verified lines are ok unless the report marks them; failed lines are failures', () => {
     const proofs = proofFromCheckpoint('s', {
       summary: 'auth done',
-      verified: ['login works — pnpm vitest run auth', 'tokens expire — pnpm vitest run tokens', 'looks right', 'build is green — pnpm build'],
+      verified: ['login works — pnpm vitest run auth', 'tokens expire — pnpm vitest run tokens', 'looks right', 'build is green — pnpm build', 'lint clean — pnpm lint | tail'],
       failed: ['refresh flow'],
       next: [],
-      report: { unseen: ['tokens expire — pnpm vitest run tokens'], failing: ['pnpm build'], noEvidence: ['looks right'], questioned: false },
+      report: { unseen: ['tokens expire — pnpm vitest run tokens'], failing: ['pnpm build'], noEvidence: ['looks right'], unconfirmed: ['lint clean — pnpm lint | tail'], questioned: false },
     })
     expect(proofs.map(p => [p.subject, p.outcome, p.detail])).toEqual([
       ['claim login works — pnpm vitest run auth', 'ok', 'claimed verified; its command was seen passing'],
       ['claim tokens expire — pnpm vitest run tokens', 'fail', 'claimed verified, but its command was not seen run in this session'],
       ['claim looks right', 'fail', 'claimed verified, but names no command to check it by'],
       ['claim build is green — pnpm build', 'fail', 'claimed verified, but its command failed on its last run'],
+      ['claim lint clean — pnpm lint | tail', 'fail', "claimed verified, but its command's exit status was hidden (a pipe, ;, ||)"],
       ['claim refresh flow', 'fail', 'reported failed by the agent'],
     ])
   })

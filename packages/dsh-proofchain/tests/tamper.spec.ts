@@ -1,7 +1,7 @@
 import { readFileSync, rmSync, truncateSync, writeFileSync } from 'node:fs'
 import { describe, expect, it } from 'vitest'
 import fc from 'fast-check'
-import { verifyChainFile, describeProblem, headPath, ProofChain, GENESIS } from 'dsh-proofchain'
+import { verifyChainFile, describeProblem, headPath, ProofChain, GENESIS, sealEntry, type ProofEntry } from 'dsh-proofchain'
 import { fill, freshChain, lines, writeLines } from './helpers.ts'
 
 async function chainOf(n: number) {
@@ -116,7 +116,23 @@ describe('verify: tampering', () => {
     expect(problem.message).toBe('the chain starts at seq 1 with no anchor (expected seq 0 linked to genesis)')
   })
 
-  it('detects an added field, a blank line and a re-sealed entry', async () => {
+  it('detects an entry re-sealed with a fresh hash: the next entry no longer links to it', async () => {
+    const file = await chainOf(8)
+    const rows = lines(file)
+    const reseal = (i: number) => {
+      const e = JSON.parse(rows[i]!) as ProofEntry
+      return JSON.stringify(sealEntry({ ...e, outcome: e.outcome === 'ok' ? 'fail' : 'ok' }))
+    }
+    writeLines(file, rows.map((r, i) => (i === 3 ? reseal(3) : r)))
+    const problem = verifyChainFile(file).problem!
+    expect(problem).toMatchObject({ line: 5, seq: 4, kind: 'broken link' })
+    expect(problem.message).toMatch(/^prevHash [0-9a-f]{12}… does not match seq 3 \([0-9a-f]{12}…\)$/)
+    // The newest entry has no successor; the head record catches it instead.
+    writeLines(file, rows.map((r, i) => (i === 7 ? reseal(7) : r)))
+    expect(verifyChainFile(file).problem).toMatchObject({ line: 8, seq: 7, kind: 'hash mismatch' })
+  })
+
+  it('detects an added field and a blank line', async () => {
     const file = await chainOf(6)
     const rows = lines(file)
     writeLines(file, rows.map((r, i) => (i === 2 ? r.replace('{', '{"extra":1,') : r)))

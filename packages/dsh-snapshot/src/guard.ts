@@ -7,13 +7,13 @@ import { captureRefused, escapeRefused, listPaths, nothingToRestore } from './me
 import { currentOwner, liveInstances, ownerState, type JournalOwner } from './owner.ts'
 import { listJournals, resolveJournal, type RecoveryReport } from './recover.ts'
 import { snapshotDir, Snapshots } from './snapshots.ts'
-import type { CommitRequest, RestoredInfo, RollbackRequest, RollbackResult, ScopeRef } from './types.ts'
+import type { CommitRequest, RestoredInfo, RollbackRequest, RollbackResult, ScopeRef, SyncMode } from './types.ts'
 
 /** The plugin's settings, as its Config gives them. */
 export interface GuardSettings {
   scope: 'call' | 'step'
   vault?: string
-  fsync: boolean
+  fsync: SyncMode
   maxFileBytes: number
   maxDirBytes: number
   ignore: string[]
@@ -79,7 +79,7 @@ export class SnapshotGuard {
         continue
       }
       if (state !== 'dead' || !this.settings.recover) continue
-      report.journals.push(await resolveJournal(parsed, this.settings.fsync))
+      report.journals.push(await resolveJournal(parsed, this.settings.fsync !== 'off'))
     }
     if (report.journals.length) this.host.recovered(report)
   }

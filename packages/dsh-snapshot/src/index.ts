@@ -29,10 +29,10 @@ export const inject = ['sessions', 'tools']
 
 export interface Config extends GuardSettings {}
 
-export const Config: Schema<Config> = Schema.object({
+export const Config: Schema<Partial<Config>, Config> = Schema.object({
   scope: Schema.union(['call', 'step'] as const).default('call').description('Rollback granularity: one write call, or all write calls of an agent step.'),
   vault: Schema.string().description('Vault directory; the journal goes to <vault>/snapshots. Default: each session\'s vault (<workspace>/.dsh).'),
-  fsync: Schema.boolean().default(true).description('fsync the journal before each write runs and after each verdict (off only for throwaway workspaces).'),
+  fsync: Schema.union(['capture', 'always', 'off'] as const).default('capture').description('capture: fsync the journal before each write runs; always: also after each verdict; off: never (throwaway workspaces).'),
   maxFileBytes: Schema.natural().default(DEFAULT_MAX_FILE_BYTES).description('Largest file a capture holds; a write to a bigger file is refused.'),
   maxDirBytes: Schema.natural().default(DEFAULT_MAX_DIR_BYTES).description('Largest total a directory capture holds.'),
   ignore: Schema.array(String).default([]).description('Globs a directory capture skips (.git, node_modules and the vault always are).'),

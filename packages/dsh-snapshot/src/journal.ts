@@ -6,7 +6,7 @@ import { crc32 } from 'node:zlib'
 import { fsyncDirSync } from 'dsh-common'
 import { SnapshotError } from './errors.ts'
 import type { JournalOwner } from './owner.ts'
-import type { CaptureEntry } from './types.ts'
+import type { CaptureEntry, SyncMode } from './types.ts'
 
 /**
  * The on-disk journal of one session's snapshots: a fixed-size header line,
@@ -79,12 +79,12 @@ export class JournalWriter {
   private _end: number
   private _closed = false
 
-  private constructor(readonly file: string, private _fd: number, private _header: JournalHeader, end: number, private readonly _fsync: boolean) {
+  private constructor(readonly file: string, private _fd: number, private _header: JournalHeader, end: number, private readonly _sync: SyncMode) {
     this._end = end
   }
 
   /** Create a new journal file (exclusive) with its header, durably. */
-  static create(file: string, init: Omit<JournalHeader, 'format' | 'version' | 'gen' | 'len'>, fsync: boolean): JournalWriter {
+  static create(file: string, init: Omit<JournalHeader, 'format' | 'version' | 'gen' | 'len'>, sync: SyncMode): JournalWriter {
     const dir = dirname(file)
     try {
       mkdirSync(dir, { recursive: true })
@@ -93,11 +93,11 @@ export class JournalWriter {
       const header: JournalHeader = { format: JOURNAL_FORMAT, version: 1, gen: 1, len, ...init }
       const fd = openSync(file, 'wx+', 0o600)
       writeSync(fd, encodeHeader(header), 0, len, 0)
-      if (fsync) {
+      if (sync !== 'off') {
         fdatasyncSync(fd)
         fsyncDirSync(dir)
       }
-      return new JournalWriter(file, fd, header, len, fsync)
+      return new JournalWriter(file, fd, header, len, sync)
     } catch (error) {
       if (error instanceof SnapshotError) throw error
       throw new SnapshotError('journal', `cannot create snapshot journal ${file}: ${(error as Error).message}`)
@@ -105,15 +105,15 @@ export class JournalWriter {
   }
 
   /** Continue a journal read by {@link readJournal} under a new owner (a hot reload in the same process). */
-  static adopt(parsed: ParsedJournal, owner: JournalOwner, fsync: boolean): JournalWriter {
+  static adopt(parsed: ParsedJournal, owner: JournalOwner, sync: SyncMode): JournalWriter {
     if (!parsed.header) throw new SnapshotError('journal', `${parsed.file} has no readable header`)
     const header: JournalHeader = { ...parsed.header, owner }
     const fd = openSync(parsed.file, 'r+')
     writeSync(fd, encodeHeader(header), 0, header.len, 0)
     // Drop a torn or damaged tail so appends continue after the last whole record.
     ftruncateSync(fd, parsed.end)
-    if (fsync) fdatasyncSync(fd)
-    return new JournalWriter(parsed.file, fd, header, parsed.end, fsync)
+    if (sync !== 'off') fdatasyncSync(fd)
+    return new JournalWriter(parsed.file, fd, header, parsed.end, sync)
   }
 
   get header(): JournalHeader {
@@ -130,10 +130,11 @@ export class JournalWriter {
   }
 
   /**
-   * Append records (a captured file's bytes right after its record), then
-   * fsync once. Returns each record's payload offset (undefined without payload).
+   * Append records (a captured file's bytes right after its record); with
+   * `durable` (captures) fsync once unless the mode is `off`, otherwise only
+   * in mode `always`. Returns each record's payload offset (undefined without payload).
    */
-  append(items: readonly { record: JournalRecord; payload?: Uint8Array }[]): (number | undefined)[] {
+  append(items: readonly { record: JournalRecord; payload?: Uint8Array }[], durable = false): (number | undefined)[] {
     this.assertOpen()
     const buffers: Uint8Array[] = []
     const offsets: (number | undefined)[] = []
@@ -154,7 +155,7 @@ export class JournalWriter {
     }
     try {
       writeAll(this._fd, buffers, this._end)
-      if (this._fsync) fdatasyncSync(this._fd)
+      if (this.mustSync(durable)) fdatasyncSync(this._fd)
     } catch (error) {
       // Whatever part of the batch reached the file is cut off, so the next append starts clean.
       try { ftruncateSync(this._fd, this._end) } catch { /* the write error below is the one to report */ }
@@ -178,17 +179,27 @@ export class JournalWriter {
     try {
       writeSync(this._fd, encodeHeader(this._header), 0, this._header.len, 0)
       ftruncateSync(this._fd, this._header.len)
-      if (this._fsync) fdatasyncSync(this._fd)
+      if (this.mustSync(false)) fdatasyncSync(this._fd)
     } catch (error) {
       throw new SnapshotError('journal', `cannot reset snapshot journal ${this.file}: ${(error as Error).message}`)
     }
     this._end = this._header.len
   }
 
+  /** Make every record written so far durable (unless the mode is `off`). */
+  flush(): void {
+    this.assertOpen()
+    if (this._sync !== 'off') fdatasyncSync(this._fd)
+  }
+
   close(): void {
     if (this._closed) return
     this._closed = true
     closeSync(this._fd)
+  }
+
+  private mustSync(durable: boolean): boolean {
+    return this._sync === 'always' || (durable && this._sync === 'capture')
   }
 
   /** Close and delete the file. */

@@ -11,7 +11,7 @@ import { restoreItems, type RestoreItem, type RestoreOutcome } from './restore.t
 import { newScope, replayScopes, selectScopes, type ScopeState } from './scopes.ts'
 import { removeTreeStore, restoreTree, snapshotTree } from './git-tree.ts'
 import type {
-  CapturedPath, CaptureEntry, CaptureSummary, RollbackResult, ScopeRef, ScopeSelector, ScopeSummary, SnapshotsOptions,
+  CapturedPath, CaptureEntry, CaptureSummary, RollbackResult, ScopeRef, ScopeSelector, ScopeSummary, SnapshotsOptions, SyncMode,
 } from './types.ts'
 
 export const DEFAULT_MAX_FILE_BYTES = 16 * 1024 * 1024
@@ -58,7 +58,7 @@ export class Snapshots {
   readonly root: string
   readonly vault: string
   readonly sessionId: string
-  private readonly _fsync: boolean
+  private readonly _sync: SyncMode
   private readonly _maxFile: number
   private readonly _maxDir: number
   private readonly _ignore: readonly string[]
@@ -73,7 +73,7 @@ export class Snapshots {
     this.root = realpathSync(options.root)
     this.vault = resolve(options.vault)
     this.sessionId = options.sessionId
-    this._fsync = options.fsync ?? true
+    this._sync = options.fsync ?? 'capture'
     this._maxFile = options.maxFileBytes ?? DEFAULT_MAX_FILE_BYTES
     this._maxDir = options.maxDirBytes ?? DEFAULT_MAX_DIR_BYTES
     this._ignore = [...(options.ignore ?? [])]
@@ -90,7 +90,7 @@ export class Snapshots {
     const header = parsed.header
     if (!header) throw new SnapshotError('journal', `${parsed.file} has no readable header`)
     const snaps = new Snapshots({ ...options, root: header.root, sessionId: header.sessionId }, owner)
-    snaps._journal = JournalWriter.adopt(parsed, owner, snaps._fsync)
+    snaps._journal = JournalWriter.adopt(parsed, owner, snaps._sync)
     const scopes = replayScopes(parsed.records)
     snaps._open = scopes.filter(s => !s.verdict)
     snaps._nextScope = scopes.length + 1
@@ -154,7 +154,7 @@ export class Snapshots {
     const open = this._open.find(s => s.key === scope.key)
     if (open?.paths.has('.')) return this.captureEntry(scope, open.items.find(i => i.entry.path === '.')!.entry)
     const store = treeStoreOf(this.journal().file)
-    const entry = await snapshotTree(this.root, this.vault, store, this._fsync)
+    const entry = await snapshotTree(this.root, this.vault, store, this._sync !== 'off')
     if (!entry) return undefined
     return this.captureEntry(scope, entry)
   }
@@ -182,10 +182,10 @@ export class Snapshots {
     this._open = this._open.filter(s => !chosen.includes(s))
     // Newest scope first, so each path ends as its oldest capture had it; reported oldest first.
     const outcomes: RestoreOutcome[] = []
-    for (const scope of chosen) outcomes.unshift(await restoreScope(this.root, scope, this._journal!, { fsync: this._fsync, vault: this.vault }))
+    for (const scope of chosen) outcomes.unshift(await restoreScope(this.root, scope, this._journal!, { fsync: this._sync !== 'off', vault: this.vault }))
     const total: RestoreOutcome = { restored: [], deleted: [], failed: [] }
     for (const outcome of outcomes) merge(total, outcome)
-    if (this._fsync) syncParents(this.root, total.deleted)
+    if (this._sync !== 'off') syncParents(this.root, total.deleted)
     this.finish(chosen.map(s => ({ record: { t: 'done', scope: s.id, failed: total.failed.length } as JournalRecord })))
     return { matched: true, ...total, message: rolledBack(what, total) }
   }
@@ -216,6 +216,8 @@ export class Snapshots {
     this._closed = true
     if (!this._journal) return
     if (this._open.length) {
+      // Left for recovery or adoption: its verdicts so far must be on disk.
+      this._journal.flush()
       this._journal.close()
     } else {
       removeTreeStore(treeStoreOf(this._journal.file))
@@ -292,7 +294,7 @@ export class Snapshots {
     for (const { entry, payload } of fresh.values()) pending.push({ record: { t: 'cap', scope: scope.id, entry }, ...(payload ? { payload } : {}) })
     let bytes = 0
     if (pending.length) {
-      const offsets = this.journal().append(pending)
+      const offsets = this.journal().append(pending, true)
       pending.forEach((p, i) => {
         if (p.record.t !== 'cap') return
         scope.paths.add(p.record.entry.path)
@@ -314,7 +316,7 @@ export class Snapshots {
   private journal(): JournalWriter {
     if (!this._journal) {
       const file = join(snapshotDir(this.vault), `${safeName(this.sessionId)}.${this._owner.instance}${JOURNAL_SUFFIX}`)
-      this._journal = JournalWriter.create(file, { sessionId: this.sessionId, root: this.root, owner: this._owner, created: Date.now() }, this._fsync)
+      this._journal = JournalWriter.create(file, { sessionId: this.sessionId, root: this.root, owner: this._owner, created: Date.now() }, this._sync)
     }
     return this._journal
   }

@@ -80,6 +80,17 @@ export interface ScopeSummary {
   paths: string[]
 }
 
+/**
+ * When the journal reaches the disk.
+ * - `capture`: before every write runs (its undo data is durable first); a
+ *   verdict is made durable by the next capture, or the OS within seconds —
+ *   a power cut in between turns that last commit into a rollback, never a
+ *   torn file. Restores are fsynced.
+ * - `always`: also every verdict, at once.
+ * - `off`: never (throwaway workspaces, tests): safe against a killed process, not a power cut.
+ */
+export type SyncMode = 'capture' | 'always' | 'off'
+
 /** Options of a {@link Snapshots} journal (one per session). */
 export interface SnapshotsOptions {
   /** Workspace root; every captured path must resolve inside it. */
@@ -88,8 +99,8 @@ export interface SnapshotsOptions {
   vault: string
   /** Session the journal belongs to (recorded in its header). */
   sessionId: string
-  /** fsync the journal before a write runs and after each verdict (default true). */
-  fsync?: boolean
+  /** When the journal is fsynced (default `capture`); see {@link SyncMode}. */
+  fsync?: SyncMode
   /** Largest file one capture may hold, in bytes (default 16 MiB). */
   maxFileBytes?: number
   /** Largest total a `captureDir` may hold, in bytes (default 256 MiB). */

@@ -5,7 +5,7 @@ import { Snapshots, SnapshotError, readJournal } from 'dsh-snapshot'
 import { listTree, read, workspace } from './helpers.ts'
 
 function snaps(root: string, extra: Partial<ConstructorParameters<typeof Snapshots>[0]> = {}) {
-  return new Snapshots({ root, vault: join(root, '.dsh'), sessionId: 'lib', fsync: false, ...extra })
+  return new Snapshots({ root, vault: join(root, '.dsh'), sessionId: 'lib', fsync: 'off', ...extra })
 }
 
 const call = (id: string, step?: number) => ({ key: `call:${id}`, callId: id, ...(step === undefined ? {} : { step }) })

@@ -53,7 +53,7 @@ describe("shell: 'git'", () => {
     git(root, 'init', '-q')
     git(root, 'add', '-A')
     git(root, 'commit', '-q', '-m', 'init')
-    const s = new Snapshots({ root, vault: join(root, '.dsh'), sessionId: 'dead', fsync: false }, deadOwner())
+    const s = new Snapshots({ root, vault: join(root, '.dsh'), sessionId: 'dead', fsync: 'off' }, deadOwner())
     expect((await s.captureTree({ key: 'call:sh1', callId: 'sh1' }))?.captured).toEqual(['.'])
     execFileSync('sh', ['-c', 'echo broken > a.txt && echo junk > junk.txt'], { cwd: root })
     const report = await recoverVault(join(root, '.dsh'), { fsync: false })

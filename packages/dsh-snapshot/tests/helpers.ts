@@ -96,7 +96,7 @@ export async function boot(root: string, config: Partial<SnapshotPlugin.Config> 
     await ctx.plugin(ToolService)
     await ctx.plugin(WorkspaceTools, {})
   }
-  const fiber = ctx.plugin(SnapshotPlugin, { fsync: false, ...config })
+  const fiber = ctx.plugin(SnapshotPlugin, { fsync: 'off', ...config })
   await fiber
   await new Promise(resolve => setTimeout(resolve, 0))
   options.beforeSession?.(ctx)

@@ -245,7 +245,7 @@ describe('with the agent loop', () => {
       ].map(s => JSON.stringify(s)).join('\n'),
     })
     await ctx.plugin(AgentService, {})
-    await ctx.plugin(await import('dsh-snapshot'), { scope: 'step', fsync: false })
+    await ctx.plugin(await import('dsh-snapshot'), { scope: 'step', fsync: 'off' })
     await new Promise(r => setTimeout(r, 0))
     // A per-step judge: at the end of each step, roll back when a write put BAD in a file.
     ctx.on('snapshot/judge', () => true)

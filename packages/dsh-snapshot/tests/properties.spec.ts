@@ -44,7 +44,7 @@ describe('properties', () => {
     await fc.assert(fc.asyncProperty(initialArb, fc.array(fc.array(opArb, { maxLength: 6 }), { minLength: 1, maxLength: 4 }), async (initial, scopes) => {
       const root = workspace()
       for (const [path, { data, mode }] of Object.entries(initial)) apply(root, { op: 'write', path, data, mode })
-      const s = new Snapshots({ root, vault: join(root, '.dsh'), sessionId: 'p', fsync: false })
+      const s = new Snapshots({ root, vault: join(root, '.dsh'), sessionId: 'p', fsync: 'off' })
       const states = [listTree(root)]
       scopes.forEach((ops, i) => {
         for (const op of ops) {
@@ -63,6 +63,6 @@ describe('properties', () => {
       expect(listTree(root)).toEqual(states[0])
       expect(s.openScopes).toBe(0)
       rmSync(root, { recursive: true, force: true })
-    }), { numRuns: 600 })
+    }), { numRuns: 60 })
   })
 })

@@ -7,7 +7,7 @@ import {
 import { boot, deadOwner, read, workspace } from './helpers.ts'
 
 function crashed(root: string, owner = deadOwner(), sessionId = 'crashed') {
-  return new Snapshots({ root, vault: join(root, '.dsh'), sessionId, fsync: false }, owner)
+  return new Snapshots({ root, vault: join(root, '.dsh'), sessionId, fsync: 'off' }, owner)
 }
 
 describe('recovery of journals left by a dead process', () => {
@@ -44,7 +44,7 @@ describe('recovery of journals left by a dead process', () => {
     s.commit({ callId: 'c1' })
     // The rollback of c2 got its verdict on disk, then the process died before restoring.
     const file = s.journalFile!
-    const w = JournalWriter.adopt(readJournal(file), owner, false)
+    const w = JournalWriter.adopt(readJournal(file), owner, 'off')
     w.append([{ record: { t: 'verdict', scope: 's2', verdict: 'rollback', reason: 'tests failed' } }])
     w.close()
     appendFileSync(file, '{"t":"cap","scope":"s3","entry":{"kind":"file","path":"c.txt","mode":420,"size":9')

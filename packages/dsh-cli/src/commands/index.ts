@@ -6,6 +6,7 @@ import { proofCommand } from './proof.ts'
 import { devCommand } from './dev.ts'
 import { chatCommand } from './chat.ts'
 import { recoverCommand } from './recover.ts'
+import { claimsCommand } from './claims.ts'
 
 /** Every `dsh` subcommand, in the order `dsh --help` lists them. Add one import + one entry per command. */
 export const commands: Command[] = [
@@ -16,4 +17,5 @@ export const commands: Command[] = [
   proofCommand,
   devCommand,
   recoverCommand,
+  claimsCommand,
 ]

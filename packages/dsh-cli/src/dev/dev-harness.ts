@@ -39,8 +39,9 @@ export async function startDev(options: DevOptions): Promise<DevHarness> {
   await registerTypeScript()
   const versions = installModuleVersions()
   let busy = false
-  // During a batch, plugin errors are part of the report (with their location).
-  const harness = await bootHarness({ ...options, log: line => { if (!busy) options.log?.(line) } })
+  // During a batch, plugin errors are part of the report (with their location);
+  // warnings still go to the log.
+  const harness = await bootHarness({ ...options, log: line => { if (!busy || !line.startsWith('error ')) options.log?.(line) } })
   const tree = findEntryTree(harness.ctx)
   if (!tree) {
     await harness.dispose()

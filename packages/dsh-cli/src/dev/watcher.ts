@@ -1,3 +1,6 @@
+import { createHash } from 'node:crypto'
+import { readFileSync } from 'node:fs'
+import { join } from 'node:path'
 import { watch, type FSWatcher } from 'chokidar'
 
 export interface SourceWatcherOptions {
@@ -12,13 +15,29 @@ export interface SourceWatcherOptions {
   onError?(error: Error): void
 }
 
+function contentKey(file: string): string {
+  try {
+    return createHash('sha1').update(readFileSync(file)).digest('hex')
+  } catch {
+    return 'missing' // deleted (or mid-rename): a state of its own
+  }
+}
+
 /**
  * Watches an exact, changing set of files with chokidar and turns bursts of
- * saves into one batch. Editors that save by rename are seen as a change.
+ * saves into one batch of files whose content changed. Editors that save
+ * by rename are seen as a change.
+ *
+ * chokidar drops a second `change` of a path within 50 ms of the first
+ * (a save right after a reload would be lost), so its unthrottled `raw`
+ * events queue the path too; the content check then drops saves that
+ * changed nothing (and the duplicate events).
  */
 export class SourceWatcher {
   private _watcher?: FSWatcher
   private _watched = new Set<string>()
+  /** Content of each watched file as last delivered (or first seen). */
+  private readonly _contents = new Map<string, string>()
   private readonly _pending = new Set<string>()
   private _timer?: NodeJS.Timeout
   private _running?: Promise<void>
@@ -44,11 +63,18 @@ export class SourceWatcher {
     if (!grows && !shrinks) return
     const previous = this._watcher
     this._watched = next
+    for (const file of next) if (!this._contents.has(file)) this._contents.set(file, contentKey(file))
+    for (const file of this._contents.keys()) if (!next.has(file)) this._contents.delete(file)
     this._watcher = undefined
     if (next.size) {
       const watcher = watch([...next], { ignoreInitial: true, atomic: true })
       watcher.on('all', (event, path) => {
         if (event === 'change' || event === 'add' || event === 'unlink') this.queue(path)
+      })
+      watcher.on('raw', (_event, path: string | null, details: unknown) => {
+        const watched = (details as { watchedPath?: unknown } | undefined)?.watchedPath
+        if (typeof watched !== 'string') return
+        this.queue(this._watched.has(watched) || !path ? watched : join(watched, path))
       })
       watcher.on('error', (error) => {
         this.options.onError?.(error instanceof Error ? error : new Error(String(error)))
@@ -79,8 +105,14 @@ export class SourceWatcher {
 
   private async flush() {
     if (this._running || this._closed || !this._pending.size) return
-    const files = [...this._pending]
+    const files = [...this._pending].filter((file) => {
+      const key = contentKey(file)
+      if (this._contents.get(file) === key) return false
+      this._contents.set(file, key)
+      return true
+    })
     this._pending.clear()
+    if (!files.length) return
     this._running = this.options.onBatch(files).finally(() => {
       this._running = undefined
     })

@@ -30,9 +30,9 @@ export class TypecheckCheck implements Check {
     )
   }
 
-  /** Start the worker and load the program in the background (no check is recorded). */
-  warm(): void {
-    this._client.start().catch(() => {})
+  /** Whether a worker holds a warm program now. */
+  get warm(): boolean {
+    return this._client.alive
   }
 
   async measure(change: Change | undefined, io: CheckIO): Promise<Measurement> {
