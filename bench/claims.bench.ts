@@ -72,7 +72,7 @@ async function generate(file: string, n: number): Promise<void> {
       push('tool/result', { callId: calls[1]!.callId, name: 'edit_file', content: `edited src/m${step}.ts`, isError: false })
       push('step/end', { turn, step })
       if (buf.length > 1 << 20) {
-        if (!out.write(buf)) await new Promise(r => out.once('drain', r))
+        if (!out.write(buf)) await new Promise<void>(resolve => out.once('drain', () => resolve()))
         buf = ''
       }
     }

@@ -1,3 +1,4 @@
+import { unlinkSync } from 'node:fs'
 import { join } from 'node:path'
 import { setTimeout as delay } from 'node:timers/promises'
 import { describe, expect, it } from 'vitest'
@@ -69,6 +70,27 @@ describe('dsh dev: failing reloads', () => {
       expect(fixed.entries).toEqual([{ id: 'counter', outcome: 'reloaded' }])
       expect(counterState('failures-2')).toMatchObject({ applies: 2, disposals: 1 })
       expect(counterState('failures-2')!.tags.at(-1)).toBe('T:L3')
+    } finally {
+      await dev.close()
+    }
+  })
+
+  it('deleting an imported helper fails the reload (the previous version keeps running); writing it back recovers', async () => {
+    const project = setup('failures-5')
+    const dev = await startProject(project)
+    try {
+      const label = join(project.dir, 'plugins/lib/label.ts')
+      const gone = (await edit(dev, () => unlinkSync(label))) as PluginReloadReport
+      expect(gone.files).toEqual([label])
+      expect(gone.entries).toMatchObject([{ id: 'counter', outcome: 'failed', stage: 'import', running: 'previous' }])
+      expect(formatReport(gone, project.dir)).toEqual([
+        `reload of counter failed: Cannot find module '${label}' imported from ${join(project.dir, 'plugins/counter.ts')} — the previous version keeps running; fix it and save again`,
+      ])
+      expect(dev.watcher.files).toContain(label)
+      const back = (await edit(dev, () => project.write('plugins/lib/label.ts', `export const label = () => 'back'\n`))) as PluginReloadReport
+      expect(back.entries).toEqual([{ id: 'counter', outcome: 'reloaded' }])
+      expect(counterState('failures-5')).toMatchObject({ applies: 2, disposals: 1 })
+      expect(counterState('failures-5')!.tags.at(-1)).toBe('T:back')
     } finally {
       await dev.close()
     }

@@ -52,7 +52,7 @@ export function apply(ctx: { tools: Tools }) {
     parameters: { type: 'object', properties: {} },
     effects: 'read',
     execute: () => new Promise((resolve) => {
-      const gate = (globalThis as Record<string, any>).__dshGate
+      const gate = (globalThis as { __dshGate?: { enter(): void; wait: Promise<void> } }).__dshGate!
       gate.enter()
       gate.wait.then(() => resolve({ content: 'released' }))
     }),
@@ -63,11 +63,12 @@ export function apply(ctx: { tools: Tools }) {
 /** Counts applies and disposals in `globalThis.__dshCounter[id]`, with its config. */
 export function counterSource(tag: string): string {
   return `import { label } from './lib/label.ts'
+interface State { applies: number; disposals: number; tags: string[]; configs: unknown[] }
+interface Ctx { on(name: string, cb: () => void): () => void; effect(fn: () => () => void): void }
 export const name = 'counter'
-export function apply(ctx: { on(name: string, cb: () => void): () => void; effect(fn: () => () => void): void }, config: { id?: string } = {}) {
-  const store = ((globalThis as Record<string, any>).__dshCounter ??= {})
-  const key = config.id ?? 'counter'
-  const state = (store[key] ??= { applies: 0, disposals: 0, tags: [], configs: [] })
+export function apply(ctx: Ctx, config: { id?: string } = {}) {
+  const store = ((globalThis as { __dshCounter?: Record<string, State> }).__dshCounter ??= {})
+  const state = (store[config.id ?? 'counter'] ??= { applies: 0, disposals: 0, tags: [], configs: [] })
   state.applies++
   state.tags.push(${JSON.stringify(tag)} + ':' + label())
   state.configs.push(config)
@@ -85,7 +86,7 @@ export interface CounterState {
 }
 
 export function counterState(id = 'counter'): CounterState | undefined {
-  return ((globalThis as Record<string, any>).__dshCounter ?? {})[id]
+  return (globalThis as { __dshCounter?: Record<string, CounterState> }).__dshCounter?.[id]
 }
 
 export interface Gate {

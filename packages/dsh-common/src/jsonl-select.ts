@@ -30,33 +30,45 @@ export function skippableJsonLine(line: string, types: ReadonlySet<string>): boo
 export async function* streamJsonlOfTypes<T extends { type?: unknown }>(file: string, types: ReadonlySet<string>): AsyncGenerator<[T, number]> {
   let rest = ''
   let lineNo = 0
-  let pending: { no: number; error: Error } | undefined
-  const judge = function* (line: string): Generator<[T, number]> {
+  let bad: { no: number; error: Error } | undefined
+  const batch: [T, number][] = []
+  let corrupt: JsonlError | undefined
+  /** Judge one line; a bad line is held until the next line shows it was not the torn last one. */
+  const judge = (line: string) => {
     lineNo++
-    if (pending) throw new JsonlError(file, pending.no, pending.error.message)
+    if (bad) {
+      corrupt = new JsonlError(file, bad.no, bad.error.message)
+      return
+    }
     if (!line.trim() || skippableJsonLine(line, types)) return
     let record: T
     try {
       record = JSON.parse(line) as T
     } catch (error) {
-      pending = { no: lineNo, error: error as Error }
+      bad = { no: lineNo, error: error as Error }
       return
     }
-    if (typeof record?.type === 'string' && types.has(record.type)) yield [record, lineNo]
+    if (typeof record?.type === 'string' && types.has(record.type)) batch.push([record, lineNo])
   }
-  for await (const chunk of createReadStream(file, { encoding: 'utf8', highWaterMark: 1 << 20 })) {
+  for await (const chunk of createReadStream(file, { encoding: 'utf8', highWaterMark: 256 << 10 })) {
     const text = rest + (chunk as string)
     let start = 0
-    for (let nl = text.indexOf('\n'); nl !== -1; nl = text.indexOf('\n', start)) {
-      yield* judge(text.charCodeAt(nl - 1) === 13 ? text.slice(start, nl - 1) : text.slice(start, nl))
+    for (let nl = text.indexOf('\n'); nl !== -1 && !corrupt; nl = text.indexOf('\n', start)) {
+      judge(text.slice(start, nl > start && text.charCodeAt(nl - 1) === 13 ? nl - 1 : nl))
       start = nl + 1
     }
     rest = text.slice(start)
+    // Yield per chunk, not per line: one await per chunk keeps the per-line cost at a parse.
+    for (const entry of batch) yield entry
+    batch.length = 0
+    if (corrupt) throw corrupt
   }
   // A last line without a newline: a bad one is a torn write and is dropped.
   if (rest) {
-    yield* judge(rest)
-    pending = undefined
+    judge(rest)
+    if (corrupt) throw corrupt
+    bad = undefined
+    for (const entry of batch) yield entry
   }
-  if (pending) throw new JsonlError(file, pending.no, pending.error.message)
+  if (bad) throw new JsonlError(file, bad.no, bad.error.message)
 }

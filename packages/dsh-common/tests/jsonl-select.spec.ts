@@ -42,8 +42,19 @@ describe('streamJsonlOfTypes', () => {
   it('drops a torn last line, names a corrupt parsed line, and does not judge skipped ones', async () => {
     expect(await collect('{"type":"tool/call"}\n{"type":"tool/ca')).toHaveLength(1)
     await expect(collect('{"type":"tool/call"}\n{"type":"tool/ca\n{"type":"tool/call"}\n')).rejects.toMatchObject({ code: 'JSONL_CORRUPT', line: 2 })
+    await expect(collect('{"type":"tool/call"}\n{"type":"tool/ca\n{"type":"tool/call"}')).rejects.toMatchObject({ code: 'JSONL_CORRUPT', line: 2 })
     await expect(collect('{"type":"tool/call"}\n{"type":"tool/ca\n')).rejects.toMatchObject({ code: 'JSONL_CORRUPT', line: 2 })
     expect(await collect('{"type":"usage", broken\n{"type":"tool/call"}\r\n')).toEqual([[{ type: 'tool/call' }, 2]])
+  })
+
+  it('reads across chunk boundaries (multi-byte text included) like parsing the whole file', async () => {
+    const types = ['tool/call', 'usage', 'verify/run', 'assistant/chunk']
+    const lines = Array.from({ length: 6000 }, (_, i) => JSON.stringify({ seq: i, type: types[i % 4], data: { text: `ünïcødé ✓ ${'x'.repeat(i % 97)}` } }))
+    const text = lines.join('\r\n') + '\n'
+    const expected = parseJsonl<{ type: string }>(text.replace(/\r\n/g, '\n')).records.filter(r => WANT.has(r.type))
+    const got = await collect(text)
+    expect(got.map(([r]) => r)).toEqual(expected)
+    expect(got.at(-1)![1]).toBe(5999)
   })
 
   it('yields exactly what parsing every line and filtering by type yields (property)', async () => {

@@ -8,7 +8,7 @@ import type {} from 'dsh-snapshot'
 import { changedFiles, scanFiles } from './changes.ts'
 import { Config } from './config.ts'
 import { Guard, type GuardIO } from './engine.ts'
-import { conclude, type JudgedWrite, type VerifyResult } from './flow.ts'
+import { conclude, type Conclusion, type JudgedWrite, type VerifyResult } from './flow.ts'
 import { buildProfiles } from './profiles.ts'
 import { answerJudge, commitSnapshot, requestRollback } from './snapshot-port.ts'
 import type { Change, RunRecord } from './types.ts'
@@ -154,7 +154,12 @@ export class DstValidService extends Service {
     const io = this.io(session, exec.signal)
     return guard.queue.run(async () => {
       const planned = plan.kind === 'write' ? this.changeOf(session.cwd, plan.paths) : undefined
-      await guard.prepare(io, planned)
+      try {
+        await guard.prepare(io, planned)
+      } catch (error) {
+        // Measured nothing: the judgement reports "no measured baseline" instead of guessing.
+        io.notice('error', `measuring the accepted state failed: ${(error as Error)?.message ?? error}`)
+      }
       const before = plan.kind === 'shell' ? scanFiles(guard.options.root) : undefined
       const result = await next()
       const change = planned ?? this.changeOf(guard.options.root, changedFiles(before!, scanFiles(guard.options.root)))
@@ -167,17 +172,39 @@ export class DstValidService extends Service {
         this.pend(session, exec, change)
         return result
       }
-      const describe = `${exec.name} ${change.files.join(', ')}`
-      const judgement = await guard.judge(change, io, describe)
       const writes = [{ callId: exec.callId, tool: exec.name, files: change.files }]
-      const conclusion = await conclude(guard, judgement, change, writes, session.id, {
-        rollback: reason => requestRollback(this.ctx, { sessionId: session.id, callId: exec.callId, reason }),
-        commit: () => commitSnapshot(this.ctx, { sessionId: session.id, callId: exec.callId }),
+      const conclusion = await this.settle(session, change, writes, `${exec.name} ${change.files.join(', ')}`, { callId: exec.callId }, io)
+      return this.rewrite(result, conclusion)
+    })
+  }
+
+  /**
+   * Judge and conclude one change. An unexpected failure of the engine
+   * becomes data: the write is kept (its snapshot committed) with a
+   * "not verified" note, and an error notice.
+   */
+  private async settle(session: Session, change: Change, writes: JudgedWrite[], describe: string, scope: { callId?: string; step?: number }, io: GuardIO): Promise<Conclusion> {
+    const guard = this.guardFor(session.cwd)
+    try {
+      const judgement = await guard.judge(change, io, describe)
+      return await conclude(guard, judgement, change, writes, session.id, {
+        rollback: reason => requestRollback(this.ctx, { sessionId: session.id, ...scope, reason }),
+        commit: () => commitSnapshot(this.ctx, { sessionId: session.id, ...scope }),
         result: r => this.ctx.emit('verify/result', r),
       }, io, this.limits())
-      if (conclusion.replacement !== undefined) return { ...result, content: conclusion.replacement, isError: true }
-      return conclusion.notes.length ? { ...result, content: `${result.content}\n${conclusion.notes.join('\n')}` } : result
-    })
+    } catch (error) {
+      const message = (error as Error)?.message ?? String(error)
+      guard.markDirty()
+      commitSnapshot(this.ctx, { sessionId: session.id, ...scope })
+      io.notice('error', `dsh-dstvalid failed while judging ${describe}: ${message}`)
+      this.ctx.logger('dsh-dstvalid').warn(error)
+      return { kept: true, notes: [`warning: not verified — dsh-dstvalid failed: ${message}`] }
+    }
+  }
+
+  private rewrite(result: ToolResult, conclusion: Conclusion): ToolResult {
+    if (conclusion.replacement !== undefined) return { ...result, content: conclusion.replacement, isError: true }
+    return conclusion.notes.length ? { ...result, content: `${result.content}\n${conclusion.notes.join('\n')}` } : result
   }
 
   private pend(session: Session, exec: ToolExecution, change: Change) {
@@ -198,20 +225,10 @@ export class DstValidService extends Service {
     const io = this.io(session)
     const paths = [...new Set(pending.writes.flatMap(w => w.paths))]
     const change: Change = { paths, files: paths.map(p => toPosixRelative(guard.options.root, p)) }
-    const conclusion = await guard.queue.run(async () => {
-      const judgement = await guard.judge(change, io, `step ${batch.step} (${pending.writes.map(w => `${w.tool} ${w.files.join(', ')}`).join('; ')})`)
-      return conclude(guard, judgement, change, pending.writes, session.id, {
-        rollback: reason => requestRollback(this.ctx, { sessionId: session.id, step: batch.step, reason }),
-        commit: () => commitSnapshot(this.ctx, { sessionId: session.id, step: batch.step }),
-        result: r => this.ctx.emit('verify/result', r),
-      }, io, this.limits())
-    })
+    const describe = `step ${batch.step} (${pending.writes.map(w => `${w.tool} ${w.files.join(', ')}`).join('; ')})`
+    const conclusion = await guard.queue.run(() => this.settle(session, change, pending.writes, describe, { step: batch.step }, io))
     const judged = new Set(pending.writes.map(w => w.callId))
-    return results.map(({ call, result }) => {
-      if (!judged.has(call.callId)) return { call, result }
-      if (conclusion.replacement !== undefined) return { call, result: { ...result, content: conclusion.replacement, isError: true } }
-      return conclusion.notes.length ? { call, result: { ...result, content: `${result.content}\n${conclusion.notes.join('\n')}` } } : { call, result }
-    })
+    return results.map(({ call, result }) => ({ call, result: judged.has(call.callId) ? this.rewrite(result, conclusion) : result }))
   }
 
   /** Measure the baseline of a new session's workspace in the background. */

@@ -54,12 +54,16 @@ describe('toolchain output parsers', () => {
       JSON.stringify({ reason: 'build-finished', success: false }),
     ].join('\n')
     expect(parseCargoMessages('compile', out).map(formatProblem)).toEqual(['src/lib.rs:3 E0425 cannot find value `c` in this scope'])
+    // stdout and stderr as cargo writes them; how they interleave is not used.
     const test = parseCargoTest('test', [
-      '     Running unittests src/lib.rs (target/debug/deps/shop-1)',
+      'running 2 tests',
       'test tests::adds ... ok',
       'test tests::discounts ... FAILED',
-      '     Running tests/api.rs (target/debug/deps/api-2)',
+      'running 1 test',
       'test totals ... ok',
+    ].join('\n'), [
+      '     Running unittests src/lib.rs (target/debug/deps/shop-1)',
+      '     Running tests/api.rs (target/debug/deps/api-2)',
     ].join('\n'))
     expect(test.passed!.map(p => p.key)).toEqual(['src/lib.rs::tests::adds', 'tests/api.rs::totals'])
     expect(test.problems.map(p => p.key)).toEqual(['src/lib.rs::tests::discounts'])

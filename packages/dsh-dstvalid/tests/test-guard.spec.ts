@@ -70,18 +70,4 @@ describe('test guard (vitest related, type-checking tests too)', () => {
     const real = await h.exec('edit_file', { path: 'src/greeting.ts', old_string: 'Hello,', new_string: 'Hi,' })
     expect(real.content.split('\n')[0]).toBe('rolled back: test failed after edit_file on src/greeting.ts')
   })
-
-  it('under strictTests, a new failing test is a regression', async () => {
-    const root = makeWorkspace()
-    h = await boot(root, { strictTests: true })
-    const r = await h.exec('write_file', { path: 'tests/subtract.test.ts', content: newTest })
-    expect(r).toEqual({
-      isError: true,
-      content: [
-        'rolled back: test failed after write_file on tests/subtract.test.ts',
-        'tests/subtract.test.ts:4 FAIL subtracts cents — AssertionError: expected 2 to be 3 // Object.is equality',
-      ].join('\n'),
-    })
-    expect(() => readText(root, 'tests/subtract.test.ts')).toThrow(/ENOENT/)
-  })
 })

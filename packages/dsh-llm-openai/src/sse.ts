@@ -52,21 +52,26 @@ export class SseParser {
       if (buf.charCodeAt(0) === 0xfeff) buf = buf.slice(1)
     }
     let start = 0
-    let i = this._scanned
-    for (; i < buf.length; i++) {
-      const c = buf.charCodeAt(i)
-      if (c !== 10 && c !== 13) continue
+    let end = buf.length
+    const lineEnd = /[\r\n]/g
+    lineEnd.lastIndex = this._scanned
+    for (let m = lineEnd.exec(buf); m; m = lineEnd.exec(buf)) {
+      const i = m.index
+      const cr = buf.charCodeAt(i) === 13
       // A CR at the very end may be the first half of a CRLF still in flight.
-      if (c === 13 && i === buf.length - 1 && !final) break
+      if (cr && i === buf.length - 1 && !final) {
+        end = i
+        break
+      }
       const line = buf.slice(start, i)
-      if (c === 13 && buf.charCodeAt(i + 1) === 10) i++
-      start = i + 1
+      start = cr && buf.charCodeAt(i + 1) === 10 ? i + 2 : i + 1
+      lineEnd.lastIndex = start
       this._line++
       if (line === '') this._dispatch(out)
       else this._field(line)
     }
     this._buffer = buf.slice(start)
-    this._scanned = i - start
+    this._scanned = Math.max(0, end - start)
     return out
   }
 

@@ -6,6 +6,8 @@ export type SnapshotFailure =
   | 'too-large'
   /** Not a file, symlink or directory (a socket, a device…). */
   | 'unsupported'
+  /** A path could not be read (permissions, a vanished workspace…). */
+  | 'io'
   /** The journal could not be written or read. */
   | 'journal'
   /** The journal was closed (the plugin was disposed). */

@@ -2,11 +2,11 @@ import { resolve } from 'node:path'
 import type { Session } from 'dsh-session'
 import type { ToolExecution, ToolResult } from 'dsh-tools'
 import { SnapshotError } from './errors.ts'
-import { readJournal } from './journal.ts'
 import { captureRefused, escapeRefused, listPaths, nothingToRestore } from './messages.ts'
-import { currentOwner, liveInstances, ownerState, type JournalOwner } from './owner.ts'
-import { listJournals, resolveJournal, type RecoveryReport } from './recover.ts'
-import { snapshotDir, Snapshots } from './snapshots.ts'
+import { currentOwner, liveInstances, type JournalOwner } from './owner.ts'
+import { listJournals, readJournalIfThere, resolveJournal, writerState, type RecoveryReport } from './recover.ts'
+import { snapshotDir } from './layout.ts'
+import { Snapshots } from './snapshots.ts'
 import type { CommitRequest, RestoredInfo, RollbackRequest, RollbackResult, ScopeRef, SyncMode } from './types.ts'
 
 /** The plugin's settings, as its Config gives them. */
@@ -69,9 +69,10 @@ export class SnapshotGuard {
   private async resolveVault(vault: string) {
     const report: RecoveryReport = { dir: snapshotDir(vault), journals: [], skipped: [] }
     for (const file of listJournals(vault).reverse()) {
-      const parsed = readJournal(file)
+      const parsed = readJournalIfThere(file)
+      if (!parsed) continue
       const owner = parsed.header?.owner
-      const state = owner ? ownerState(owner) : 'dead'
+      const state = writerState(parsed)
       if (owner && state === 'this-process' && !liveInstances.has(owner.instance) && !this._sessions.has(parsed.header!.sessionId)) {
         const snaps = Snapshots.adopt(parsed, this.options(vault), this.owner)
         this._sessions.set(snaps.sessionId, snaps)
@@ -127,7 +128,14 @@ export class SnapshotGuard {
       }
       if (!paths.length) return next()
     }
-    const snaps = await this.snapshotsFor(exec.session)
+    let snaps: Snapshots
+    try {
+      snaps = await this.snapshotsFor(exec.session)
+    } catch (error) {
+      const code = (error as NodeJS.ErrnoException).code
+      if (typeof code !== 'string') throw error
+      return { content: captureRefused(`cannot open the workspace ${exec.session.cwd} (${code})`, write ? 'write' : 'command'), isError: true }
+    }
     const ref = this.scopeRef(exec)
     try {
       if (write) {

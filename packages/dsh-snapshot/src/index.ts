@@ -52,7 +52,8 @@ export function apply(ctx: Context, config: Config) {
     judge: exec => ctx.bail('snapshot/judge', exec) === true,
     restored: info => ctx.emit('snapshot/restored', info),
     recovered: (report) => {
-      logger.info('recovered snapshot journals:\n%s', formatRecovery(report))
+      // A warning: files were changed at start-up, undoing what a crashed process left.
+      logger.warn('recovered snapshot journals left by a dead process:\n%s', formatRecovery(report))
       ctx.emit('snapshot/recovered', report)
     },
     info: text => logger.info(text),
@@ -78,6 +79,7 @@ export * from './errors.ts'
 export { Snapshots, snapshotDir, DEFAULT_MAX_FILE_BYTES, DEFAULT_MAX_DIR_BYTES } from './snapshots.ts'
 export { SnapshotGuard, type GuardSettings, type GuardHost } from './guard.ts'
 export { recoverVault, resolveJournal, listJournals, formatRecovery, type RecoveryReport, type RecoveredJournal, type RecoveredScope, type RecoverOptions } from './recover.ts'
-export { readJournal, JournalWriter, JOURNAL_FORMAT, type JournalHeader, type JournalRecord, type ParsedJournal } from './journal.ts'
+export { JournalWriter, JOURNAL_FORMAT, type JournalHeader, type JournalRecord, type ParsedJournal } from './journal.ts'
+export { readJournal } from './journal-read.ts'
 export { currentOwner, ownerState, type JournalOwner, type OwnerState } from './owner.ts'
 export { nothingToRestore, rolledBack, captureRefused, escapeRefused } from './messages.ts'

@@ -1,13 +1,15 @@
-import { closeSync, existsSync, openSync, readdirSync, realpathSync, renameSync, unlinkSync } from 'node:fs'
+import { closeSync, existsSync, openSync, readdirSync, realpathSync, renameSync, statSync, unlinkSync } from 'node:fs'
 import { basename, dirname, join, resolve } from 'node:path'
 import { fsyncDirSync } from 'dsh-common'
-import { JOURNAL_SUFFIX, readJournal, readPayloadFd, type ParsedJournal } from './journal.ts'
+import { JOURNAL_SUFFIX, type ParsedJournal } from './journal.ts'
+import { readJournal, readPayloadFd } from './journal-read.ts'
 import { listPaths } from './messages.ts'
 import { ownerState, type JournalOwner, type OwnerState } from './owner.ts'
 import type { RestoreOutcome } from './restore.ts'
 import { replayScopes, type ScopeState } from './scopes.ts'
 import { removeTreeStore } from './git-tree.ts'
-import { restoreScope, snapshotDir, syncParents, treeStoreOf } from './snapshots.ts'
+import { snapshotDir, treeStoreOf } from './layout.ts'
+import { restoreScope, syncParents } from './restore.ts'
 
 /** What recovery did with one scope. */
 export interface RecoveredScope extends RestoreOutcome {
@@ -58,6 +60,31 @@ export interface RecoverOptions {
   accept?: (owner: JournalOwner, state: OwnerState) => boolean
 }
 
+/**
+ * Whether a journal's writer is gone. A journal without a readable header
+ * is one being created right now, or a crash at creation: only the latter
+ * (older than a minute) counts as dead.
+ */
+export function writerState(parsed: ParsedJournal): OwnerState {
+  if (parsed.header) return ownerState(parsed.header.owner)
+  try {
+    return Date.now() - statSync(parsed.file).mtimeMs > 60_000 ? 'dead' : 'alive'
+  } catch {
+    // ENOENT: removed meanwhile; nothing to resolve.
+    return 'alive'
+  }
+}
+
+/** Read a journal, or undefined when it vanished meanwhile (resolved by another process). */
+export function readJournalIfThere(file: string): ParsedJournal | undefined {
+  try {
+    return readJournal(file)
+  } catch (error) {
+    if ((error as NodeJS.ErrnoException).code === 'ENOENT') return undefined
+    throw error
+  }
+}
+
 /** The journals in `<vault>/snapshots`, oldest first. */
 export function listJournals(vault: string): string[] {
   const dir = snapshotDir(vault)
@@ -90,21 +117,15 @@ export async function recoverVault(vault: string, options: RecoverOptions = {}):
   const workspace = options.workspace && existsSync(options.workspace) ? realpathSync(options.workspace) : options.workspace
   // Newest journal first: where two dead writers captured one path, the older capture is restored last and wins.
   for (const file of listJournals(vault).reverse()) {
-    let parsed: ParsedJournal
-    try {
-      parsed = readJournal(file)
-    } catch (error) {
-      if ((error as NodeJS.ErrnoException).code === 'ENOENT') continue
-      throw error
-    }
+    const parsed = readJournalIfThere(file)
+    if (!parsed) continue
     const owner = parsed.header?.owner
-    if (owner) {
-      const state = ownerState(owner)
-      const accept = options.accept ? options.accept(owner, state) : options.force || state === 'dead'
-      if (!accept) {
-        report.skipped.push({ file, reason: state === 'other-host' ? `written on host ${owner.host}` : `its writer (pid ${owner.pid}) is still running` })
-        continue
-      }
+    const state = writerState(parsed)
+    const accept = owner && options.accept ? options.accept(owner, state) : options.force || state === 'dead'
+    if (!accept) {
+      const reason = state === 'other-host' ? `written on host ${owner!.host}` : owner ? `its writer (pid ${owner.pid}) is still running` : 'it is being created'
+      report.skipped.push({ file, reason })
+      continue
     }
     if (workspace && parsed.header && parsed.header.root !== workspace) {
       report.skipped.push({ file, reason: `it belongs to workspace ${parsed.header.root}` })
@@ -128,6 +149,8 @@ export async function resolveJournal(parsed: ParsedJournal, fsync: boolean): Pro
     return out
   }
   const scopes = header ? replayScopes(parsed.records) : []
+  // Debris first: a half-written temp file would keep a directory the write created from being removed.
+  if (header) out.debris = removeDebris(header.root, scopes, header.owner.pid)
   const fd = openSync(file, 'r')
   try {
     const source = { readPayload: (offset: number, size: number, sum: number) => readPayloadFd(fd, file, offset, size, sum) }
@@ -145,7 +168,6 @@ export async function resolveJournal(parsed: ParsedJournal, fsync: boolean): Pro
       if (fsync) syncParents(header!.root, outcome.deleted)
       out.scopes.push({ ...base, action: verdict === 'none' ? 'rolled back' : 'finished rollback', ...outcome })
     }
-    if (header) out.debris = removeDebris(header.root, scopes, header.owner.pid)
   } finally {
     closeSync(fd)
   }

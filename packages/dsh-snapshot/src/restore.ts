@@ -1,11 +1,13 @@
 import { randomBytes } from 'node:crypto'
 import { chmodSync, closeSync, constants, fstatSync, lstatSync, openSync, readdirSync, readSync, readlinkSync, renameSync, rmSync, rmdirSync, symlinkSync, unlinkSync, type Stats } from 'node:fs'
 import { basename, dirname, join } from 'node:path'
-import { isInside, mkdirpTracked, realpathNearest, toPosixRelative, writeFileAtomicSync } from 'dsh-common'
+import { fsyncDirSync, isInside, mkdirpTracked, realpathNearest, toPosixRelative, writeFileAtomicSync } from 'dsh-common'
 import { ALWAYS_SKIPPED } from './capture.ts'
 import type { PathMatcher } from './internal/glob.ts'
 import { compileGlobs } from './internal/glob.ts'
 import type { CaptureEntry } from './types.ts'
+import { restoreTree } from './git-tree.ts'
+import type { ScopeState } from './scopes.ts'
 
 /** What a restore did; paths workspace-relative, a removed directory ends with `/`. */
 export interface RestoreOutcome {
@@ -124,6 +126,7 @@ function errorText(error: unknown): string {
 
 /** A restore must not write through a directory that now leads out of the workspace, nor into the vault. */
 function refuseUnsafe(root: string, abs: string, options: RestoreOptions) {
+  if (abs === root) return
   const parent = realpathNearest(dirname(abs))
   if (!isInside(root, parent)) throw new Error(`refused: its directory now resolves outside the workspace (${parent})`)
   if (options.vault && isInside(options.vault, abs)) throw new Error('refused: inside the dsh vault')
@@ -206,4 +209,52 @@ function removeUncaptured(root: string, dir: string, skip: PathMatcher, captured
     }
     if (lstatOrUndefined(abs)?.isDirectory()) removeUncaptured(root, abs, skip, captured, out)
   }
+}
+
+/** Add `from` to `into`, each path once. */
+export function mergeOutcome(into: RestoreOutcome, from: RestoreOutcome) {
+  for (const p of from.restored) if (!into.restored.includes(p)) into.restored.push(p)
+  for (const p of from.deleted) if (!into.deleted.includes(p)) into.deleted.push(p)
+  into.failed.push(...from.failed)
+}
+
+/** Make deletions durable: fsync the directories they were in. */
+export function syncParents(root: string, deleted: readonly string[]) {
+  const dirs = new Set(deleted.map(p => dirname(join(root, p.endsWith('/') ? p.slice(0, -1) : p))))
+  for (const d of dirs) {
+    try {
+      fsyncDirSync(d)
+    } catch {
+      // ENOENT: the directory itself was removed; its parent is in the set too.
+    }
+  }
+}
+
+/** A payload source: the live journal, or a file read by recovery. */
+export interface PayloadSource {
+  readPayload(offset: number, size: number, sum: number): Buffer
+}
+
+/** Restore one scope's captures (git tree entries through git). */
+export async function restoreScope(root: string, scope: ScopeState, source: PayloadSource, options: { fsync: boolean; vault?: string }): Promise<RestoreOutcome> {
+  const total: RestoreOutcome = { restored: [], deleted: [], failed: [] }
+  // Newest first; a git tree entry splits the list, files around it keep their order.
+  let batch: RestoreItem[] = []
+  const flush = () => {
+    if (batch.length) mergeOutcome(total, restoreItems(root, batch, options))
+    batch = []
+  }
+  for (let i = scope.items.length - 1; i >= 0; i--) {
+    const { entry, payloadOffset } = scope.items[i]!
+    if (entry.kind === 'tree') {
+      flush()
+      mergeOutcome(total, await restoreTree(root, entry, options))
+      continue
+    }
+    batch.unshift(entry.kind === 'file'
+      ? { entry, bytes: () => source.readPayload(payloadOffset!, entry.size, entry.sum) }
+      : { entry })
+  }
+  flush()
+  return total
 }

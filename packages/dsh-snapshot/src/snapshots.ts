@@ -1,15 +1,18 @@
 import { realpathSync } from 'node:fs'
-import { dirname, join, resolve } from 'node:path'
-import { fsyncDirSync, isInside, PathEscapeError, resolveInside, toPosixRelative } from 'dsh-common'
+import { resolve } from 'node:path'
+import { isInside, PathEscapeError, resolveInside, toPosixRelative } from 'dsh-common'
 import { ALWAYS_SKIPPED, formatBytes, readState, walk, type ReadState } from './capture.ts'
 import { SnapshotError } from './errors.ts'
-import { JOURNAL_SUFFIX, JournalWriter, type JournalRecord, type ParsedJournal } from './journal.ts'
+import { JournalWriter, type JournalRecord, type ParsedJournal } from './journal.ts'
+import { journalFileFor, treeStoreOf } from './layout.ts'
 import { compileGlobs, type PathMatcher } from './internal/glob.ts'
 import { describeScopes, nothingToRestore, rolledBack } from './messages.ts'
 import { currentOwner, type JournalOwner } from './owner.ts'
-import { restoreItems, type RestoreItem, type RestoreOutcome } from './restore.ts'
+import { mergeOutcome, restoreScope, syncParents, type RestoreOutcome } from './restore.ts'
 import { newScope, replayScopes, selectScopes, type ScopeState } from './scopes.ts'
-import { removeTreeStore, restoreTree, snapshotTree } from './git-tree.ts'
+
+export { snapshotDir, treeStoreOf } from './layout.ts'
+import { removeTreeStore, snapshotTree } from './git-tree.ts'
 import type {
   CapturedPath, CaptureEntry, CaptureSummary, RollbackResult, ScopeRef, ScopeSelector, ScopeSummary, SnapshotsOptions, SyncMode,
 } from './types.ts'
@@ -17,19 +20,6 @@ import type {
 export const DEFAULT_MAX_FILE_BYTES = 16 * 1024 * 1024
 export const DEFAULT_MAX_DIR_BYTES = 256 * 1024 * 1024
 
-/** Where a journal's private git objects and indexes live (`shell: 'git'`). */
-export function treeStoreOf(journalFile: string): string {
-  return journalFile.slice(0, -JOURNAL_SUFFIX.length) + '.git'
-}
-
-/** `<vault>/snapshots` */
-export function snapshotDir(vault: string): string {
-  return join(vault, 'snapshots')
-}
-
-function safeName(id: string): string {
-  return id.replace(/[^A-Za-z0-9._-]/g, '_').slice(0, 80) || 'session'
-}
 
 type Pending = { record: JournalRecord; payload?: Uint8Array }
 
@@ -177,16 +167,19 @@ export class Snapshots {
     const chosen = selectScopes(this._open, selector)
     if (!chosen.length) return { matched: false, restored: [], deleted: [], failed: [], message: nothingToRestore(selector, this.sessionId) }
     const what = describeScopes(selector, chosen, this.sessionId)
-    // The verdict is durable before any file moves, so a crash mid-restore is finished by recovery.
+    // The verdict goes first: a crash mid-restore leaves a rollback for recovery to finish
+    // (and were the verdict lost, a scope without one is rolled back all the same).
     this.appendVerdicts(chosen, 'rollback', reason)
     this._open = this._open.filter(s => !chosen.includes(s))
     // Newest scope first, so each path ends as its oldest capture had it; reported oldest first.
     const outcomes: RestoreOutcome[] = []
     for (const scope of chosen) outcomes.unshift(await restoreScope(this.root, scope, this._journal!, { fsync: this._sync !== 'off', vault: this.vault }))
     const total: RestoreOutcome = { restored: [], deleted: [], failed: [] }
-    for (const outcome of outcomes) merge(total, outcome)
+    for (const outcome of outcomes) mergeOutcome(total, outcome)
+    // Restored files are durable before the journal may forget them.
     if (this._sync !== 'off') syncParents(this.root, total.deleted)
-    this.finish(chosen.map(s => ({ record: { t: 'done', scope: s.id, failed: total.failed.length } as JournalRecord })))
+    const failedOf = (i: number) => outcomes[outcomes.length - 1 - i]!.failed.length
+    this.finish(chosen.map((s, i) => ({ record: { t: 'done', scope: s.id, failed: failedOf(i) } as JournalRecord })))
     return { matched: true, ...total, message: rolledBack(what, total) }
   }
 
@@ -232,6 +225,8 @@ export class Snapshots {
       abs = resolveInside(this.root, p)
     } catch (error) {
       if (error instanceof PathEscapeError) throw new SnapshotError('escape', `path "${p}" is outside the workspace ${this.root}`)
+      const code = (error as NodeJS.ErrnoException).code
+      if (typeof code === 'string') throw new SnapshotError('io', `cannot resolve ${p} (${code})`)
       throw error
     }
     if (isInside(this.vault, abs)) throw new SnapshotError('escape', `path "${p}" is inside the dsh vault ${this.vault}`)
@@ -276,6 +271,19 @@ export class Snapshots {
   /** Read into a scratch list, then journal it in one fsynced append, then update memory. */
   private record(ref: ScopeRef, read: (state: ReadTarget, add: (p: { entry: CaptureEntry; payload?: Buffer }) => void) => void): CaptureSummary {
     if (this._closed) throw new SnapshotError('closed', `snapshots of session ${this.sessionId} were disposed`)
+    try {
+      return this.recordUnsafe(ref, read)
+    } catch (error) {
+      const e = error as NodeJS.ErrnoException
+      // An OS error reading the workspace is a refusal with a reason, not a crash of the turn.
+      if (!(error instanceof SnapshotError) && typeof e?.code === 'string' && e.path) {
+        throw new SnapshotError('io', `cannot read ${toPosixRelative(this.root, e.path) || '.'} (${e.code})`)
+      }
+      throw error
+    }
+  }
+
+  private recordUnsafe(ref: ScopeRef, read: (state: ReadTarget, add: (p: { entry: CaptureEntry; payload?: Buffer }) => void) => void): CaptureSummary {
     const existing = this._open.find(s => s.key === ref.key)
     const scope = existing ?? newScope(`s${this._nextScope}`, ref.key, ref, Date.now())
     const fresh = new Map<string, { entry: CaptureEntry; payload?: Buffer }>()
@@ -315,7 +323,7 @@ export class Snapshots {
 
   private journal(): JournalWriter {
     if (!this._journal) {
-      const file = join(snapshotDir(this.vault), `${safeName(this.sessionId)}.${this._owner.instance}${JOURNAL_SUFFIX}`)
+      const file = journalFileFor(this.vault, this.sessionId, this._owner.instance)
       this._journal = JournalWriter.create(file, { sessionId: this.sessionId, root: this.root, owner: this._owner, created: Date.now() }, this._sync)
     }
     return this._journal
@@ -324,7 +332,7 @@ export class Snapshots {
   private close(scopes: ScopeState[], verdict: 'commit') {
     const remaining = this._open.filter(s => !scopes.includes(s))
     if (!remaining.length) {
-      // Nothing left open: resetting the journal is the durable verdict.
+      // Nothing left open: resetting the journal is the verdict.
       this.reset()
     } else {
       this.appendVerdicts(scopes, verdict)
@@ -359,49 +367,3 @@ function summary(s: ScopeState): ScopeSummary {
   }
 }
 
-function merge(into: RestoreOutcome, from: RestoreOutcome) {
-  for (const p of from.restored) if (!into.restored.includes(p)) into.restored.push(p)
-  for (const p of from.deleted) if (!into.deleted.includes(p)) into.deleted.push(p)
-  into.failed.push(...from.failed)
-}
-
-/** Make deletions durable: fsync the directories they were in. */
-export function syncParents(root: string, deleted: readonly string[]) {
-  const dirs = new Set(deleted.map(p => dirname(join(root, p.endsWith('/') ? p.slice(0, -1) : p))))
-  for (const d of dirs) {
-    try {
-      fsyncDirSync(d)
-    } catch {
-      // ENOENT: the directory itself was removed; its parent is in the set too.
-    }
-  }
-}
-
-/** A payload source: the live journal, or a file read by recovery. */
-export interface PayloadSource {
-  readPayload(offset: number, size: number, sum: number): Buffer
-}
-
-/** Restore one scope's captures (git tree entries through git). */
-export async function restoreScope(root: string, scope: ScopeState, source: PayloadSource, options: { fsync: boolean; vault?: string }): Promise<RestoreOutcome> {
-  const total: RestoreOutcome = { restored: [], deleted: [], failed: [] }
-  // Newest first; a git tree entry splits the list, files around it keep their order.
-  let batch: RestoreItem[] = []
-  const flush = () => {
-    if (batch.length) merge(total, restoreItems(root, batch, options))
-    batch = []
-  }
-  for (let i = scope.items.length - 1; i >= 0; i--) {
-    const { entry, payloadOffset } = scope.items[i]!
-    if (entry.kind === 'tree') {
-      flush()
-      merge(total, await restoreTree(root, entry, options))
-      continue
-    }
-    batch.unshift(entry.kind === 'file'
-      ? { entry, bytes: () => source.readPayload(payloadOffset!, entry.size, entry.sum) }
-      : { entry })
-  }
-  flush()
-  return total
-}

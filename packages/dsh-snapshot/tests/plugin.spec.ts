@@ -1,5 +1,5 @@
 import { describe, expect, it } from 'vitest'
-import { existsSync, readdirSync, realpathSync } from 'node:fs'
+import { existsSync, readdirSync, realpathSync, rmSync } from 'node:fs'
 import { join } from 'node:path'
 import { readJournal, type RestoredInfo } from 'dsh-snapshot'
 import type { ToolExecution } from 'dsh-tools'
@@ -122,6 +122,15 @@ describe('dsh-snapshot in the tools/execute waterfall', () => {
       content: 'snapshot failed: big.txt is 4.0 KiB, over the per-file snapshot cap of 1.0 KiB (dsh-snapshot maxFileBytes); the write was not run', isError: true,
     })
     expect(read(root, 'big.txt')).toBe('x'.repeat(4096))
+  })
+
+  it('a workspace that vanished refuses the write with the reason instead of ending the turn', async () => {
+    const root = workspace()
+    const h = await boot(root)
+    rmSync(root, { recursive: true })
+    expect(await h.call('write_file', { path: 'a.txt', content: 'x' })).toEqual({
+      content: `snapshot failed: cannot open the workspace ${root} (ENOENT); the write was not run`, isError: true,
+    })
   })
 
   it('a tool whose paths() throws is refused with the reason', async () => {

@@ -62,16 +62,21 @@ describe('recovery of journals left by a dead process', () => {
     expect(existsSync(file)).toBe(false)
   })
 
-  it('removes the temp files a killed atomic write left next to a captured path', async () => {
+  it('removes the temp files a killed atomic write left, before removing the directories it created', async () => {
     const root = workspace({ 'src/a.txt': 'old' })
     const owner = deadOwner()
     const s = crashed(root, owner)
-    s.capture({ key: 'call:c1', callId: 'c1' }, ['src/a.txt'])
+    s.capture({ key: 'call:c1', callId: 'c1' }, ['src/a.txt', 'gen/deep/n.txt'])
     writeFileSync(join(root, 'src', `.a.txt.${owner.pid}.0badf00d.tmp`), 'half a write')
     writeFileSync(join(root, 'src', '.a.txt.1.0badf00d.tmp'), 'another process: not ours to remove')
+    // Killed inside writeFileAtomic: the directories exist, the temp file too, the target not yet.
+    mkdirSync(join(root, 'gen/deep'), { recursive: true })
+    writeFileSync(join(root, 'gen/deep', `.n.txt.${owner.pid}.12345678.tmp`), 'half')
     const report = await recoverVault(join(root, '.dsh'), { fsync: false })
-    expect(report.journals[0]!.debris).toEqual([`src/.a.txt.${owner.pid}.0badf00d.tmp`])
+    expect(report.journals[0]!.debris).toEqual([`src/.a.txt.${owner.pid}.0badf00d.tmp`, `gen/deep/.n.txt.${owner.pid}.12345678.tmp`])
+    expect(report.journals[0]!.scopes[0]!.deleted).toEqual(['gen/deep/', 'gen/'])
     expect(readdirSync(join(root, 'src')).sort()).toEqual(['.a.txt.1.0badf00d.tmp', 'a.txt'])
+    expect(existsSync(join(root, 'gen'))).toBe(false)
   })
 
   it('leaves a journal whose writer is alive, unless forced', async () => {

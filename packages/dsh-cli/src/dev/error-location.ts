@@ -19,6 +19,9 @@ const NODE_SYNTAX = /^((?:file:\/\/)?\/[^\n]+?):(\d+)\n/
 // A stack frame: "at fn (file:///abs/x.ts?dshv=3:1:182)" or "at fn (/abs/x.ts:5:11)"
 const FRAME = /\(?((?:file:\/\/)?\/[^\s():?]+(?:\?[^\s():]*)?):(\d+):(\d+)\)?$/
 
+// The version query `hooks.mjs` adds to the URLs of edited files.
+const VERSION = /\?dshv=\d+/g
+
 function toPath(location: string): string {
   const bare = location.replace(/[?#].*$/, '')
   return bare.startsWith('file:') ? fileURLToPath(bare) : bare
@@ -55,17 +58,19 @@ function inScope(file: string, scopes: readonly string[]): boolean {
  * Turn a failed import or a throwing `apply` into one message and the
  * source position it points at: a transform (syntax) error names its file
  * and line; otherwise the first stack frame inside `scopes` (the plugin's
- * package; never node_modules) is used. The `?dshv=N` version suffix is
- * stripped from paths.
+ * package; never node_modules) is used, mapped back through tsx's source
+ * map when the frame is still a generated position. The `?dshv=N` version
+ * suffix is stripped from paths and from the message.
  */
 export function locateError(error: unknown, scopes: readonly string[] = []): LocatedError {
   const err = error instanceof Error ? error : new Error(String(error))
-  const text = `${err.message}\n${err.stack ?? ''}`
+  const own = err.message.replace(VERSION, '')
+  const text = `${own}\n${err.stack ?? ''}`
   const transform = TRANSFORM.exec(text)
   if (transform) {
     return { message: transform[4]!.trim(), file: toPath(transform[1]!), line: Number(transform[2]), column: Number(transform[3]) + 1 }
   }
-  const firstLine = err.message.split('\n').find(l => l.trim())?.trim() ?? err.name
+  const firstLine = own.split('\n').find(l => l.trim())?.trim() ?? err.name
   const message = err.name && err.name !== 'Error' && !firstLine.startsWith(err.name) ? `${err.name}: ${firstLine}` : firstLine
   const syntax = err.name === 'SyntaxError' ? NODE_SYNTAX.exec(err.stack ?? '') : null
   if (syntax) return { message, file: toPath(syntax[1]!), line: Number(syntax[2]) }

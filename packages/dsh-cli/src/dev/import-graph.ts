@@ -74,6 +74,17 @@ export function resolveImport(specifier: string, from: string): string | undefin
   }
 }
 
+/**
+ * A relative import of a source file that does not exist (deleted, or not
+ * written yet): still a node of the graph, so it is watched and its return
+ * reloads its importers.
+ */
+function missingSource(specifier: string, from: string): string | undefined {
+  const bare = specifier.replace(/[?#].*$/, '')
+  if (!bare.startsWith('.') || !EXTENSIONS.includes(extname(bare))) return undefined
+  return resolve(realpathSync(dirname(from)), bare)
+}
+
 /** The nearest directory at or above `file` holding a package.json, else the file's own directory. */
 export function scopeOf(file: string): string {
   let dir = dirname(file)
@@ -103,7 +114,7 @@ export function buildImportGraph(entry: string, scope: string, read: (file: stri
       continue // deleted mid-edit: the next save rebuilds the graph
     }
     for (const specifier of scanImports(source)) {
-      const target = resolveImport(specifier, file)
+      const target = resolveImport(specifier, file) ?? missingSource(specifier, file)
       if (!target || !isInside(scope, target) || /[\\/]node_modules[\\/]/.test(target.slice(scope.length))) continue
       let set = importers.get(target)
       if (!set) importers.set(target, set = new Set())

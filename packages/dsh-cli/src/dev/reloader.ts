@@ -135,14 +135,19 @@ export class PluginReloader {
     return outsideDeps || (this.options.watch ?? []).some(root => isInside(root, file)) ? file : undefined
   }
 
-  /** Rebuild the import graph of every tracked entry (from the sources on disk). */
+  /**
+   * Rebuild the import graph of every tracked entry (from the sources on
+   * disk). An entry whose file is gone keeps its last graph, so it stays
+   * watched and its return reloads it.
+   */
   track(): TrackedEntry[] {
     const tracked: TrackedEntry[] = []
+    const previous = new Map(this._graphs)
     this._graphs.clear()
     for (const entry of this.entries()) {
       const file = this.sourceOf(entry)
-      if (!file) continue
-      const graph = buildImportGraph(file, scopeOf(file))
+      const graph = file ? buildImportGraph(file, scopeOf(file)) : previous.get(entry.id)
+      if (!graph) continue
       this._graphs.set(entry.id, graph)
       tracked.push({ id: entry.id, name: entry.options.name, graph })
     }
@@ -297,7 +302,7 @@ export class PluginReloader {
     const fiber = entry.fiber
     if (entry.disabled) return { id, outcome: 'skipped', reason: 'disabled' }
     if (!fiber || fiber.uid === null) {
-      return { id, outcome: 'failed', stage: 'import', error: { message: `${entry.options.name} did not load (see the error above)` }, running: 'none' }
+      return { id, outcome: 'failed', stage: 'import', error: { message: `${entry.options.name} did not load` }, running: 'none' }
     }
     try {
       await fiber.await()

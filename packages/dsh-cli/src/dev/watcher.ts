@@ -80,6 +80,10 @@ export class SourceWatcher {
         this.options.onError?.(error instanceof Error ? error : new Error(String(error)))
       })
       await new Promise<void>(resolve => watcher.once('ready', () => resolve()))
+      if (this._closed) {
+        await watcher.close() // closed while this one was getting ready
+        return
+      }
       this._watcher = watcher
     }
     await previous?.close()

@@ -3,7 +3,7 @@ import { tmpdir } from 'node:os'
 import { basename, join } from 'node:path'
 import { FILE_LEVEL } from '../accepted.ts'
 import { diagnostic, failingTest } from '../problems.ts'
-import { runRecorded, whyNotJudged } from '../run.ts'
+import { checkEnv, runRecorded, whyNotJudged } from '../run.ts'
 import type { Change, Check, CheckIO, Measurement, Problem } from '../types.ts'
 
 const SKIP_DIRS = new Set(['node_modules', 'venv', '.venv', '__pycache__', 'build', 'dist', 'site-packages'])
@@ -141,6 +141,8 @@ export class PytestCheck implements Check {
     const out = join(dir, 'junit.xml')
     try {
       const r = await runRecorded(this.name, [this.python, '-m', 'pytest', '-q', '-p', 'no:cacheprovider', `--junitxml=${out}`, ...this.extraArgs, ...targets], this.root, io, {
+        // Judging must not leave __pycache__ behind in the workspace.
+        env: checkEnv({ PYTHONDONTWRITEBYTECODE: '1' }),
         passed: x => x.exitCode === 0 || x.exitCode === 5,
       })
       // 0 passed, 1 tests failed, 2 interrupted (collection errors), 5 no tests: all leave a report.

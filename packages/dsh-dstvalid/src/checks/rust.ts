@@ -12,9 +12,13 @@ interface CargoMessage {
   }
 }
 
-/** Parse `cargo check --message-format=json` output: compiler errors with a primary span. */
+/**
+ * Parse `cargo check --message-format=json` output: compiler errors with a
+ * primary span. One error seen by several targets (lib and its tests) counts once.
+ */
 export function parseCargoMessages(check: string, stdout: string): Problem[] {
   const problems: Problem[] = []
+  const seen = new Set<string>()
   for (const line of stdout.split('\n')) {
     if (!line.startsWith('{')) continue
     let m: CargoMessage
@@ -27,7 +31,10 @@ export function parseCargoMessages(check: string, stdout: string): Problem[] {
     if (m.reason !== 'compiler-message' || m.message?.level !== 'error') continue
     const span = m.message.spans.find(s => s.is_primary)
     if (!span) continue
-    problems.push(diagnostic(check, span.file_name, span.line_start, m.message.code?.code ?? 'error', m.message.message))
+    const p = diagnostic(check, span.file_name, span.line_start, m.message.code?.code ?? 'error', m.message.message)
+    if (seen.has(`${p.key}\u0000${p.line}`)) continue
+    seen.add(`${p.key}\u0000${p.line}`)
+    problems.push(p)
   }
   return problems
 }
@@ -50,19 +57,31 @@ export class CargoCheck implements Check {
   }
 }
 
-/** Parse libtest's human output of `cargo test`: `test path::name ... ok|FAILED|ignored`, per test target. */
-export function parseCargoTest(check: string, output: string): Measurement {
+/**
+ * Parse libtest's human output of `cargo test`: `test path::name ... ok|FAILED|ignored`.
+ * Cargo names each test binary on stderr (`Running unittests src/lib.rs (…)`,
+ * `Doc-tests shop`) and libtest opens each section on stdout (`running N tests`),
+ * in the same order; the two streams are paired by position, never by how
+ * they happened to interleave.
+ */
+export function parseCargoTest(check: string, stdout: string, stderr: string): Measurement {
   const problems: Problem[] = []
   const passed: { key: string; file: string }[] = []
-  let target = ''
-  for (const raw of output.split('\n')) {
+  const targets: string[] = []
+  for (const raw of stderr.split('\n')) {
     const line = raw.trim()
     const running = /^Running (?:unittests )?(\S+)/.exec(line)
-    if (running) target = running[1]!
+    if (running) targets.push(running[1]!)
     const doc = /^Doc-tests (\S+)/.exec(line)
-    if (doc) target = `doc:${doc[1]}`
+    if (doc) targets.push(`doc:${doc[1]}`)
+  }
+  let section = -1
+  for (const raw of stdout.split('\n')) {
+    const line = raw.trim()
+    if (/^running \d+ tests?$/.test(line)) section++
     const t = /^test (.+?) \.\.\. (ok|FAILED|ignored)/.exec(line)
     if (!t) continue
+    const target = targets[section] ?? `#${section}`
     const key = `${target}::${t[1]}`
     if (t[2] === 'ok') passed.push({ key, file: target })
     else if (t[2] === 'FAILED') problems.push(failingTest(check, key, target, undefined, t[1]!))
@@ -97,7 +116,7 @@ export class CargoTestCheck implements Check {
     if (r.outcome === 'timeout' || r.outcome === 'error') {
       return { status: r.outcome === 'timeout' ? 'timeout' : 'error', problems: [], scope: 'all', error: whyNotJudged('cargo test', r, io.timeoutMs) }
     }
-    const m = parseCargoTest(this.name, r.output)
+    const m = parseCargoTest(this.name, r.stdout, r.stderr)
     if (r.exitCode !== 0 && !m.problems.length) {
       m.problems.push(failingTest(this.name, '(build)', '', undefined, `cargo test exited ${r.exitCode}: ${r.stderr.trim().split('\n').slice(-1)[0] ?? ''}`))
     }

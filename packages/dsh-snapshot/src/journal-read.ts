@@ -1,0 +1,109 @@
+import { closeSync, fstatSync, openSync, readSync } from 'node:fs'
+import { crc32 } from 'node:zlib'
+import { SnapshotError } from './errors.ts'
+import { describeRecord, JOURNAL_FORMAT, payloadSize, type JournalHeader, type JournalRecord, type ParsedJournal } from './journal.ts'
+
+/** Reading a journal back: recovery, adoption, tests. */
+
+export function readPayloadFd(fd: number, file: string, offset: number, size: number, sum: number): Buffer {
+  const buf = Buffer.allocUnsafe(size)
+  let got = 0
+  while (got < size) {
+    const n = readSync(fd, buf, got, size - got, offset + got)
+    if (n === 0) throw new SnapshotError('journal', `${file}: captured bytes at ${offset} end early`)
+    got += n
+  }
+  if (crc32(buf) !== sum) throw new SnapshotError('journal', `${file}: captured bytes at ${offset} are damaged (checksum mismatch)`)
+  return buf
+}
+
+/** Read one line starting at `pos`; undefined when the file ends before a newline. */
+function readLine(fd: number, pos: number, size: number): { text: string; next: number } | undefined {
+  let chunk = 4096
+  for (;;) {
+    const want = Math.min(chunk, size - pos)
+    if (want <= 0) return undefined
+    const buf = Buffer.allocUnsafe(want)
+    const n = readSync(fd, buf, 0, want, pos)
+    const nl = buf.subarray(0, n).indexOf(0x0a)
+    if (nl !== -1) return { text: buf.subarray(0, nl).toString('utf8'), next: pos + nl + 1 }
+    if (pos + n >= size) return undefined
+    chunk *= 4
+  }
+}
+
+function isHeader(value: unknown): value is JournalHeader {
+  const h = value as JournalHeader
+  return !!h && h.format === JOURNAL_FORMAT && h.version === 1 && Number.isInteger(h.gen) && Number.isInteger(h.len) && typeof h.root === 'string' && !!h.owner
+}
+
+/**
+ * Read a journal without loading captured bytes. A record cut short at the
+ * end is a torn write (dropped, `torn`); records of a stale generation end
+ * the journal; anything else unreadable is `damage`.
+ */
+export function readJournal(file: string): ParsedJournal {
+  const fd = openSync(file, 'r')
+  try {
+    const size = fstatSync(fd).size
+    const parsed: ParsedJournal = { file, records: [], end: 0, torn: false }
+    const first = readLine(fd, 0, size)
+    if (!first) {
+      parsed.torn = size > 0
+      return parsed
+    }
+    let header: unknown
+    try {
+      header = JSON.parse(first.text)
+    } catch {
+      parsed.damage = 'unreadable header'
+      return parsed
+    }
+    if (!isHeader(header)) {
+      parsed.damage = 'not a dsh-snapshot journal header'
+      return parsed
+    }
+    parsed.header = header
+    let pos = header.len
+    parsed.end = Math.min(pos, size)
+    while (pos < size) {
+      const line = readLine(fd, pos, size)
+      if (!line) {
+        parsed.torn = true
+        break
+      }
+      let record: JournalRecord & { g?: number }
+      try {
+        record = JSON.parse(line.text)
+      } catch {
+        parsed.damage = `unreadable record at byte ${pos}`
+        break
+      }
+      if (record.g !== header.gen) break
+      delete record.g
+      const psize = payloadSize(record)
+      let next = line.next
+      let payloadOffset: number | undefined
+      if (psize) {
+        if (next + psize + 1 > size) {
+          parsed.torn = true
+          break
+        }
+        const end = Buffer.alloc(1)
+        readSync(fd, end, 0, 1, next + psize)
+        if (end[0] !== 0x0a) {
+          parsed.damage = `captured bytes of ${describeRecord(record)} at byte ${next} are not framed`
+          break
+        }
+        payloadOffset = next
+        next += psize + 1
+      }
+      parsed.records.push(payloadOffset === undefined ? { record } : { record, payloadOffset })
+      pos = next
+      parsed.end = next
+    }
+    return parsed
+  } finally {
+    closeSync(fd)
+  }
+}
