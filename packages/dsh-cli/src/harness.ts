@@ -1,6 +1,7 @@
 import { Context } from '@deepseek-ai/cordis'
 import Loader from '@deepseek-ai/cordis-plugin-loader'
 import Include, { type PatchOptions } from '@deepseek-ai/cordis-plugin-include'
+import type { EntryTree } from '@deepseek-ai/cordis-plugin-loader'
 import { Logger, type Message } from '@deepseek-ai/cordis'
 import { existsSync, statSync } from 'node:fs'
 import { dirname, join, resolve } from 'node:path'
@@ -79,7 +80,9 @@ export async function bootHarness(options: HarnessOptions): Promise<Harness> {
   await ctx.plugin(Loader, { baseUrl: pathToFileURL(configFile).href })
   // Patches are not supported on a missing `id`; keep only well-formed ones (checked above).
   await ctx.plugin(Include, { path: pathToFileURL(configFile).href, patches: patches.length ? patches : undefined })
+  // The entries live in the Include's tree, not the loader's root: wait on it.
   await ctx.loader.await()
+  await findEntryTree(ctx)?.await()
   let disposed = false
   const dispose = async () => {
     if (disposed) return
@@ -107,4 +110,16 @@ export async function bootHarness(options: HarnessOptions): Promise<Harness> {
     },
     dispose,
   }
+}
+
+/** The root entry tree of a harness booted by `bootHarness` (the Include of its cordis.yml). */
+export function findEntryTree(ctx: Context): Include | undefined {
+  for (const runtime of ctx.registry.values()) {
+    for (const fiber of runtime.fibers) {
+      let tree: EntryTree | undefined = fiber.entry?.parent.tree
+      while (tree?.ctx.fiber.entry) tree = tree.ctx.fiber.entry.parent.tree
+      if (tree instanceof Include) return tree
+    }
+  }
+  return undefined
 }

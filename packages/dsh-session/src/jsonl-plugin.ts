@@ -44,7 +44,8 @@ export function apply(ctx: Context, config: Config) {
   const drainAll = () => Promise.all([...pending.keys()].map(drain)).then(() => {})
 
   ctx.on('session/created', (session) => {
-    pending.set(session, [])
+    // A listener before this one may already have appended (e.g. a handoff).
+    if (!pending.has(session)) pending.set(session, [])
     if (!session.length) return
     const file = sessionLogPath(session.vault, session.id)
     const seeded = session.events.map(e => JSON.stringify(e) + '\n')

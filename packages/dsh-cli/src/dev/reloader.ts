@@ -7,6 +7,8 @@ import { fileURLToPath } from 'node:url'
 import yaml from 'js-yaml'
 import { isInside } from 'dsh-common'
 import { checkConfigFile, resolvePluginName } from '../config-check.ts'
+import { findEntryTree } from '../harness.ts'
+export { findEntryTree }
 import { configKey, diffEntryStates, removedIds, type EntryState } from './config-diff.ts'
 import { locateError, type LocatedError } from './error-location.ts'
 import { buildImportGraph, scopeOf, staleFiles, type ImportGraph } from './import-graph.ts'
@@ -39,17 +41,6 @@ interface Window {
   errors: LocatedError[]
 }
 
-/** The root entry tree of a harness booted by `bootHarness` (the Include of its cordis.yml). */
-export function findEntryTree(ctx: Context): Include | undefined {
-  for (const runtime of ctx.registry.values()) {
-    for (const fiber of runtime.fibers) {
-      let tree: EntryTree | undefined = fiber.entry?.parent.tree
-      while (tree?.ctx.fiber.entry) tree = tree.ctx.fiber.entry.parent.tree
-      if (tree instanceof Include) return tree
-    }
-  }
-  return undefined
-}
 
 // FiberState is a const enum (declared, not emitted): its two values used here.
 const LOADING = 1 as FiberState
