@@ -1,10 +1,11 @@
-import type { SessionEvent } from 'dsh-session'
+import type { Session, SessionEvent } from 'dsh-session'
 import type { CliIO } from './command.ts'
 import { bootHarness, type Harness, type HarnessOptions } from './harness.ts'
 import { renderEvent } from './transcript.ts'
 
 export interface RunOptions extends HarnessOptions {
-  prompt: string
+  /** Prompts sent one after another, each run to idle (one turn each). */
+  prompts: string[]
   json: boolean
   sessionId?: string
 }
@@ -12,14 +13,17 @@ export interface RunOptions extends HarnessOptions {
 export interface RunOutcome {
   harness: Harness
   sessionId: string
+  session: Session
   reason: string | undefined
   exitCode: number
+  /** Write a session's events as the transcript (or JSON Lines) would. */
+  print(event: SessionEvent): void
 }
 
 type Notice = { sessionId?: string; level?: string; text?: string }
 
 /**
- * Boot the harness, run one prompt to idle in a new session, and stream a
+ * Boot the harness, run prompts to idle in a new session, and stream a
  * transcript (or, with `json`, the session's events as JSON Lines and nothing
  * else on stdout). The harness is left running for the caller to inspect
  * and dispose. Exit code: 0 completed, 1 otherwise.
@@ -47,7 +51,11 @@ export async function runSession(options: RunOptions, io: CliIO): Promise<RunOut
       if (notice.text) io.stderr(`  · ${notice.text}\n`)
     })
   }
-  const reason = await agent.send(options.prompt)
+  let reason: string | undefined
+  for (const prompt of options.prompts) {
+    reason = await agent.send(prompt)
+    if (reason !== 'completed') break
+  }
   await session.flush()
-  return { harness, sessionId: session.id, reason, exitCode: reason === 'completed' ? 0 : 1 }
+  return { harness, session, sessionId: session.id, reason, exitCode: reason === 'completed' ? 0 : 1, print }
 }

@@ -32,14 +32,15 @@ llama.cpp, Ollama; a server on this machine needs no key).
 
 Exit status: 0 the input ended (and the last turn did not fail), 1 the last
 turn ended with an error, 2 bad usage or no model configured, 130 ended by a
-second Ctrl-C.
+second Ctrl-C (143 by SIGTERM, also after flushing).
 `
 
 /** What the SIGINT handler and the prompt loop share. */
 interface ChatState {
   interrupts: number
-  exiting: boolean
-  exit: () => void
+  /** Set when a signal ended the chat: its exit code (130 SIGINT, 143 SIGTERM). */
+  exitCode?: number
+  exit: (code: number) => void
 }
 
 export const chatCommand: Command = {
@@ -94,12 +95,18 @@ async function chat(harness: Harness, io: CliIO, json: boolean): Promise<number>
 
   let exited!: () => void
   const exitRequested = new Promise<void>(r => { exited = r })
-  const state: ChatState = { interrupts: 0, exiting: false, exit: () => { state.exiting = true; exited() } }
+  const state: ChatState = {
+    interrupts: 0,
+    exit(code) {
+      state.exitCode ??= code
+      agent.abort()
+      exited()
+    },
+  }
   const onSigint = () => {
     state.interrupts++
     if (state.interrupts >= 2) {
-      agent.abort()
-      state.exit()
+      state.exit(130)
       return
     }
     if (agent.status === 'running') {
@@ -109,12 +116,15 @@ async function chat(harness: Harness, io: CliIO, json: boolean): Promise<number>
       view.say('^C · Ctrl-C again to exit, or Ctrl-D')
     }
   }
+  // A runner that stops us (e.g. pnpm on a second Ctrl-C) gets the same orderly end.
+  const onSigterm = () => state.exit(143)
   process.on('SIGINT', onSigint)
+  process.on('SIGTERM', onSigterm)
   const rl = createInterface({ input: io.stdin, crlfDelay: Infinity, terminal: false })
   const lines = rl[Symbol.asyncIterator]()
   let last: TurnEndReason | undefined
   try {
-    while (!state.exiting) {
+    while (state.exitCode === undefined) {
       if (interactive) io.stderr('› ')
       const next = await Promise.race([lines.next(), exitRequested.then(() => undefined)])
       if (!next || next.done) break
@@ -125,14 +135,15 @@ async function chat(harness: Harness, io: CliIO, json: boolean): Promise<number>
     }
   } finally {
     process.off('SIGINT', onSigint)
+    process.off('SIGTERM', onSigterm)
     rl.close()
     view.dispose()
   }
   await agent.idle()
   await session.flush()
-  if (state.exiting) {
+  if (state.exitCode !== undefined) {
     view.say(`dsh chat: session ${session.id} saved in ${harness.vault}/sessions/${session.id}.jsonl`)
-    return 130
+    return state.exitCode
   }
   view.say(`dsh chat: session ${session.id}: ${last ?? 'no turn'} · log ${harness.vault}/sessions/${session.id}.jsonl`)
   return last === 'error' ? 1 : 0

@@ -2,32 +2,43 @@ import { cpSync, mkdtempSync, symlinkSync, existsSync } from 'node:fs'
 import { tmpdir } from 'node:os'
 import { dirname, join, resolve } from 'node:path'
 import { fileURLToPath } from 'node:url'
+import { proofSummarySeen } from 'dsh-proofchain'
 import { bool, parseArgs, str, type Command } from '../command.ts'
 import { runSession } from '../session-run.ts'
 
 const repoRoot = resolve(dirname(fileURLToPath(import.meta.url)), '../../../..')
 export const DEMO_DIR = join(repoRoot, 'examples/demo')
 
-const usage = `Usage: dsh demo [--keep] [--dir DIR] [--json]
+/** The demo's two user turns: the guarded work, then the handoff checkpoint. */
+export const DEMO_PROMPTS = ['Follow the script.', 'Write a checkpoint for the next agent.']
+
+const usage = `Usage: dsh demo [--dir DIR] [--json]
 
 Copy the embedded sample workspace (a small TypeScript project with vitest
-tests, examples/demo/workspace) to a fresh temporary directory and run the
-embedded script (examples/demo/script.jsonl) on it through the full harness
-from cordis.yml, printing the transcript.
+tests and one legacy file that was already broken, examples/demo/workspace)
+to a fresh temporary directory and run the embedded script
+(examples/demo/script.jsonl) on it through the full harness from cordis.yml.
+It shows a good edit kept, a type-breaking edit rolled back, a test-breaking
+edit rolled back, a fix inside the already-broken file kept, the proof
+summary the model saw, a checkpoint whose unsupported claim is marked, and
+the handoff the next session on that workspace receives.
 
 Options:
   --dir DIR     use DIR (must not exist) instead of a temporary directory
-  --keep        say where the workspace is, to inspect it afterwards
   --json        print the session's events as JSON Lines instead of a transcript
   -h, --help    show this help
 `
+
+function section(title: string, body: string): string {
+  return `\n── ${title} ${'─'.repeat(Math.max(0, 66 - title.length))}\n${body.trimEnd()}\n`
+}
 
 export const demoCommand: Command = {
   name: 'demo',
   summary: 'run the embedded scripted session on a copy of the sample TypeScript workspace',
   usage,
   async run(argv, io) {
-    const args = parseArgs(argv, { flags: { keep: 'boolean', dir: 'string', json: 'boolean' } }, 'demo')
+    const args = parseArgs(argv, { flags: { dir: 'string', json: 'boolean' } }, 'demo')
     const dir = str(args, 'dir')
     if (dir && existsSync(dir)) {
       io.stderr(`dsh demo: ${resolve(dir)} already exists; give a new directory\n`)
@@ -42,11 +53,25 @@ export const demoCommand: Command = {
     const outcome = await runSession({
       workspace,
       script: join(DEMO_DIR, 'script.jsonl'),
-      prompt: 'Follow the script.',
+      prompts: DEMO_PROMPTS,
       json,
     }, io)
-    await outcome.harness.dispose()
-    if (!json) io.stdout(`\nsession ${outcome.sessionId}: ${outcome.reason}; workspace ${workspace}${bool(args, 'keep') ? ' (kept)' : ''}\n`)
-    return outcome.exitCode
+    try {
+      if (json) return outcome.exitCode
+      const summary = proofSummarySeen(outcome.session.events)
+      io.stdout(section('proof summary the model saw', summary ?? '(none was shown: is dsh-proofchain enabled in cordis.yml?)'))
+      // A new session on the same workspace and vault: what the next agent is handed.
+      const next = outcome.harness.createSession()
+      const handoff = next.session.ofType('context/message').find(e => e.data.source === 'claims')
+      io.stdout(section('the next session on this workspace starts with', handoff?.data.text ?? '(no handoff: is dsh-claims enabled in cordis.yml?)'))
+      io.stdout(`\nsession ${outcome.sessionId}: ${outcome.reason}\n`)
+      io.stdout(`workspace ${workspace}\n`)
+      io.stdout(`check the proof chain:   pnpm dsh proof verify --vault ${join(workspace, '.dsh')}\n`)
+      io.stdout(`see the checkpoint:      pnpm dsh claims show --vault ${join(workspace, '.dsh')}\n`)
+      io.stdout(`lint the session log:    pnpm dsh lint-log ${join(workspace, '.dsh/sessions', `${outcome.sessionId}.jsonl`)}\n`)
+      return outcome.exitCode
+    } finally {
+      await outcome.harness.dispose()
+    }
   },
 }

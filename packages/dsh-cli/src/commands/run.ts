@@ -48,7 +48,7 @@ export const runCommand: Command = {
     }
     try {
       const outcome = await runSession({
-        workspace, script, prompt,
+        workspace, script, prompts: [prompt],
         config: str(args, 'config'), vault: str(args, 'vault'), json: bool(args, 'json'),
       }, io)
       await outcome.harness.dispose()
