@@ -92,7 +92,7 @@ describe('dsh chat', () => {
     expect(chat.out.stdout).toContain('› make a file\nassistant: Creating it.\n  → write_file hello.txt\n  ✓ write_file\n')
     expect(chat.out.stdout).toContain('assistant: Created hello.txt.\n› and then?\nassistant: Second answer.\n')
     expect(chat.out.stderr).toMatch(/^dsh chat: session \S+ · model test-model at http:\/\/127\.0\.0\.1:\d+\/v1 · Ctrl-C aborts a turn, Ctrl-D ends\n/)
-    expect(chat.out.stderr).toMatch(/dsh chat: session \S+: completed · log .*\.jsonl\n$/)
+    expect(chat.out.stderr).toMatch(/dsh chat: session \S+: completed · saved in .*\.jsonl\n$/)
     expect(readFileSync(join(ws, 'hello.txt'), 'utf8')).toBe('hi\n')
     expect(server.requests).toHaveLength(3)
     expect(server.requests[2]!.body!.messages.map(m => [m.role, m.content])).toEqual([
@@ -140,6 +140,16 @@ describe('dsh chat', () => {
     expect(log.filter(e => e.type === 'user/message').map(e => e.data.text)).toEqual(['first', 'second'])
     expect(log.filter(e => e.type === 'turn/end').map(e => e.data.reason)).toEqual(['aborted', 'completed'])
     expect(log.filter(e => e.type === 'error')).toEqual([])
+  })
+
+  it('SIGTERM (a runner stopping it) aborts the turn, flushes the session and exits 143', async () => {
+    const { ws, config } = await setup([{ stream: textStream('Working on it', 4).slice(0, 2), hang: true }])
+    const chat = spawnChat(['--workspace', ws, '--config', config])
+    chat.child.stdin.write('go\n')
+    await chat.waitFor('stdout', 'assistant: Work')
+    chat.child.kill('SIGTERM')
+    expect(await chat.exit).toBe(143)
+    expect(storedLog(ws).filter(e => e.type === 'turn/end').map(e => e.data.reason)).toEqual(['aborted'])
   })
 
   it('without a model key (default cordis.yml) it says how to set one and exits 2, writing nothing', async () => {

@@ -87,7 +87,7 @@ describe('dsh run', () => {
       [['run', '--workspace', ws, '--script', good, '--config', badYaml], new RegExp(`^dsh run: ${badYaml}:3:\\d+: invalid YAML`)],
       [['run', '--workspace', ws, '--script', good, '--config', unknown], new RegExp(`^dsh run: ${unknown}:4: plugin "dsh-does-not-exist" \\(entry nope\\) is not installed`)],
       [['run', '--workspace', ws], /^dsh run: give a PROMPT, or --script FILE/],
-      [['run', 'hello', '--workspace', ws], /^dsh run: no model configured: set DSH_API_KEY/],
+      [['run', 'hello', '--workspace', ws], /^dsh run: no API key: set DEEPSEEK_API_KEY/],
       [['frob'], /^dsh: unknown command "frob"/],
     ]
     for (const [args, pattern] of cases) {

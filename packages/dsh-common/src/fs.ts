@@ -9,9 +9,22 @@ export interface AtomicWriteOptions {
   fsync?: boolean
 }
 
-function tempPath(target: string): string {
-  return join(dirname(target), `.${basename(target)}.${process.pid}.${randomBytes(4).toString('hex')}.tmp`)
+/**
+ * The sibling temp path an atomic write of `target` uses:
+ * `.<name>.<pid>.<8 hex>.<kind>`. Crash recovery finds a dead writer's
+ * leftovers with {@link isAtomicTempOf}.
+ */
+export function atomicTempPath(target: string, kind: 'tmp' | 'link' = 'tmp', pid = process.pid): string {
+  return join(dirname(target), `.${basename(target)}.${pid}.${randomBytes(4).toString('hex')}.${kind}`)
 }
+
+/** True when `fileName` (a directory entry) is a temp file process `pid` made for an atomic write of `targetBase`. */
+export function isAtomicTempOf(fileName: string, targetBase: string, pid: number): boolean {
+  const prefix = `.${targetBase}.${pid}.`
+  return fileName.startsWith(prefix) && /^[0-9a-f]{8}\.(tmp|link)$/.test(fileName.slice(prefix.length))
+}
+
+const tempPath = (target: string) => atomicTempPath(target)
 
 async function existingMode(target: string): Promise<number | undefined> {
   try {

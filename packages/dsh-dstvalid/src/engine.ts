@@ -1,6 +1,7 @@
 import { AcceptedState, type JudgeRules } from './accepted.ts'
 import { SerialQueue } from './queue.ts'
-import type { Change, Check, CheckIO, CheckVerdict, Measurement, Problem, RunRecord, Verdict } from './types.ts'
+import type { ImpactList } from './impact/graph.ts'
+import type { Change, Check, CheckIO, CheckVerdict, ImpactSource, Measurement, Problem, RunRecord, Verdict } from './types.ts'
 
 /** What the engine reports while it works; the Cordis adapter turns these into events. */
 export interface GuardIO {
@@ -18,6 +19,8 @@ export interface GuardOptions {
   maxOutputBytes: number
   /** Re-run newly failing tests once, alone, before blaming the write. */
   confirmFlaky: boolean
+  /** Change-impact sources (empty or absent: the impact mode is off). */
+  impact?: ImpactSource[]
 }
 
 /** A judged change, with the measurements needed to accept it. */
@@ -81,6 +84,7 @@ export class Guard {
       const m = await check.measure(baseline ? undefined : upcoming, this.checkIO(io))
       if (m.status === 'ok') {
         state.advance(m)
+        check.advance?.(m)
         io.notice('info', `${check.name}: ${m.problems.length} existing problem${m.problems.length === 1 ? '' : 's'} in the accepted state`, 'end')
       } else {
         io.notice('warn', `${check.name}: could not measure the accepted state (${m.error ?? m.status})`, 'end')
@@ -110,7 +114,7 @@ export class Guard {
 
   private async judgeOne(check: Check, change: Change, io: GuardIO, measurements: Map<Check, Measurement>): Promise<CheckVerdict> {
     const state = this._accepted.get(check)!
-    const base: CheckVerdict = { check: check.name, outcome: 'pass', regressions: [], warnings: [], flaky: [], durationMs: 0 }
+    const base: CheckVerdict = { check: check.name, outcome: 'pass', regressions: [], warnings: [], flaky: [], durationMs: 0, ...(check.advisory ? { advisory: true } : {}) }
     const m = await check.measure(change, this.checkIO(io))
     if (m.status !== 'ok') return { ...base, outcome: 'error', error: m.error ?? `${check.name} ${m.status}` }
     if (!state.measured) {
@@ -119,6 +123,11 @@ export class Guard {
       return { ...base, outcome: 'error', error: `${check.name}: no measured baseline to compare with; this state is now the baseline` }
     }
     let { regressions, warnings } = state.compare(m, this.options.rules)
+    if (check.advisory) {
+      // An advisory check warns, never rolls back.
+      warnings = [...regressions, ...warnings]
+      regressions = []
+    }
     let flaky: Problem[] = []
     const tests = regressions.filter(p => p.kind === 'test')
     if (tests.length && this.options.confirmFlaky && check.confirm) {
@@ -141,7 +150,29 @@ export class Guard {
 
   /** The write is kept: the accepted state advances to what was measured. */
   accept(judgement: Judgement): void {
-    for (const [check, m] of judgement.measurements) this._accepted.get(check)?.advance(m)
+    for (const [check, m] of judgement.measurements) {
+      this._accepted.get(check)?.advance(m)
+      check.advance?.(m)
+    }
+  }
+
+  /**
+   * Change impact before a write: who imports the files it is about to
+   * change, from each profile's import graph, nearest first, at most `max`
+   * each. Call inside `queue` (the TypeScript graph lives in the type-check
+   * worker). A source that fails is reported as a notice and skipped.
+   */
+  async impact(change: Change, io: GuardIO, max: number): Promise<ImpactList[]> {
+    const lists: ImpactList[] = []
+    for (const source of this.options.impact ?? []) {
+      try {
+        const list = await source.importers(change, max, this.checkIO(io))
+        if (list) lists.push(list)
+      } catch (error) {
+        io.notice('warn', `impact: could not read the import graph (${(error as Error)?.message ?? error})`)
+      }
+    }
+    return lists
   }
 
   /**

@@ -15,6 +15,20 @@ export interface VerifyResult {
   durationMs: number
 }
 
+/**
+ * The `verify/learning` payload: one write call that was kept and verified —
+ * these paths, written by this tool, passed these checks. Never for a
+ * rolled-back write, nor for one no check could judge.
+ */
+export interface VerifyLearning {
+  sessionId: string
+  /** Workspace-relative paths of the call. */
+  paths: string[]
+  tool: string
+  /** The checks that passed (`typecheck`, `test`, `style`, …), in pipeline order. */
+  checks: string[]
+}
+
 /** One write call being judged (per call: one; per step: every successful write of the step). */
 export interface JudgedWrite {
   callId: string
@@ -28,6 +42,8 @@ export interface FlowPorts {
   rollback(reason: string): Promise<RollbackOutcome | undefined>
   commit(): void
   result(result: VerifyResult): void
+  /** A kept, verified write (the learnings mode); absent: no learnings. */
+  learning?(learning: VerifyLearning): void
 }
 
 export interface Conclusion {
@@ -75,6 +91,10 @@ export async function conclude(
     guard.accept(judgement)
     ports.commit()
     emit((_, pass) => (pass ? 'pass' : 'fail'))
+    const verified = [...new Set(judgement.checks.filter(c => c.outcome === 'pass').map(c => c.check))]
+    if (ports.learning && verified.length) {
+      for (const w of writes) ports.learning({ sessionId, paths: w.files, tool: w.tool, checks: verified })
+    }
     return { kept: true, notes: keptNotes(judgement.checks, limits) }
   }
   const tool = toolsOf(writes)

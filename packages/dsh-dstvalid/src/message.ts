@@ -61,12 +61,15 @@ export function regressionMessage(r: RegressionReport, limits: MessageLimits): s
   return lines.join('\n')
 }
 
-/** Lines appended to a kept write's result: tolerated test-first problems and checks that could not judge. */
+/** Lines appended to a kept write's result: tolerated test-first problems, advisory warnings (style, coverage), checks that could not judge. */
 export function keptNotes(verdicts: readonly CheckVerdict[], limits: MessageLimits): string[] {
   const lines: string[] = []
   for (const v of verdicts) {
     if (v.warnings.length) {
-      lines.push(`warning: kept, but ${v.check} has new problems in tests (test-first work? make them pass):`)
+      const n = v.warnings.length
+      lines.push(v.advisory
+        ? `warning: kept, but ${v.check} has ${n} new problem${n === 1 ? '' : 's'} (not rolled back; fix ${n === 1 ? 'it' : 'them'}):`
+        : `warning: kept, but ${v.check} has new problems in tests (test-first work? make them pass):`)
       lines.push(...problemLines(v.warnings, limits))
     }
     if (v.outcome === 'error') lines.push(`warning: not verified — ${v.error}`)

@@ -2,6 +2,7 @@
  * Types of the checking engine. No Cordis imports: the engine can guard any
  * agent that can tell it which files a write touched.
  */
+import type { ImpactList } from './impact/graph.ts'
 
 /** One thing a check found wrong: a diagnostic, or a failing test. */
 export interface Problem {
@@ -44,6 +45,11 @@ export interface Measurement {
   scope: 'all' | string[]
   /** Why status is not ok (one line), for the tool result and notices. */
   error?: string
+  /**
+   * Numbers measured per workspace-relative file (line coverage in percent),
+   * for checks that judge by how a number moved. Covers the same scope.
+   */
+  readings?: Record<string, number>
 }
 
 /** Which files a write changed, as the engine sees them. */
@@ -79,10 +85,10 @@ export interface CheckIO {
 
 /**
  * One step of the checks pipeline. A profile contributes checks; an advanced
- * mode (lint, coverage) is one more check.
+ * mode (style, coverage) is one more check.
  */
 export interface Check {
-  /** `typecheck`, `test`, `compile`, `vet`, `lint` … — the `check` of `verify/run` and `verify/result`. */
+  /** `typecheck`, `test`, `compile`, `vet`, `style`, `coverage` … — the `check` of `verify/run` and `verify/result`. */
   readonly name: string
   /** Human verb for notices: "type-checking", "testing". */
   readonly verb: string
@@ -98,12 +104,35 @@ export interface Check {
   confirm?(problems: Problem[], io: CheckIO): Promise<Problem[] | undefined>
   /** Release processes or workers. Must not throw. */
   dispose?(): Promise<void> | void
+  /**
+   * Advisory checks only warn: every new problem they find is a warning,
+   * never a regression (the write is never rolled back for it).
+   */
+  readonly advisory?: boolean
+  /**
+   * A measurement of this check became (part of) the accepted state. A check
+   * that judges numbers (coverage) keeps its accepted readings here.
+   */
+  advance?(m: Measurement): void
 }
 
 /** A toolchain profile: detected from the workspace, contributes checks. */
 export interface Profile {
   readonly name: string
   readonly checks: Check[]
+  /** Where change impact comes from for this profile (only when the impact mode is on). */
+  readonly impact?: ImpactSource[]
+}
+
+/** Who imports what a write is about to change, from a profile's own import graph (change impact). */
+export interface ImpactSource {
+  /**
+   * Importers of the change's files, transitively, nearest first, at most
+   * `max`; undefined when none of the files belongs to this source. Runs
+   * before the write, inside the workspace's queue. Throws when the graph
+   * could not be read (the caller reports it and moves on).
+   */
+  importers(change: Change, max: number, io: CheckIO): Promise<ImpactList | undefined>
 }
 
 /** How one check judged a change. */
@@ -119,6 +148,8 @@ export interface CheckVerdict {
   flaky: Problem[]
   durationMs: number
   error?: string
+  /** From an advisory check: its warnings are not about tests (see {@link Check.advisory}). */
+  advisory?: boolean
 }
 
 /** How the pipeline judged a change. */

@@ -1,6 +1,6 @@
 import type { Context } from '@deepseek-ai/cordis'
 import Schema from '@deepseek-ai/schemastery'
-import 'dsh-llm'
+import type {} from 'dsh-llm'
 import { createOpenAIAdapter, DEFAULT_SETTINGS, type RetryInfo } from './adapter.ts'
 import { DEEPSEEK_BASE_URL, DEEPSEEK_MODEL } from './env.ts'
 

@@ -1,6 +1,6 @@
 import { closeSync, existsSync, openSync, readdirSync, realpathSync, renameSync, statSync, unlinkSync } from 'node:fs'
 import { basename, dirname, join, resolve } from 'node:path'
-import { fsyncDirSync } from 'dsh-common'
+import { fsyncDirSync, isAtomicTempOf } from 'dsh-common'
 import { JOURNAL_SUFFIX, type ParsedJournal } from './journal.ts'
 import { readJournal, readPayloadFd } from './journal-read.ts'
 import { listPaths } from './messages.ts'
@@ -197,7 +197,6 @@ function removeDebris(root: string, scopes: readonly ScopeState[], pid: number):
     for (const { entry } of scope.items) {
       const abs = join(root, entry.path)
       const dir = dirname(abs)
-      const prefix = `.${basename(abs)}.${pid}.`
       if (seen.has(abs)) continue
       seen.add(abs)
       let names: string[]
@@ -208,7 +207,7 @@ function removeDebris(root: string, scopes: readonly ScopeState[], pid: number):
         continue
       }
       for (const name of names) {
-        if (!name.startsWith(prefix) || !/^[0-9a-f]{8}\.(tmp|link)$/.test(name.slice(prefix.length))) continue
+        if (!isAtomicTempOf(name, basename(abs), pid)) continue
         try {
           unlinkSync(join(dir, name))
           removed.push(join(dirname(entry.path), name).split('\\').join('/').replace(/^\.\//, ''))

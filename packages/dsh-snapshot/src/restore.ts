@@ -1,7 +1,6 @@
-import { randomBytes } from 'node:crypto'
 import { chmodSync, closeSync, constants, fstatSync, lstatSync, openSync, readdirSync, readSync, readlinkSync, renameSync, rmSync, rmdirSync, symlinkSync, unlinkSync, type Stats } from 'node:fs'
-import { basename, dirname, join } from 'node:path'
-import { fsyncDirSync, isInside, mkdirpTracked, realpathNearest, toPosixRelative, writeFileAtomicSync } from 'dsh-common'
+import { dirname, join } from 'node:path'
+import { atomicTempPath, fsyncDirSync, isInside, mkdirpTracked, realpathNearest, toPosixRelative, writeFileAtomicSync } from 'dsh-common'
 import { ALWAYS_SKIPPED } from './capture.ts'
 import type { PathMatcher } from './internal/glob.ts'
 import { compileGlobs } from './internal/glob.ts'
@@ -151,7 +150,7 @@ function restoreSymlink(abs: string, target: string, out: RestoreOutcome, rel: s
   if (st?.isDirectory()) rmSync(abs, { recursive: true, force: true })
   mkdirpTracked(dirname(abs))
   // A link made aside and renamed over the path: the swap is atomic and follows nothing.
-  const tmp = join(dirname(abs), `.${basename(abs)}.${process.pid}.${randomBytes(4).toString('hex')}.link`)
+  const tmp = atomicTempPath(abs, 'link')
   symlinkSync(target, tmp)
   try {
     renameSync(tmp, abs)

@@ -83,7 +83,8 @@ export class Snapshots {
     snaps._journal = JournalWriter.adopt(parsed, owner, snaps._sync)
     const scopes = replayScopes(parsed.records)
     snaps._open = scopes.filter(s => !s.verdict)
-    snaps._nextScope = scopes.length + 1
+    // Scope ids keep counting across resets, so continue after the highest one seen.
+    snaps._nextScope = Math.max(0, ...scopes.map(sc => Number(sc.id.slice(1)) || 0)) + 1
     return snaps
   }
 

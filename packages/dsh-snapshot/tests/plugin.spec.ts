@@ -213,9 +213,11 @@ describe('lifecycle', () => {
   })
 
   it('a reloaded instance adopts the open scopes the disposed one left', async () => {
-    const root = workspace({ 'a.txt': 'old' })
+    const root = workspace({ 'a.txt': 'old', 'b.txt': 'b0' })
     const h = await boot(root, {}, { sessionId: 'reload' })
     judgeAll(h.ctx)
+    await h.call('write_file', { path: 'b.txt', content: 'b1' }, { callId: 'w0' })
+    h.ctx.emit('snapshot/commit', { sessionId: 'reload', callId: 'w0' })
     await h.call('write_file', { path: 'a.txt', content: 'new' }, { callId: 'w1' })
     await h.dispose()
     expect(journals(root)).toHaveLength(1)
@@ -225,9 +227,13 @@ describe('lifecycle', () => {
     await again.call('read_file', { path: 'a.txt' })
     await new Promise(r => setTimeout(r, 10))
     expect(infos).toContain('adopted 1 open snapshot scope(s) of session reload left by a reloaded instance')
+    // The adopted session goes on capturing in the same journal, with fresh scope ids.
+    await h.call('write_file', { path: 'b.txt', content: 'b2' }, { callId: 'w2' })
     const r = await h.ctx.serial('snapshot/rollback', { sessionId: 'reload', callId: 'w1', reason: 'x' })
     expect(r?.message).toBe('rolled back call w1: restored a.txt')
     expect(read(root, 'a.txt')).toBe('old')
+    expect((await h.ctx.serial('snapshot/rollback', { sessionId: 'reload', callId: 'w2', reason: 'x' }))?.message).toBe('rolled back call w2: restored b.txt')
+    expect(read(root, 'b.txt')).toBe('b1')
   })
 })
 

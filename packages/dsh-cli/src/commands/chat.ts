@@ -1,5 +1,5 @@
 import { existsSync, statSync } from 'node:fs'
-import { resolve } from 'node:path'
+import { join, resolve } from 'node:path'
 import { createInterface } from 'node:readline'
 import type { TurnEndReason } from 'dsh-session'
 import { ScriptError } from 'dsh-llm'
@@ -63,9 +63,12 @@ export const chatCommand: Command = {
         return 2
       }
     }
+    const json = bool(args, 'json')
+    // Plugin warnings go to stderr; once the chat shows progress, through it (clear of the spinner).
+    const log: LogSink = { write: line => io.stderr(`${line}\n`) }
     let harness: Harness
     try {
-      harness = await bootHarness({ workspace, config, vault: str(args, 'vault'), log: line => io.stderr(`${line}\n`) })
+      harness = await bootHarness({ workspace, config, vault: str(args, 'vault'), log: line => log.write(line) })
     } catch (error) {
       if (error instanceof ConfigError || error instanceof ScriptError) {
         io.stderr(`dsh chat: ${error.message}\n`)
@@ -74,14 +77,18 @@ export const chatCommand: Command = {
       throw error
     }
     try {
-      return await chat(harness, io, bool(args, 'json'))
+      return await chat(harness, io, json, log)
     } finally {
       await harness.dispose()
     }
   },
 }
 
-async function chat(harness: Harness, io: CliIO, json: boolean): Promise<number> {
+interface LogSink {
+  write(line: string): void
+}
+
+async function chat(harness: Harness, io: CliIO, json: boolean, log: LogSink): Promise<number> {
   const adapter = harness.ctx.llm.current as Partial<OpenAIAdapter> | undefined
   if (!adapter) {
     io.stderr(`dsh chat: no model adapter is loaded from ${harness.configFile} (enable dsh-llm-openai there, or set its key: see dsh chat --help)\n`)
@@ -90,6 +97,7 @@ async function chat(harness: Harness, io: CliIO, json: boolean): Promise<number>
   const { session, agent } = harness.createSession()
   const interactive = !json && !!(io.stdin as { isTTY?: boolean }).isTTY
   const view = attachProgress(harness.ctx, session, io, { mode: progressMode(io, json), echoUser: !interactive })
+  if (!json) log.write = line => view.say(line)
   const where = adapter.baseUrl ? `${adapter.model} at ${adapter.baseUrl}` : adapter.name
   view.say(`dsh chat: session ${session.id} · model ${where} · Ctrl-C aborts a turn, Ctrl-D ends`)
 
@@ -141,10 +149,12 @@ async function chat(harness: Harness, io: CliIO, json: boolean): Promise<number>
   }
   await agent.idle()
   await session.flush()
+  const file = join(harness.vault, 'sessions', `${session.id}.jsonl`)
+  const saved = existsSync(file) ? `saved in ${file}` : 'not saved (dsh-session/jsonl is not loaded)'
   if (state.exitCode !== undefined) {
-    view.say(`dsh chat: session ${session.id} saved in ${harness.vault}/sessions/${session.id}.jsonl`)
+    view.say(`dsh chat: session ${session.id} ${saved}`)
     return state.exitCode
   }
-  view.say(`dsh chat: session ${session.id}: ${last ?? 'no turn'} · log ${harness.vault}/sessions/${session.id}.jsonl`)
+  view.say(`dsh chat: session ${session.id}: ${last ?? 'no turn'} · ${saved}`)
   return last === 'error' ? 1 : 0
 }

@@ -1,6 +1,7 @@
 import { existsSync } from 'node:fs'
 import { resolve } from 'node:path'
 import { ScriptError } from 'dsh-llm'
+import { resolveModelEnv } from 'dsh-llm-openai'
 import { bool, parseArgs, str, UsageError, type Command } from '../command.ts'
 import { ConfigError } from '../harness.ts'
 import { runSession } from '../session-run.ts'
@@ -42,9 +43,13 @@ export const runCommand: Command = {
     const script = str(args, 'script')
     const prompt = args.positionals[0] ?? (script ? 'Follow the script.' : undefined)
     if (!prompt) throw new UsageError('dsh run: give a PROMPT, or --script FILE (see dsh run --help)')
-    if (!script && !io.env.DSH_API_KEY && !io.env.DEEPSEEK_API_KEY) {
-      io.stderr('dsh run: no model configured: set DSH_API_KEY (with DSH_BASE_URL and DSH_MODEL for any OpenAI-compatible server) or DEEPSEEK_API_KEY, or pass --script FILE\n')
-      return 2
+    if (!script && !str(args, 'config')) {
+      // The default cordis.yml reads the model from the environment: say what is missing before booting.
+      const model = resolveModelEnv(io.env)
+      if (model.problem) {
+        io.stderr(`dsh run: ${model.problem}; or pass --script FILE\n`)
+        return 2
+      }
     }
     try {
       const outcome = await runSession({

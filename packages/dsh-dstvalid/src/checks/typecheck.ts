@@ -2,7 +2,11 @@ import { toPosixRelative } from 'dsh-common'
 import { diagnostic } from '../problems.ts'
 import { seconds } from '../run.ts'
 import { TsWorkerClient } from '../typescript/client.ts'
-import type { Change, Check, CheckIO, Measurement } from '../types.ts'
+import type { ImpactList } from '../impact/graph.ts'
+import type { Change, Check, CheckIO, ImpactSource, Measurement } from '../types.ts'
+
+/** Files the TypeScript program can hold. */
+const SCRIPT = /\.(?:[cm]?[jt]sx?|d\.[cm]?ts)$/
 
 export interface TypecheckOptions {
   root: string
@@ -18,7 +22,7 @@ export interface TypecheckOptions {
  * thread: after a one-file edit only what the edit can affect is
  * re-checked. Timeout: the worker is terminated (and restarted cold next time).
  */
-export class TypecheckCheck implements Check {
+export class TypecheckCheck implements Check, ImpactSource {
   readonly name = 'typecheck'
   readonly verb = 'type-checking'
   private readonly _client: TsWorkerClient
@@ -52,6 +56,15 @@ export class TypecheckCheck implements Check {
     io.record({ check: this.name, argv, cwd: this.options.root, exitCode: errors ? 2 : 0, durationMs: Math.round(performance.now() - started), outcome: errors ? 'fail' : 'pass' })
     const problems = result.diagnostics.map(d => diagnostic(this.name, d.file, d.line, `TS${d.code}`, d.message))
     return { status: 'ok', problems, scope: 'all' }
+  }
+
+  /** Change impact from the warm program's import graph (module resolution as the workspace's own TypeScript does it). */
+  async importers(change: Change, max: number, io: CheckIO): Promise<ImpactList | undefined> {
+    const files = change.files.filter(f => SCRIPT.test(f))
+    if (!files.length) return undefined
+    const answer = await this._client.importers(files, max, io.timeoutMs)
+    if (answer.status === 'ok') return answer.impact
+    throw new Error(answer.status === 'timeout' ? `the import graph timed out after ${seconds(io.timeoutMs)} (worker terminated)` : answer.error.split('\n')[0])
   }
 
   dispose(): Promise<void> {

@@ -1,13 +1,22 @@
 import { createRequire } from 'node:module'
 import { pathToFileURL } from 'node:url'
 import { Worker } from 'node:worker_threads'
+import type { ImpactList } from '../impact/graph.ts'
 import type { TsCheckResult } from './program.ts'
-import type { WorkerInit, WorkerReady, WorkerReply } from './protocol.ts'
+import type { WorkerInit, WorkerReady, WorkerReply, WorkerRequest } from './protocol.ts'
 
 export type TsWorkerAnswer =
   | { status: 'ok'; result: TsCheckResult }
   | { status: 'timeout' }
   | { status: 'error'; error: string }
+
+export type TsImpactAnswer =
+  | { status: 'ok'; impact: ImpactList }
+  | { status: 'timeout' }
+  | { status: 'error'; error: string }
+
+type Reply = Extract<WorkerReply, { ok: true }>
+type Answer = { status: 'ok'; reply: Reply } | { status: 'timeout' } | { status: 'error'; error: string }
 
 export interface TsWorkerOptions {
   /** Old-generation heap bound of the worker, in MB (0: Node's default). A program past it dies and is restarted cold. */
@@ -48,7 +57,7 @@ export class TsWorkerClient {
   private _worker?: Worker
   private _ready?: Promise<WorkerReady>
   private _nextId = 0
-  private _pending?: { id: number; settle: (a: TsWorkerAnswer) => void }
+  private _pending?: { id: number; settle: (a: Answer) => void }
 
   constructor(private readonly init: WorkerInit, private readonly options: TsWorkerOptions) {}
 
@@ -80,7 +89,7 @@ export class TsWorkerClient {
         if (pending && pending.id === message.id) {
           this._pending = undefined
           worker.unref()
-          pending.settle(message.ok ? { status: 'ok', result: message.result } : { status: 'error', error: message.error })
+          pending.settle(message.ok ? { status: 'ok', reply: message } : { status: 'error', error: message.error })
         }
       }
       const onGone = (why: string) => {
@@ -101,6 +110,19 @@ export class TsWorkerClient {
 
   /** Type-check the program; `changed` are absolute paths a write touched. */
   async check(changed: readonly string[], timeoutMs: number): Promise<TsWorkerAnswer> {
+    const answer = await this.request({ kind: 'check', changed: [...changed] }, timeoutMs)
+    if (answer.status !== 'ok') return answer
+    return 'result' in answer.reply ? { status: 'ok', result: answer.reply.result } : { status: 'error', error: 'type-check worker answered out of turn' }
+  }
+
+  /** Importers of workspace-relative `files` in the warm program's import graph, nearest first, at most `max`. */
+  async importers(files: readonly string[], max: number, timeoutMs: number): Promise<TsImpactAnswer> {
+    const answer = await this.request({ kind: 'importers', files: [...files], max }, timeoutMs)
+    if (answer.status !== 'ok') return answer
+    return 'impact' in answer.reply ? { status: 'ok', impact: answer.reply.impact } : { status: 'error', error: 'type-check worker answered out of turn' }
+  }
+
+  private async request(message: DistributiveOmit<WorkerRequest, 'id'>, timeoutMs: number): Promise<Answer> {
     const started = performance.now()
     try {
       await this.withTimeout(this.start(), timeoutMs)
@@ -112,9 +134,9 @@ export class TsWorkerClient {
     if (!worker) return { status: 'error', error: 'type-check worker is gone' }
     const left = Math.max(1, timeoutMs - (performance.now() - started))
     const id = ++this._nextId
-    const answer = new Promise<TsWorkerAnswer>(settle => { this._pending = { id, settle } })
+    const answer = new Promise<Answer>(settle => { this._pending = { id, settle } })
     worker.ref()
-    worker.postMessage({ id, changed: [...changed] })
+    worker.postMessage({ ...message, id } as WorkerRequest)
     try {
       return await this.withTimeout(answer, left)
     } catch (error) {
@@ -135,7 +157,7 @@ export class TsWorkerClient {
     this._ready = undefined
   }
 
-  private async kill(): Promise<TsWorkerAnswer> {
+  private async kill(): Promise<{ status: 'timeout' }> {
     this._pending = undefined
     await this.dispose()
     return { status: 'timeout' }
@@ -151,3 +173,5 @@ export class TsWorkerClient {
 }
 
 const TIMEOUT = Symbol('timeout')
+
+type DistributiveOmit<T, K extends PropertyKey> = T extends unknown ? Omit<T, K> : never

@@ -2,6 +2,8 @@ import { createHash } from 'node:crypto'
 import { statSync } from 'node:fs'
 import { basename, relative, resolve, sep } from 'node:path'
 import type * as TS from 'typescript'
+import { findImporters, type ImpactList, type ImportEdge } from '../impact/graph.ts'
+import { programImports } from './imports.ts'
 
 /** One diagnostic as the checker reports it (plain data: it crosses a worker boundary). */
 export interface TsDiagnostic {
@@ -55,6 +57,8 @@ export class TsProgramChecker {
   private _configErrors: TS.Diagnostic[] = []
   private _roots = new Set<string>()
   private _host?: TS.CompilerHost
+  /** The import graph of one builder program (recomputed when the program changes). */
+  private _edges?: { builder: TS.SemanticDiagnosticsBuilderProgram; edges: ImportEdge[] }
 
   constructor(private readonly ts: typeof TS, readonly root: string, readonly configPath: string) {}
 
@@ -70,12 +74,7 @@ export class TsProgramChecker {
   check(changed: readonly string[] = []): TsCheckResult {
     const started = performance.now()
     const ts = this.ts
-    this.invalidate(changed)
-    if (!this._parsed || this.needsReparse(changed)) this.parseConfig()
-    const parsed = this._parsed!
-    const host = this._host ??= this.createHost(parsed.options)
-    this._builder = ts.createSemanticDiagnosticsBuilderProgram(parsed.fileNames, parsed.options, host, this._builder, this._configErrors, parsed.projectReferences)
-    const builder = this._builder
+    const builder = this.refresh(changed)
     let rechecked = 0
     while (builder.getSemanticDiagnosticsOfNextAffectedFile()) rechecked++
     const all = [
@@ -92,6 +91,30 @@ export class TsProgramChecker {
       durationMs: Math.round(performance.now() - started),
       tsVersion: ts.version,
     }
+  }
+
+  /**
+   * Importers of `files` (workspace-relative) in the program's own import
+   * graph, nearest first, at most `max`. Uses the warm program as the last
+   * check left it (the accepted state), building one only if there is none.
+   */
+  importers(files: readonly string[], max: number): ImpactList {
+    const builder = this._builder ?? this.refresh([])
+    if (this._edges?.builder !== builder) {
+      this._edges = { builder, edges: programImports(this.ts, builder.getProgram(), this.root, this._host ?? this.ts.sys) }
+    }
+    return findImporters(this._edges.edges, files, max)
+  }
+
+  /** Bring the builder program up to date with the files on disk. */
+  private refresh(changed: readonly string[]): TS.SemanticDiagnosticsBuilderProgram {
+    const ts = this.ts
+    this.invalidate(changed)
+    if (!this._parsed || this.needsReparse(changed)) this.parseConfig()
+    const parsed = this._parsed!
+    const host = this._host ??= this.createHost(parsed.options)
+    this._builder = ts.createSemanticDiagnosticsBuilderProgram(parsed.fileNames, parsed.options, host, this._builder, this._configErrors, parsed.projectReferences)
+    return this._builder
   }
 
   private invalidate(changed: readonly string[]) {

@@ -1,3 +1,4 @@
+import type { ImpactList } from '../impact/graph.ts'
 import type { TsCheckResult } from './program.ts'
 
 /** What the worker is started with. */
@@ -8,13 +9,14 @@ export interface WorkerInit {
   typescriptPath: string
 }
 
-export interface WorkerRequest {
-  id: number
-  changed: string[]
-}
+/** A type-check (`changed`: absolute paths a write touched), or the importers of workspace-relative `files`. */
+export type WorkerRequest =
+  | { id: number; kind: 'check'; changed: string[] }
+  | { id: number; kind: 'importers'; files: string[]; max: number }
 
 export type WorkerReply =
   | { id: number; ok: true; result: TsCheckResult }
+  | { id: number; ok: true; impact: ImpactList }
   | { id: number; ok: false; error: string }
 
 export interface WorkerReady {

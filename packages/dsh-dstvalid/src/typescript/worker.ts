@@ -1,6 +1,7 @@
 /**
  * Worker-thread entry of the TypeScript check: holds one warm
- * {@link TsProgramChecker} and answers check requests one at a time. The
+ * {@link TsProgramChecker} and answers check (and importers) requests one
+ * at a time. The
  * main thread kills the worker at a check's timeout and starts a new one.
  */
 import { createRequire } from 'node:module'
@@ -16,7 +17,9 @@ const checker = new TsProgramChecker(ts, init.root, init.configPath)
 parentPort!.on('message', (request: WorkerRequest) => {
   let reply: WorkerReply
   try {
-    reply = { id: request.id, ok: true, result: checker.check(request.changed) }
+    reply = request.kind === 'importers'
+      ? { id: request.id, ok: true, impact: checker.importers(request.files, request.max) }
+      : { id: request.id, ok: true, result: checker.check(request.changed) }
   } catch (error) {
     reply = { id: request.id, ok: false, error: (error as Error)?.stack ?? String(error) }
   }

@@ -1,0 +1,41 @@
+import { readFileSync } from 'node:fs'
+import { dirname, resolve } from 'node:path'
+import { resolveFromWorkspace } from '../profiles.ts'
+import type { CheckIO, Problem } from '../types.ts'
+
+export type StyleToolName = 'eslint' | 'prettier' | 'biome' | 'gofmt' | 'ruff'
+
+/** What one run of a formatter or linter found (problems only for the files it was given, or the whole workspace). */
+export type StyleRun =
+  | { status: 'ok'; problems: Problem[] }
+  | { status: 'timeout' | 'error'; error: string }
+
+/**
+ * One of the workspace's own formatters or linters. A problem is a
+ * diagnostic of the `style` check, coded `<tool>` or `<tool>/<rule>`, so it
+ * is judged by delta like any diagnostic: one the accepted state already had
+ * is not the write's.
+ */
+export interface StyleTool {
+  readonly name: StyleToolName
+  /** Whether the tool looks at this workspace-relative file. */
+  handles(file: string): boolean
+  /** Run on `files` (workspace-relative, existing), or on the whole workspace as the tool's own config scopes it. */
+  run(files: string[] | undefined, io: CheckIO): Promise<StyleRun>
+}
+
+/** The check name of every style problem (`verify/run`, `verify/result`). */
+export const STYLE_CHECK = 'style'
+
+/** `[node, <bin>]` of a package installed in the workspace (its `bin` entry), without a package runner. */
+export function workspaceBin(root: string, pkg: string, bin: string): { argv: string[]; version: string } | undefined {
+  const manifest = resolveFromWorkspace(root, `${pkg}/package.json`)
+  return manifest ? binOf(manifest, bin) : undefined
+}
+
+/** `[node, <bin>]` and the version of the package whose `package.json` is at `manifest`. */
+export function binOf(manifest: string, bin: string): { argv: string[]; version: string } | undefined {
+  const json = JSON.parse(readFileSync(manifest, 'utf8')) as { version?: string; bin?: string | Record<string, string> }
+  const rel = typeof json.bin === 'string' ? json.bin : json.bin?.[bin]
+  return rel ? { argv: [process.execPath, resolve(dirname(manifest), rel)], version: json.version ?? '0.0.0' } : undefined
+}
