@@ -1,8 +1,8 @@
 import { createHash } from 'node:crypto'
-import { readdirSync, readFileSync } from 'node:fs'
+import { readFileSync } from 'node:fs'
 import { mkdir } from 'node:fs/promises'
 import { join } from 'node:path'
-import { writeFileAtomic } from 'dsh-common'
+import { readdirOrEmpty, writeFileAtomic } from 'dsh-common'
 import type { StoredCheckpoint } from './types.ts'
 
 /** A session id as a file name: kept when it is already safe, else made safe with a hash suffix. */
@@ -60,13 +60,7 @@ export interface StoredEntry {
  */
 export function listCheckpoints(vault: string, onSkip?: (file: string, why: string) => void): StoredEntry[] {
   const dir = checkpointsDir(vault)
-  let names: string[]
-  try {
-    names = readdirSync(dir)
-  } catch (error) {
-    if ((error as NodeJS.ErrnoException).code === 'ENOENT') return []
-    throw error
-  }
+  const names = readdirOrEmpty(dir)
   const entries: StoredEntry[] = []
   for (const name of names) {
     if (!name.endsWith('.json') || name.startsWith('.')) continue

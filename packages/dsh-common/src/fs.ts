@@ -1,5 +1,5 @@
 import { randomBytes } from 'node:crypto'
-import { promises as fsp, constants, openSync, writeSync, fsyncSync, closeSync, renameSync, mkdirSync, chmodSync, statSync } from 'node:fs'
+import { promises as fsp, constants, readdirSync, openSync, writeSync, fsyncSync, closeSync, renameSync, mkdirSync, chmodSync, statSync } from 'node:fs'
 import { dirname, join, basename } from 'node:path'
 
 export interface AtomicWriteOptions {
@@ -124,4 +124,14 @@ export function mkdirpTracked(dir: string): string[] {
     }
   }
   return created
+}
+
+/** Entry names of `dir`, or `[]` when it does not exist (an empty vault). */
+export function readdirOrEmpty(dir: string): string[] {
+  try {
+    return readdirSync(dir)
+  } catch (error) {
+    if ((error as NodeJS.ErrnoException).code === 'ENOENT') return []
+    throw error
+  }
 }

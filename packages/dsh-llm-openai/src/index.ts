@@ -1,7 +1,7 @@
 import type { Context } from '@deepseek-ai/cordis'
 import Schema from '@deepseek-ai/schemastery'
 import type {} from 'dsh-llm'
-import { createOpenAIAdapter, DEFAULT_SETTINGS, type RetryInfo } from './adapter.ts'
+import { createOpenAIAdapter, DEFAULT_SETTINGS, type OpenAISettings, type RetryInfo } from './adapter.ts'
 import { DEEPSEEK_BASE_URL, DEEPSEEK_MODEL } from './env.ts'
 
 declare module '@deepseek-ai/cordis' {
@@ -14,18 +14,8 @@ declare module '@deepseek-ai/cordis' {
 export const name = 'dsh-llm-openai'
 export const inject = ['llm']
 
-export interface Config {
-  baseUrl: string
-  model: string
-  apiKey?: string
-  timeoutMs: number
-  maxRetries: number
-  retryDelayMs: number
-  maxRetryDelayMs: number
-  includeUsage: boolean
-  temperature?: number
-  maxTokens?: number
-}
+/** The plugin's options: the adapter's settings. */
+export type Config = OpenAISettings
 
 export const Config: Schema<Partial<Config>, Config> = Schema.object({
   baseUrl: Schema.string().default(DEEPSEEK_BASE_URL).description('Base URL of an OpenAI-compatible API; requests go to <baseUrl>/chat/completions.'),

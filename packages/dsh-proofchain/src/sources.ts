@@ -1,42 +1,22 @@
+import type { VerifyLearning, VerifyResult } from 'dsh-dstvalid'
+import type { RestoredInfo } from 'dsh-snapshot'
 import type { ProofInput } from './types.ts'
 
 /*
- * The events a proof comes from, typed structurally here: their owners
- * (dsh-dstvalid, dsh-snapshot, dsh-claims) declare them, and this package
- * must work without importing them. Every mapper reads its input
- * defensively and returns no proof for a payload it cannot read.
+ * The events a proof comes from. Their owners (dsh-dstvalid, dsh-snapshot,
+ * dsh-claims) declare them; this package imports their types only, never
+ * their code, so it works with any of them absent. Every mapper still reads
+ * its input defensively and returns no proof for a payload it cannot read.
  */
 
 /** `verify/result` (dsh-dstvalid): one check after one write. */
-export interface VerifyResultLike {
-  sessionId: string
-  callId: string
-  tool: string
-  paths: string[]
-  check: string
-  outcome: 'pass' | 'fail' | 'rolled-back'
-  newProblems: string[]
-  durationMs: number
-}
+export type VerifyResultLike = VerifyResult
 
 /** `verify/learning` (dsh-dstvalid advanced modes): a write that was kept and verified. */
-export interface VerifyLearningLike {
-  sessionId: string
-  paths: string[]
-  tool: string
-  checks: string[]
-}
+export type VerifyLearningLike = VerifyLearning
 
 /** `snapshot/restored` (dsh-snapshot): files put back after a rollback. */
-export interface SnapshotRestoredLike {
-  sessionId: string
-  callId?: string
-  step?: number
-  reason: string
-  restored: string[]
-  deleted: string[]
-  failed: { path: string; error: string }[]
-}
+export type SnapshotRestoredLike = RestoredInfo
 
 /** Data of the `claims/checkpoint` session-log event (dsh-claims). */
 export interface ClaimsCheckpointLike {

@@ -1,6 +1,6 @@
 import { closeSync, existsSync, openSync, readdirSync, realpathSync, renameSync, statSync, unlinkSync } from 'node:fs'
 import { basename, dirname, join, resolve } from 'node:path'
-import { fsyncDirSync, isAtomicTempOf } from 'dsh-common'
+import { fsyncDirSync, isAtomicTempOf, readdirOrEmpty } from 'dsh-common'
 import { JOURNAL_SUFFIX, type ParsedJournal } from './journal.ts'
 import { readJournal, readPayloadFd } from './journal-read.ts'
 import { listPaths } from './messages.ts'
@@ -88,13 +88,7 @@ export function readJournalIfThere(file: string): ParsedJournal | undefined {
 /** The journals in `<vault>/snapshots`, oldest first. */
 export function listJournals(vault: string): string[] {
   const dir = snapshotDir(vault)
-  let names: string[]
-  try {
-    names = readdirSync(dir)
-  } catch (error) {
-    if ((error as NodeJS.ErrnoException).code === 'ENOENT') return []
-    throw error
-  }
+  const names = readdirOrEmpty(dir)
   return names.filter(n => n.endsWith(JOURNAL_SUFFIX)).sort().map(n => join(dir, n))
 }
 

@@ -6,6 +6,7 @@ import { FILE_LEVEL } from '../accepted.ts'
 import { failingTest } from '../problems.ts'
 import { runRecorded, whyNotJudged } from '../run.ts'
 import type { Change, Check, CheckIO, Measurement, Problem } from '../types.ts'
+import { parseCoverageSummary, type CoverageReading, type CoverageSource } from './coverage.ts'
 
 /** The parts of vitest's JSON report this check reads. */
 interface VitestReport {
@@ -32,7 +33,16 @@ export interface VitestCheckOptions {
   mode: 'related' | 'all'
   /** Appended to every vitest invocation. */
   extraArgs?: string[]
+  /**
+   * Measure v8 line coverage while testing (the coverage mode; needs
+   * `@vitest/coverage-v8` in the workspace): the whole workspace at the
+   * baseline, the changed source files after a write. Flaky re-runs never do.
+   */
+  coverage?: boolean
 }
+
+/** Source files whose coverage a change asks about. */
+const COVERABLE = /\.(?:[cm]?[jt]sx?|vue|svelte)$/
 
 function firstLine(text: string | undefined): string {
   return (text ?? '').split('\n').map(l => l.trim()).find(Boolean) ?? ''
@@ -47,17 +57,27 @@ function escapeRegExp(text: string): string {
  * A test id is `file > suite > name`; a test file that fails as a whole (it
  * no longer loads) is one problem keyed by the file.
  */
-export class VitestCheck implements Check {
+export class VitestCheck implements Check, CoverageSource {
   readonly name = 'test'
   readonly verb = 'testing'
+  readonly coverageUnit = 'lines'
   /** Full names for `-t`, by test id. */
   private readonly _names = new Map<string, string>()
+  private _coverage?: CoverageReading
 
   constructor(private readonly options: VitestCheckOptions) {}
 
   async measure(change: Change | undefined, io: CheckIO): Promise<Measurement> {
     const args = change && this.options.mode === 'related' ? ['related', ...change.files, '--run'] : ['run']
-    return this.runReport(args, io)
+    this._coverage = undefined
+    if (!this.options.coverage) return this.runReport(args, io)
+    const include = change?.files.filter(f => COVERABLE.test(f))
+    if (include && !include.length) return this.runReport(args, io)
+    return this.runReport(args, io, include ?? 'all')
+  }
+
+  lastCoverage(): CoverageReading | undefined {
+    return this._coverage
   }
 
   async confirm(problems: Problem[], io: CheckIO): Promise<Problem[] | undefined> {
@@ -77,14 +97,21 @@ export class VitestCheck implements Check {
     return still
   }
 
-  private async runReport(args: string[], io: CheckIO): Promise<Measurement> {
+  /** One vitest run read through its JSON report; `coverage`: also read v8 coverage of these files (or of everything). */
+  private async runReport(args: string[], io: CheckIO, coverage?: 'all' | string[]): Promise<Measurement> {
     const dir = mkdtempSync(join(tmpdir(), 'dsh-vitest-'))
     const out = join(dir, 'report.json')
+    const coverageDir = join(dir, 'coverage')
+    const coverageArgs = coverage ? [
+      '--coverage.enabled=true', '--coverage.provider=v8', '--coverage.reporter=json-summary', `--coverage.reportsDirectory=${coverageDir}`,
+      ...(coverage === 'all' ? [] : coverage.map(f => `--coverage.include=${f}`)),
+    ] : []
     try {
       const r = await runRecorded(this.name, [
         ...this.options.command, ...args,
-        '--reporter=json', `--outputFile=${out}`, '--passWithNoTests', '--includeTaskLocation', '--no-cache', ...(this.options.extraArgs ?? []),
+        '--reporter=json', `--outputFile=${out}`, '--passWithNoTests', '--includeTaskLocation', '--no-cache', ...coverageArgs, ...(this.options.extraArgs ?? []),
       ], this.options.root, io)
+      if (coverage) this._coverage = this.readCoverage(join(coverageDir, 'coverage-summary.json'), coverage)
       let report: VitestReport
       try {
         report = JSON.parse(readFileSync(out, 'utf8')) as VitestReport
@@ -95,6 +122,22 @@ export class VitestCheck implements Check {
       return this.parse(report)
     } finally {
       rmSync(dir, { recursive: true, force: true })
+    }
+  }
+
+  private readCoverage(file: string, scope: 'all' | string[]): CoverageReading {
+    let text: string
+    try {
+      text = readFileSync(file, 'utf8')
+    } catch {
+      // vitest wrote no coverage report (it failed to start coverage, or crashed).
+      return { status: 'error', error: 'coverage: vitest wrote no coverage report' }
+    }
+    try {
+      const files = parseCoverageSummary(text, abs => toPosixRelative(this.options.root, abs))
+      return { status: 'ok', files: scope === 'all' ? files : Object.fromEntries(Object.entries(files).filter(([f]) => scope.includes(f))), scope }
+    } catch (error) {
+      return { status: 'error', error: `coverage: unreadable coverage report (${(error as Error).message})` }
     }
   }
 

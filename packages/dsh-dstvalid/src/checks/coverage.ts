@@ -1,0 +1,113 @@
+import type { Change, Check, CheckIO, Measurement, Problem } from '../types.ts'
+
+/** Per-file coverage read from one test run: percent by workspace-relative file. */
+export type CoverageReading =
+  | { status: 'ok'; files: Record<string, number>; scope: 'all' | string[] }
+  | { status: 'error'; error: string }
+
+/** A test check that can measure coverage while it runs (vitest's v8 coverage, `go test -coverprofile`). */
+export interface CoverageSource {
+  /** What the percentages count: `lines`, `statements`. */
+  readonly coverageUnit: string
+  /**
+   * Coverage of the test check's last `measure` (never of a flaky re-run);
+   * undefined when that run had no changed source file to cover.
+   */
+  lastCoverage(): CoverageReading | undefined
+}
+
+export interface CoverageOptions {
+  /** Percent of lines below which a changed file is warned about (0 disables the mode: no check is built). */
+  threshold: number
+  /** Points a changed file may lose from its accepted coverage before a warning. */
+  maxDrop: number
+}
+
+/** `62.5`, `100`, `33.3` */
+function pct(n: number): string {
+  return `${Math.round(n * 10) / 10}%`
+}
+
+/**
+ * The coverage mode: after a passing targeted test run, the changed files'
+ * coverage from that same run (no second run), compared with the accepted
+ * coverage of each file. Advisory: it warns, never rolls back. A file
+ * already below the threshold that did not drop is not warned about again.
+ */
+export class CoverageCheck implements Check {
+  readonly name = 'coverage'
+  readonly verb = 'reading coverage'
+  readonly advisory = true
+  private readonly _accepted = new Map<string, number>()
+
+  constructor(private readonly source: CoverageSource, private readonly options: CoverageOptions) {}
+
+  /** Accepted coverage of a file, in percent (for tests and status). */
+  accepted(file: string): number | undefined {
+    return this._accepted.get(file)
+  }
+
+  async measure(_change: Change | undefined, _io: CheckIO): Promise<Measurement> {
+    const reading = this.source.lastCoverage()
+    if (!reading) return { status: 'ok', problems: [], scope: [] }
+    if (reading.status === 'error') return { status: 'error', problems: [], scope: [], error: reading.error }
+    const problems: Problem[] = []
+    for (const [file, now] of Object.entries(reading.files)) {
+      const before = this._accepted.get(file)
+      const below = now < this.options.threshold
+      const dropped = before !== undefined && before - now > this.options.maxDrop
+      if (!below && !dropped) continue
+      const why = [dropped ? `down from ${pct(before!)}` : '', below ? `below the threshold of ${pct(this.options.threshold)}` : ''].filter(Boolean)
+      const message = `${pct(now)} of ${this.source.coverageUnit} covered, ${why.join(' and ')}${dropped && !below ? ` (more than ${this.options.maxDrop} points)` : ''}`
+      // Keyed by what is wrong, not by the numbers: staying below the threshold is not new; a further drop is.
+      const key = `${file}\u0000coverage\u0000${below ? 'below' : ''}\u0000${dropped ? before : ''}`
+      problems.push({ check: this.name, kind: 'diagnostic', key, file, code: 'coverage', message })
+    }
+    return { status: 'ok', problems, scope: reading.scope === 'all' ? 'all' : [...reading.scope], readings: reading.files }
+  }
+
+  advance(m: Measurement): void {
+    if (m.scope === 'all') this._accepted.clear()
+    for (const [file, value] of Object.entries(m.readings ?? {})) this._accepted.set(file, value)
+  }
+}
+
+/** Per-file line coverage from vitest's `json-summary` report (absolute paths as keys, plus `total`). */
+export function parseCoverageSummary(json: string, relativeOf: (abs: string) => string): Record<string, number> {
+  const summary = JSON.parse(json) as Record<string, { lines?: { pct?: unknown; total?: unknown } }>
+  const files: Record<string, number> = {}
+  for (const [abs, entry] of Object.entries(summary)) {
+    if (abs === 'total') continue
+    const value = entry.lines?.pct
+    if (typeof value === 'number') files[relativeOf(abs)] = value
+  }
+  return files
+}
+
+/**
+ * Per-file statement coverage from a Go cover profile
+ * (`mode: set` then `<importpath>/file.go:l.c,l.c <statements> <count>`).
+ */
+export function parseCoverProfile(text: string, relativeOf: (goFile: string) => string | undefined): Record<string, number> {
+  const totals = new Map<string, { all: number; hit: number }>()
+  // The same block can be listed more than once (several test binaries): count it once, covered if any run covered it.
+  const blocks = new Map<string, { file: string; statements: number; hit: boolean }>()
+  for (const line of text.split('\n')) {
+    const m = /^(.+\.go):(\d+\.\d+,\d+\.\d+) (\d+) (\d+)$/.exec(line.trim())
+    if (!m) continue
+    const file = relativeOf(m[1]!)
+    if (!file) continue
+    const id = `${file}:${m[2]}`
+    const had = blocks.get(id)
+    blocks.set(id, { file, statements: Number(m[3]), hit: (had?.hit ?? false) || Number(m[4]) > 0 })
+  }
+  for (const b of blocks.values()) {
+    const t = totals.get(b.file) ?? { all: 0, hit: 0 }
+    t.all += b.statements
+    if (b.hit) t.hit += b.statements
+    totals.set(b.file, t)
+  }
+  const files: Record<string, number> = {}
+  for (const [file, t] of totals) files[file] = t.all ? Math.round((t.hit / t.all) * 10_000) / 100 : 100
+  return files
+}
