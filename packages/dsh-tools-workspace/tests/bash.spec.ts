@@ -3,13 +3,23 @@ import { join } from 'node:path'
 import { describe, expect, it } from 'vitest'
 import { setup } from './helpers.ts'
 
+/** Running (a zombie waiting for its reaper counts as dead: it no longer runs). */
 function alive(pid: number): boolean {
   try {
-    process.kill(pid, 0)
-    return true
+    const stat = readFileSync(`/proc/${pid}/stat`, 'utf8')
+    return stat.slice(stat.lastIndexOf(')') + 2)[0] !== 'Z'
   } catch {
     return false
   }
+}
+
+async function waitDead(pid: number, ms = 5000): Promise<boolean> {
+  const until = Date.now() + ms
+  while (alive(pid)) {
+    if (Date.now() > until) return false
+    await new Promise(r => setTimeout(r, 50))
+  }
+  return true
 }
 
 describe('bash tool', () => {
@@ -35,8 +45,7 @@ describe('bash tool', () => {
     expect(r.content).toMatch(/\[timed out after 1 s \(process group killed\)\]$/)
     expect(Date.now() - started).toBeLessThan(10_000)
     const pids = ['child.pid', 'grandchild.pid'].map(f => Number(readFileSync(join(ws, f), 'utf8')))
-    await new Promise(r => setTimeout(r, 200))
-    for (const pid of pids) expect(alive(pid), `pid ${pid} still alive`).toBe(false)
+    for (const pid of pids) expect(await waitDead(pid), `pid ${pid} still running`).toBe(true)
   })
 
   it('caps output with a visible truncation note', async () => {
