@@ -1,4 +1,5 @@
 import Schema from '@deepseek-ai/schemastery'
+import type { StyleToolName } from './style/tool.ts'
 
 export type ProfileName = 'typescript' | 'go' | 'python' | 'rust' | 'generic'
 
@@ -38,6 +39,18 @@ export interface Config {
   tsconfig: string
   /** Heap bound of the type-check worker in MB; 0: Node's default. */
   typescriptMaxHeapMb: number
+  /** Change impact before a write: `off`; `notice`: the files that import the edited file, as a `dstvalid/notice`; `result`: also appended to the tool result. */
+  impact: 'off' | 'notice' | 'result'
+  /** Importers listed (nearest first) before "… and N more". */
+  impactMax: number
+  /** The workspace's own formatters and linters on the changed files: `off`; `warn`: new problems are warnings; `rollback`: new problems roll the write back. */
+  style: 'off' | 'warn' | 'rollback'
+  /** Style tools to run; empty: the ones the workspace's config files configure. */
+  styleTools: StyleToolName[]
+  /** Coverage-drop warnings after a passing test run (never a rollback). `threshold` 0 disables the mode. */
+  coverage: { threshold: number; maxDrop: number }
+  /** Emit `verify/learning` for every write that was kept and verified. */
+  learnings: boolean
   /** Generic profile: a compile command (run by /bin/sh in the workspace), judged by exit status. */
   compileCommand?: string
   /** Generic profile: a test command, judged by exit status. */
@@ -61,6 +74,15 @@ export const Config: Schema<Config> = Schema.object({
   testFilePattern: Schema.string().default(DEFAULT_TEST_FILE_PATTERN).description('Regular expression (on workspace-relative paths) for test files.'),
   tsconfig: Schema.string().default('tsconfig.json').description('tsconfig of the TypeScript profile, relative to the workspace.'),
   typescriptMaxHeapMb: Schema.natural().default(0).description('Heap bound of the type-check worker in MB; 0: Node\'s default.'),
+  impact: Schema.union(['off', 'notice', 'result']).default('off').description('Change impact before a write: off; notice: the files that import the edited file, as a dstvalid/notice; result: also appended to the tool result.'),
+  impactMax: Schema.natural().default(10).description('Importers listed (nearest first) before "… and N more".'),
+  style: Schema.union(['off', 'warn', 'rollback']).default('off').description('The workspace\'s own formatters and linters on the changed files: off; warn: new problems are warnings; rollback: new problems roll the write back.'),
+  styleTools: Schema.array(Schema.union(['eslint', 'prettier', 'biome', 'gofmt', 'ruff'])).default([]).description('Style tools to run; empty: the ones the workspace\'s config files configure.'),
+  coverage: Schema.object({
+    threshold: Schema.number().min(0).max(100).default(0).description('Warn when a changed file\'s line coverage falls below this percent; 0 disables coverage.'),
+    maxDrop: Schema.number().min(0).default(5).description('Warn when a changed file loses more than this many points from its accepted coverage.'),
+  }).default({ threshold: 0, maxDrop: 5 }).description('Coverage-drop warnings after a passing test run (never a rollback): threshold (percent, 0 disables the mode) and maxDrop (points).'),
+  learnings: Schema.boolean().default(false).description('Emit verify/learning for every write that was kept and verified.'),
   compileCommand: Schema.string().description('Generic profile: a compile command (run by /bin/sh in the workspace), judged by exit status.'),
   testCommand: Schema.string().description('Generic profile: a test command, judged by exit status.'),
 })

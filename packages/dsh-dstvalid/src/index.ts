@@ -8,7 +8,8 @@ import type {} from 'dsh-snapshot'
 import { changedFiles, scanFiles } from './changes.ts'
 import { Config } from './config.ts'
 import { Guard, type GuardIO } from './engine.ts'
-import { conclude, type Conclusion, type JudgedWrite, type VerifyResult } from './flow.ts'
+import { conclude, type Conclusion, type JudgedWrite, type VerifyLearning, type VerifyResult } from './flow.ts'
+import { formatImpact } from './impact/graph.ts'
 import { buildProfiles } from './profiles.ts'
 import { answerJudge, commitSnapshot, requestRollback } from './snapshot-port.ts'
 import type { Change, RunRecord } from './types.ts'
@@ -28,8 +29,10 @@ declare module '@deepseek-ai/cordis' {
   interface Events {
     /** One check judged one write call (pass, fail, or rolled back), with the new problems it saw. @mode emit */
     'verify/result'(result: VerifyResult): void
-    /** Progress of a check ("type-checking after edit_file src/a.ts…"), for UIs. @mode emit */
+    /** Progress of a check ("type-checking after edit_file src/a.ts…") and change-impact lists, for UIs. @mode emit */
     'dstvalid/notice'(notice: DstvalidNotice): void
+    /** A write was kept and verified: these paths, this tool, these passing checks (learnings mode; never after a rollback). @mode emit */
+    'verify/learning'(learning: VerifyLearning): void
   }
 }
 
@@ -97,6 +100,7 @@ export class DstValidService extends Service {
         timeoutMs: this.config.timeoutMs,
         maxOutputBytes: this.config.maxOutputBytes,
         confirmFlaky: this.config.confirmFlaky,
+        impact: profiles.flatMap(p => p.impact ?? []),
       })
       for (const note of notes) this.ctx.logger('dsh-dstvalid').warn(note)
       this._guards.set(key, guard)
@@ -160,8 +164,11 @@ export class DstValidService extends Service {
         // Measured nothing: the judgement reports "no measured baseline" instead of guessing.
         io.notice('error', `measuring the accepted state failed: ${(error as Error)?.message ?? error}`)
       }
+      const impact = planned && this.config.impact !== 'off' ? await this.impactOf(guard, planned, io) : undefined
       const before = plan.kind === 'shell' ? scanFiles(guard.options.root) : undefined
-      const result = await next()
+      const raw = await next()
+      // The impact list goes with a write that ran; a rollback replaces the whole result anyway.
+      const result = raw.isError ? raw : withNotes(raw, impact)
       const change = planned ?? this.changeOf(guard.options.root, changedFiles(before!, scanFiles(guard.options.root)))
       if ((plan.kind === 'write' && result.isError) || !change.paths.length) {
         // A failed write tool changed nothing (the workspace tools are all-or-nothing): nothing to judge.
@@ -191,6 +198,7 @@ export class DstValidService extends Service {
         rollback: reason => requestRollback(this.ctx, { sessionId: session.id, ...scope, reason }),
         commit: () => commitSnapshot(this.ctx, { sessionId: session.id, ...scope }),
         result: r => this.ctx.emit('verify/result', r),
+        ...(this.config.learnings ? { learning: (l: VerifyLearning) => this.ctx.emit('verify/learning', l) } : {}),
       }, io, this.limits())
     } catch (error) {
       const message = (error as Error)?.message ?? String(error)
@@ -200,6 +208,19 @@ export class DstValidService extends Service {
       this.ctx.logger('dsh-dstvalid').warn(error)
       return { kept: true, notes: [`warning: not verified — dsh-dstvalid failed: ${message}`] }
     }
+  }
+
+  /**
+   * Change impact of a coming write: one notice per import graph, and the
+   * lines to append to the result when `impact: 'result'`.
+   */
+  private async impactOf(guard: Guard, change: Change, io: GuardIO): Promise<string[]> {
+    if (!change.files.length) return []
+    const lists = await guard.impact(change, io, this.config.impactMax)
+    const lines = lists.map(formatImpact).filter((line): line is string => line !== undefined)
+    for (const line of lines) io.notice('info', line)
+    if (lists.length && !lines.length) io.notice('info', `impact: nothing in the workspace imports ${change.files.join(', ')}`)
+    return this.config.impact === 'result' ? lines : []
   }
 
   private rewrite(result: ToolResult, conclusion: Conclusion): ToolResult {
@@ -260,6 +281,11 @@ export class DstValidService extends Service {
   }
 }
 
+/** `result` with `lines` appended to its content (unchanged when there are none). */
+function withNotes(result: ToolResult, lines: readonly string[] | undefined): ToolResult {
+  return lines?.length ? { ...result, content: `${result.content}\n${lines.join('\n')}` } : result
+}
+
 export namespace DstValidService {
   export type Config = import('./config.ts').Config
 }
@@ -275,8 +301,21 @@ export * from './message.ts'
 export * from './profiles.ts'
 export * from './queue.ts'
 export * from './changes.ts'
+export * from './impact/graph.ts'
+export { GoImpact, parseGoImports } from './impact/go.ts'
+export { PythonImpact, pythonImports } from './impact/python.ts'
+export { programImports } from './typescript/imports.ts'
+export { StyleCheck, type StyleCheckOptions } from './checks/style.ts'
+export { CoverageCheck, parseCoverageSummary, parseCoverProfile, type CoverageOptions, type CoverageReading, type CoverageSource } from './checks/coverage.ts'
+export { STYLE_CHECK, type StyleRun, type StyleTool, type StyleToolName } from './style/tool.ts'
+export { STYLE_TOOLS, configures, styleToolsFor, type StyleTools } from './style/detect.ts'
+export { EslintTool, parseEslintJson } from './style/eslint.ts'
+export { NOT_FORMATTED, PrettierTool, parsePrettier } from './style/prettier.ts'
+export { BIOME_NOT_FORMATTED, BiomeTool, parseBiomeGithub } from './style/biome.ts'
+export { GOFMT_NOT_FORMATTED, GofmtTool, parseGofmt } from './style/gofmt.ts'
+export { RuffTool, parseRuffJson } from './style/ruff.ts'
 export { TsProgramChecker, type TsCheckResult, type TsDiagnostic } from './typescript/program.ts'
-export { TsWorkerClient } from './typescript/client.ts'
+export { TsWorkerClient, type TsImpactAnswer, type TsWorkerAnswer } from './typescript/client.ts'
 export { TypecheckCheck } from './checks/typecheck.ts'
 export { VitestCheck } from './checks/vitest.ts'
 export { CommandCheck } from './checks/command.ts'

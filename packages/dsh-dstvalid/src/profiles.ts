@@ -5,10 +5,15 @@ import { CommandCheck } from './checks/command.ts'
 import { GoBuildCheck, GoTestCheck, GoVetCheck } from './checks/go.ts'
 import { PythonCompileCheck, PytestCheck } from './checks/python.ts'
 import { CargoCheck, CargoTestCheck } from './checks/rust.ts'
+import { CoverageCheck } from './checks/coverage.ts'
+import { StyleCheck } from './checks/style.ts'
 import { TypecheckCheck } from './checks/typecheck.ts'
 import { VitestCheck } from './checks/vitest.ts'
 import type { Config, ProfileName } from './config.ts'
-import type { Check, Profile } from './types.ts'
+import { GoImpact } from './impact/go.ts'
+import { PythonImpact } from './impact/python.ts'
+import { styleToolsFor } from './style/detect.ts'
+import type { Check, ImpactSource, Profile } from './types.ts'
 
 /** Profiles that apply to a workspace, from its files. */
 export function detectProfiles(root: string): ProfileName[] {
@@ -31,6 +36,19 @@ export function resolveFromWorkspace(root: string, specifier: string): string | 
   }
 }
 
+/**
+ * Whether a package is installed where Node's own lookup from the workspace
+ * finds it (`<dir>/node_modules/<name>` for the workspace and its parents),
+ * checked on disk: a resolver hook of the running process (tsx) must not make
+ * a package look installed that the workspace's own tools cannot load.
+ */
+export function installedInWorkspace(root: string, name: string): boolean {
+  for (let dir = resolve(root); ; dir = dirname(dir)) {
+    if (existsSync(join(dir, 'node_modules', name, 'package.json'))) return true
+    if (dirname(dir) === dir) return false
+  }
+}
+
 /** `[node, <vitest.mjs>]` for the workspace's own vitest, without a package runner. */
 export function vitestCommand(root: string): string[] | undefined {
   const pkg = resolveFromWorkspace(root, 'vitest/package.json')
@@ -49,14 +67,27 @@ export interface BuiltProfiles {
   notes: string[]
 }
 
-/** Build the checks pipeline for a workspace: profiles from Config, else detected. */
+/**
+ * Build the checks pipeline for a workspace: profiles from Config, else
+ * detected. Per profile, in order: compile / type-check, style (the style
+ * mode), tests, coverage (the coverage mode) — so a cheap check that finds a
+ * regression spares the tests. A mode that is off adds nothing.
+ */
 export function buildProfiles(root: string, config: Config): BuiltProfiles {
   const names = config.profiles.length ? config.profiles : detectProfiles(root)
   if ((config.compileCommand || config.testCommand) && !names.includes('generic')) names.push('generic')
   const notes: string[] = []
   const profiles: Profile[] = []
+  const coverage = config.coverage.threshold > 0
   for (const name of new Set(names)) {
     const checks: Check[] = []
+    const impact: ImpactSource[] = []
+    const style = () => {
+      if (config.style === 'off') return
+      const found = styleToolsFor(root, name, config.styleTools)
+      notes.push(...found.notes)
+      if (found.tools.length) checks.push(new StyleCheck({ root, tools: found.tools, mode: config.style }))
+    }
     switch (name) {
       case 'typescript': {
         const configPath = resolve(root, config.tsconfig)
@@ -66,25 +97,43 @@ export function buildProfiles(root: string, config: Config): BuiltProfiles {
             typescriptPath = createRequire(import.meta.url).resolve('typescript')
             notes.push('typescript is not installed in the workspace; type-checking with the suite\'s own TypeScript')
           }
-          checks.push(new TypecheckCheck({ root, configPath, typescriptPath, maxHeapMb: config.typescriptMaxHeapMb }))
+          const typecheck = new TypecheckCheck({ root, configPath, typescriptPath, maxHeapMb: config.typescriptMaxHeapMb })
+          checks.push(typecheck)
+          impact.push(typecheck)
         }
+        style()
         if (config.tests !== 'off') {
           const command = vitestCommand(root)
-          if (command) checks.push(new VitestCheck({ root, command, mode: config.tests, extraArgs: config.testArgs }))
-          else if (existsSync(join(root, 'package.json'))) notes.push('vitest is not installed in the workspace; tests are not run')
+          const covered = coverage && !!command && installedInWorkspace(root, '@vitest/coverage-v8')
+          if (coverage && command && !covered) notes.push('@vitest/coverage-v8 is not installed in the workspace; coverage is not measured')
+          if (command) {
+            const tests = new VitestCheck({ root, command, mode: config.tests, extraArgs: config.testArgs, coverage: covered })
+            checks.push(tests)
+            if (covered) checks.push(new CoverageCheck(tests, config.coverage))
+          } else if (existsSync(join(root, 'package.json'))) notes.push('vitest is not installed in the workspace; tests are not run')
         }
         break
       }
       case 'go':
         checks.push(new GoBuildCheck(root), new GoVetCheck(root))
-        if (config.tests !== 'off') checks.push(new GoTestCheck(root, config.tests, config.testArgs))
+        impact.push(new GoImpact(root))
+        style()
+        if (config.tests !== 'off') {
+          const tests = new GoTestCheck(root, config.tests, config.testArgs, coverage)
+          checks.push(tests)
+          if (coverage) checks.push(new CoverageCheck(tests, config.coverage))
+        }
         break
       case 'python':
         checks.push(new PythonCompileCheck(root))
+        impact.push(new PythonImpact(root))
+        style()
         if (config.tests !== 'off') checks.push(new PytestCheck(root, config.tests, config.testArgs))
+        if (coverage) notes.push('coverage is not measured for Python (vitest and go test only)')
         break
       case 'rust':
         checks.push(new CargoCheck(root))
+        if (coverage) notes.push('coverage is not measured for Rust (vitest and go test only)')
         if (config.tests !== 'off') checks.push(new CargoTestCheck(root, config.testArgs))
         break
       case 'generic':
@@ -92,7 +141,7 @@ export function buildProfiles(root: string, config: Config): BuiltProfiles {
         if (config.testCommand && config.tests !== 'off') checks.push(new CommandCheck('test', config.testCommand, root))
         break
     }
-    if (checks.length) profiles.push({ name, checks })
+    if (checks.length || impact.length) profiles.push({ name, checks, ...(config.impact !== 'off' && impact.length ? { impact } : {}) })
   }
   return { profiles, notes }
 }

@@ -10,7 +10,7 @@ import * as WorkspaceTools from 'dsh-tools-workspace'
 import LlmService from 'dsh-llm'
 import * as Scripted from 'dsh-llm/scripted'
 import AgentService from 'dsh-agent'
-import DstValidService, { type Config, type DstvalidNotice, type VerifyResult } from 'dsh-dstvalid'
+import DstValidService, { type Config, type DstvalidNotice, type VerifyLearning, type VerifyResult } from 'dsh-dstvalid'
 import * as Snapshot from 'dsh-snapshot'
 import type { CommitRequest, RollbackRequest } from 'dsh-snapshot'
 
@@ -20,12 +20,22 @@ export const repoNodeModules = join(here, '..', '..', '..', 'node_modules')
 
 const dirs: string[] = []
 
-/** A temp copy of a fixture with `node_modules` symlinked to the repository's. */
-export function makeWorkspace(fixture = 'shop', files: Record<string, string> = {}): string {
+/**
+ * This package's own node_modules: typescript and vitest plus the tools the
+ * advanced modes run in a workspace (@vitest/coverage-v8, eslint,
+ * typescript-eslint, prettier), which are devDependencies of dsh-dstvalid only.
+ */
+export const packageNodeModules = join(here, '..', 'node_modules')
+
+/**
+ * A temp copy of a fixture with `node_modules` symlinked to the repository's
+ * (or, `nodeModules: 'package'`, to this package's, for the style and coverage tools).
+ */
+export function makeWorkspace(fixture = 'shop', files: Record<string, string> = {}, options: { nodeModules?: 'repo' | 'package' } = {}): string {
   const root = mkdtempSync(join(tmpdir(), 'dsh-dstvalid-'))
   dirs.push(root)
   cpSync(join(here, 'fixtures', fixture), root, { recursive: true })
-  if (existsSync(join(root, 'package.json'))) symlinkSync(repoNodeModules, join(root, 'node_modules'))
+  if (existsSync(join(root, 'package.json'))) symlinkSync(options.nodeModules === 'package' ? packageNodeModules : repoNodeModules, join(root, 'node_modules'))
   for (const [rel, text] of Object.entries(files)) writeFile(root, rel, text)
   return root
 }
@@ -100,6 +110,7 @@ export interface Harness {
   session: Session
   notices: DstvalidNotice[]
   results: VerifyResult[]
+  learnings: VerifyLearning[]
   snapshot?: ReturnType<typeof fakeSnapshot>
   /** The dsh-dstvalid fiber. */
   fiber: Fiber
@@ -142,11 +153,13 @@ export async function boot(root: string, config: Partial<Config> = {}, options: 
   const fiber = await load(DstValidService, { warmOnStart: false, testArgs: ['--pool=threads'], ...config })
   const notices: DstvalidNotice[] = []
   const results: VerifyResult[] = []
+  const learnings: VerifyLearning[] = []
   ctx.on('dstvalid/notice', n => { notices.push(n) })
   ctx.on('verify/result', r => { results.push(r) })
+  ctx.on('verify/learning', l => { learnings.push(l) })
   const session = ctx.sessions.create(undefined, { cwd: root })
   return {
-    ctx, root, session, notices, results, snapshot, fiber,
+    ctx, root, session, notices, results, learnings, snapshot, fiber,
     exec: (name, args) => ctx.tools.execute({ session, callId: `c${++callSeq}`, name, arguments: args }),
     ready: async () => {
       const guard = ctx.dstvalid.guardFor(root)

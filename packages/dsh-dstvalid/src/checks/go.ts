@@ -1,9 +1,12 @@
-import { dirname } from 'node:path'
+import { mkdtempSync, readFileSync, rmSync } from 'node:fs'
+import { tmpdir } from 'node:os'
+import { basename, dirname, join } from 'node:path'
 import { toPosixRelative } from 'dsh-common'
 import { FILE_LEVEL } from '../accepted.ts'
 import { diagnostic, failingTest } from '../problems.ts'
 import { runRecorded, whyNotJudged } from '../run.ts'
 import type { Change, Check, CheckIO, Measurement, Problem } from '../types.ts'
+import { parseCoverProfile, type CoverageReading, type CoverageSource } from './coverage.ts'
 
 const GO_POSITION = /^(?:vet: )?(?:\.\/)?([^\s:][^:]*\.go):(\d+)(?::\d+)?: (.+)$/
 
@@ -70,21 +73,30 @@ interface GoPackage {
  * A test id is `<pkg dir>::<TestName>`; a package that fails without a
  * failing test (it no longer builds) is one problem keyed by the package.
  */
-export class GoTestCheck implements Check {
+export class GoTestCheck implements Check, CoverageSource {
   readonly name = 'test'
   readonly verb = 'testing'
+  readonly coverageUnit = 'statements'
+  private _coverage?: CoverageReading
 
-  constructor(private readonly root: string, private readonly mode: 'related' | 'all', private readonly extraArgs: string[] = []) {}
+  /** `coverage`: also write a cover profile (the coverage mode) on `measure` runs. */
+  constructor(private readonly root: string, private readonly mode: 'related' | 'all', private readonly extraArgs: string[] = [], private readonly coverage = false) {}
+
+  lastCoverage(): CoverageReading | undefined {
+    return this._coverage
+  }
 
   async measure(change: Change | undefined, io: CheckIO): Promise<Measurement> {
-    const targets = ['./...']
+    this._coverage = undefined
+    const covered = change?.files.filter(f => f.endsWith('.go') && !f.endsWith('_test.go'))
+    const cover: 'all' | string[] | undefined = !this.coverage ? undefined : covered ? (covered.length ? covered : undefined) : 'all'
     if (change && this.mode === 'related') {
       const affected = await this.affectedPackages(change, io)
       if (!affected) return { status: 'error', problems: [], scope: [], error: 'go list failed; cannot tell which packages a change affects' }
       if (!affected.dirs.length) return { status: 'ok', problems: [], passed: [], scope: [] }
-      return this.runTests(affected.dirs.map(d => (d === '.' ? '.' : `./${d}`)), [], io, affected.packages)
+      return this.runTests(affected.dirs.map(d => (d === '.' ? '.' : `./${d}`)), [], io, affected.packages, cover)
     }
-    return this.runTests(targets, [], io)
+    return this.runTests(['./...'], [], io, undefined, cover)
   }
 
   async confirm(problems: Problem[], io: CheckIO): Promise<Problem[] | undefined> {
@@ -102,15 +114,23 @@ export class GoTestCheck implements Check {
     return still
   }
 
-  private async runTests(targets: string[], extra: string[], io: CheckIO, known?: GoPackage[]): Promise<Measurement> {
-    const argv = ['go', 'test', '-json', '-count=1', ...this.extraArgs, ...extra, ...targets]
-    const r = await runRecorded(this.name, argv, this.root, io)
-    if (r.outcome === 'timeout' || r.outcome === 'error') {
-      return { status: r.outcome === 'timeout' ? 'timeout' : 'error', problems: [], scope: [], error: whyNotJudged('go test', r, io.timeoutMs) }
+  private async runTests(targets: string[], extra: string[], io: CheckIO, known?: GoPackage[], cover?: 'all' | string[]): Promise<Measurement> {
+    const tmp = cover ? mkdtempSync(join(tmpdir(), 'dsh-gocover-')) : undefined
+    try {
+      const profile = tmp && join(tmp, 'cover.out')
+      const argv = ['go', 'test', '-json', '-count=1', ...(profile ? [`-coverprofile=${profile}`] : []), ...this.extraArgs, ...extra, ...targets]
+      const r = await runRecorded(this.name, argv, this.root, io)
+      if (r.outcome === 'timeout' || r.outcome === 'error') {
+        if (cover) this._coverage = { status: 'error', error: 'coverage: go test did not finish' }
+        return { status: r.outcome === 'timeout' ? 'timeout' : 'error', problems: [], scope: [], error: whyNotJudged('go test', r, io.timeoutMs) }
+      }
+      const packages = known ?? await this.listPackages(io)
+      const dirOf = new Map(packages?.map(p => [p.importPath, p.dir]) ?? [])
+      if (cover && profile) this._coverage = readCoverProfile(profile, dirOf, cover)
+      return parseGoTestJson(this.name, r.stdout, pkg => dirOf.get(pkg) ?? pkg, r.stderr)
+    } finally {
+      if (tmp) rmSync(tmp, { recursive: true, force: true })
     }
-    const packages = known ?? await this.listPackages(io)
-    const dirOf = new Map(packages?.map(p => [p.importPath, p.dir]) ?? [])
-    return parseGoTestJson(this.name, r.stdout, pkg => dirOf.get(pkg) ?? pkg, r.stderr)
   }
 
   private async listPackages(io: CheckIO): Promise<GoPackage[] | undefined> {
@@ -168,4 +188,20 @@ export function parseGoTestJson(check: string, stdout: string, dirOf: (pkg: stri
     }
   }
   return { status: 'ok', problems, passed, scope: [...scope] }
+}
+
+/** Per-file coverage of a cover profile, workspace-relative (`dirOf`: import path → package directory). */
+function readCoverProfile(profile: string, dirOf: ReadonlyMap<string, string>, scope: 'all' | string[]): CoverageReading {
+  let text: string
+  try {
+    text = readFileSync(profile, 'utf8')
+  } catch {
+    // No profile: every package failed to build, or go test crashed.
+    return { status: 'error', error: 'coverage: go test wrote no cover profile' }
+  }
+  const files = parseCoverProfile(text, goFile => {
+    const dir = dirOf.get(dirname(goFile))
+    return dir === undefined ? undefined : dir === '.' ? basename(goFile) : `${dir}/${basename(goFile)}`
+  })
+  return { status: 'ok', files: scope === 'all' ? files : Object.fromEntries(Object.entries(files).filter(([f]) => scope.includes(f))), scope }
 }

@@ -9,7 +9,7 @@ const MAX_FILES = 20_000
 
 /** `import a.b, c as d` and `from .x import y, (z)` at the start of a line. */
 const IMPORT = /^[ \t]*import[ \t]+([\w., \t]+)/gm
-const FROM = /^[ \t]*from[ \t]+(\.*)([\w.]*)[ \t]+import[ \t]+\(?([\w., \t\n]*)/gm
+const FROM = /^[ \t]*from[ \t]+(\.*)([\w.]*)[ \t]+import[ \t]*(?:\(([^)]*)\)|([^\n#;]*))/gm
 
 /** Workspace-relative `.py` files below `root` (minus virtualenvs, caches, hidden directories). */
 export function pythonFiles(root: string, dir = '.', out: string[] = []): string[] {
@@ -66,7 +66,7 @@ export function pythonImports(file: string, text: string, known: Set<string>, ro
   for (const m of text.matchAll(FROM)) {
     const dots = m[1]!.length
     const module = m[2]!
-    const names = m[3]!.split(',').map(n => n.trim().split(/\s+/)[0]!).filter(n => /^\w+$/.test(n))
+    const names = (m[3] ?? m[4] ?? '').split(',').map(n => n.trim().split(/\s+/)[0]!).filter(n => /^\w+$/.test(n))
     let bases: readonly string[] = roots
     if (dots) {
       let base = dirname(file)

@@ -1,3 +1,5 @@
+import { isAbsolute } from 'node:path'
+import { toPosixRelative } from 'dsh-common'
 import { diagnostic } from '../problems.ts'
 import { checkEnv, runRecorded, whyNotJudged } from '../run.ts'
 import type { CheckIO, Problem } from '../types.ts'
@@ -5,11 +7,14 @@ import { STYLE_CHECK, type StyleRun, type StyleTool } from './tool.ts'
 
 const ANNOTATION = /^::(error|warning|notice) ([^:]*)::(.*)$/
 
+/** What `biome format --write` fixes; the model sees it after the file name. */
+export const BIOME_NOT_FORMATTED = 'not formatted (biome format --write fixes it)'
+
 /**
- * Parse Biome's GitHub reporter (`::error title=lint/suspicious/noDebugger,file=a.ts,line=2,…::message`):
- * errors only; the title is the rule (or `format`).
+ * Parse Biome's GitHub reporter (`::error title=lint/suspicious/noDebugger,file=/w/a.ts,line=2,…::message`):
+ * errors only; the title is the rule, or `format` for a file the formatter would change.
  */
-export function parseBiomeGithub(stdout: string): Problem[] {
+export function parseBiomeGithub(root: string, stdout: string): Problem[] {
   const problems: Problem[] = []
   for (const line of stdout.split('\n')) {
     const m = ANNOTATION.exec(line.trim())
@@ -20,8 +25,14 @@ export function parseBiomeGithub(stdout: string): Problem[] {
     }))
     const file = params.get('file')
     if (!file) continue
+    const rel = isAbsolute(file) ? toPosixRelative(root, file) : file.replace(/^\.\//, '')
+    const title = params.get('title') ?? 'check'
+    if (title === 'format') {
+      problems.push(diagnostic(STYLE_CHECK, rel, undefined, 'biome/format', BIOME_NOT_FORMATTED))
+      continue
+    }
     const at = Number(params.get('line'))
-    problems.push(diagnostic(STYLE_CHECK, file.replace(/^\.\//, ''), Number.isFinite(at) && at > 0 ? at : undefined, `biome/${params.get('title') ?? 'check'}`, m[3]!))
+    problems.push(diagnostic(STYLE_CHECK, rel, Number.isFinite(at) && at > 0 ? at : undefined, `biome/${title}`, m[3]!))
   }
   return problems
 }
@@ -40,7 +51,7 @@ export class BiomeTool implements StyleTool {
     const argv = [...this.bin, 'check', '--reporter=github', '--colors=off', '--no-errors-on-unmatched', ...(files ?? ['.'])]
     const r = await runRecorded(STYLE_CHECK, argv, this.root, io, { env: checkEnv(), passed: x => x.exitCode === 0 })
     if (r.outcome === 'timeout' || r.outcome === 'error') return { status: r.outcome, error: whyNotJudged('biome', r, io.timeoutMs) }
-    const problems = parseBiomeGithub(r.stdout)
+    const problems = parseBiomeGithub(this.root, r.stdout)
     if (r.exitCode !== 0 && !problems.length) return { status: 'error', error: whyNotJudged('biome', r, io.timeoutMs) }
     return { status: 'ok', problems }
   }
