@@ -112,6 +112,8 @@ export class Agent {
     this._stopReason = undefined
     let reason: TurnEndReason = 'completed'
     let openStep: number | undefined
+    // Results of calls that ran but are not logged yet (the step failed before its results were).
+    let unlogged: StepBatch['results'] = []
     this.session.append('turn/start', { turn })
     try {
       await this.ctx.parallel('agent/turn-start', this, turn)
@@ -123,6 +125,7 @@ export class Agent {
         await this.ctx.parallel('agent/step-start', this, turn, step)
         const calls = await this.requestModel(controller.signal)
         const batch: StepBatch = { agent: this, session: this.session, turn, step, results: [] }
+        unlogged = batch.results
         for (const call of calls) {
           this.checkAbort(controller)
           this.session.append('tool/call', call)
@@ -132,18 +135,17 @@ export class Agent {
           batch.results.push({ call, result })
         }
         const results = await this.ctx.waterfall('agent/step-results', batch, async () => batch.results)
-        for (const { call, result } of results) {
-          this.session.append('tool/result', {
-            callId: call.callId, name: call.name, content: result.content, isError: !!result.isError,
-            ...(result.exitCode !== undefined ? { exitCode: result.exitCode } : {}),
-          })
-        }
+        unlogged = []
+        this.logResults(results)
         await this.ctx.parallel('agent/step-end', this, turn, step)
         this.session.append('step/end', { turn, step })
         openStep = undefined
         if (!calls.length) break
       }
     } catch (error) {
+      // Calls that did run keep their (un-rewritten) results in the log: the
+      // model must not be told a write or a command never returned when it did.
+      if (unlogged.length) this.safeAppend(() => this.logResults(unlogged))
       reason = this._stopReason ?? (error instanceof TurnStop ? error.reason : 'error')
       if (reason === 'error') {
         const message = (error as Error)?.message ?? String(error)
@@ -168,6 +170,15 @@ export class Agent {
       this.ctx.logger('dsh-agent').warn('flush of session %s failed: %s', this.session.id, (error as Error).message)
     }
     return reason
+  }
+
+  private logResults(results: StepBatch['results']) {
+    for (const { call, result } of results) {
+      this.session.append('tool/result', {
+        callId: call.callId, name: call.name, content: result.content, isError: !!result.isError,
+        ...(result.exitCode !== undefined ? { exitCode: result.exitCode } : {}),
+      })
+    }
   }
 
   private checkAbort(controller: AbortController) {

@@ -54,6 +54,23 @@ describe('agent loop', () => {
     expect(h.agent.status).toBe('idle')
   })
 
+  it('when a step fails partway, the calls that already ran keep their results in the log', async () => {
+    const h = await harness([
+      { toolCalls: [
+        { id: 'ran', name: 'write_file', arguments: { path: 'a.txt', content: 'written' } },
+        { id: 'boom', name: 'bash', arguments: { command: 'echo never' } },
+      ] },
+    ])
+    h.ctx.on('tools/execute', async (exec, next) => {
+      if (exec.callId === 'boom') throw new Error('plugin exploded')
+      return next()
+    })
+    expect(await h.agent.send('go')).toBe('error')
+    expect(h.types().slice(-7)).toEqual(['assistant/message', 'tool/call', 'tool/call', 'tool/result', 'error', 'step/end', 'turn/end'])
+    expect(h.session.ofType('tool/result').map(e => [e.data.callId, e.data.content])).toEqual([['ran', 'created a.txt (7 bytes)']])
+    expect(readFileSync(join(h.ws, 'a.txt'), 'utf8')).toBe('written')
+  })
+
   it('abort mid-turn ends it with reason aborted; dispose with reason disposed', async () => {
     const h = await harness([
       { toolCalls: [{ id: 's', name: 'bash', arguments: { command: 'sleep 5' } }] },

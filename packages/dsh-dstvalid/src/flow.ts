@@ -10,7 +10,8 @@ export interface VerifyResult {
   tool: string
   paths: string[]
   check: string
-  outcome: 'pass' | 'fail' | 'rolled-back'
+  /** `error`: the check could not judge the write (timed out, crashed, no baseline) — neither verified nor failed. */
+  outcome: 'pass' | 'fail' | 'rolled-back' | 'error'
   newProblems: string[]
   durationMs: number
 }
@@ -79,11 +80,12 @@ export async function conclude(
   const emit = (outcomeOf: (check: string, pass: boolean) => VerifyResult['outcome']) => {
     for (const verdict of judgement.checks) {
       const pass = verdict.outcome === 'pass'
+      const outcome = verdict.outcome === 'error' ? 'error' : outcomeOf(verdict.check, pass)
       const problems = pass ? verdict.warnings : verdict.outcome === 'fail' ? verdict.regressions : []
       const newProblems = problems.map(formatProblem)
       if (verdict.outcome === 'error' && verdict.error) newProblems.push(verdict.error)
       for (const w of writes) {
-        ports.result({ sessionId, callId: w.callId, tool: w.tool, paths: w.files, check: verdict.check, outcome: outcomeOf(verdict.check, pass), newProblems, durationMs: verdict.durationMs })
+        ports.result({ sessionId, callId: w.callId, tool: w.tool, paths: w.files, check: verdict.check, outcome, newProblems, durationMs: verdict.durationMs })
       }
     }
   }

@@ -51,7 +51,7 @@ function plural(n: number, word: string): string {
 
 /**
  * `verify/result` → one proof. Subject `<check> <paths…>`; ok for `pass`,
- * fail for `fail` and `rolled-back`; the detail says what the model must
+ * fail for `fail` and `rolled-back`, none for `error` (not judged); the detail says what the model must
  * know: whether its write was undone, and the new problems.
  */
 export function proofFromVerifyResult(result: VerifyResultLike): ProofInput[] {
@@ -60,6 +60,9 @@ export function proofFromVerifyResult(result: VerifyResultLike): ProofInput[] {
   const tool = typeof result.tool === 'string' && result.tool ? result.tool : 'a write'
   const subject = toSubject([result.check, ...paths].join(' '))
   const problems = strings(result.newProblems)
+  // A check that could not judge the write (timeout, crash, no baseline) proved
+  // nothing either way: it is no proof, and the tool result already said so.
+  if (result.outcome === 'error') return []
   if (result.outcome === 'pass') {
     const ms = Number.isFinite(result.durationMs) ? ` (${Math.round(result.durationMs)} ms)` : ''
     // A pass may carry tolerated problems (test-first work): keep them on record as warnings.

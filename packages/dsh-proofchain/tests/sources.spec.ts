@@ -11,6 +11,8 @@ describe('proof sources', () => {
       outcome: 'fail', detail: 'rolled back after multi_edit: 2 new problems: src/a.ts:1 TS2322 a; src/b.ts:2 TS2304 b',
     })
     expect(proofFromVerifyResult({ ...base, check: 'test', outcome: 'fail' })[0]).toMatchObject({ kind: 'test', outcome: 'fail', detail: 'failed after multi_edit' })
+    // A check that could not judge the write (timeout, crash) proves nothing either way.
+    expect(proofFromVerifyResult({ ...base, check: 'test', outcome: 'error', newProblems: ['test timed out after 120 s'] })).toEqual([])
     expect(proofFromVerifyResult({ ...base, check: 'test', outcome: 'pass', newProblems: ['tests/new.test.ts new test fails'] })[0]).toMatchObject({
       outcome: 'ok', detail: 'passed after multi_edit (812 ms); 1 warning: tests/new.test.ts new test fails',
     })

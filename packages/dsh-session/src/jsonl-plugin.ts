@@ -46,9 +46,11 @@ export function apply(ctx: Context, config: Config) {
   ctx.on('session/created', (session) => {
     // A listener before this one may already have appended (e.g. a handoff).
     if (!pending.has(session)) pending.set(session, [])
-    if (!session.length) return
+    // Seeded events are the ones not already buffered through session/event.
+    const seededCount = session.length - pending.get(session)!.length
+    if (seededCount <= 0) return
     const file = sessionLogPath(session.vault, session.id)
-    const seeded = session.events.map(e => JSON.stringify(e) + '\n')
+    const seeded = session.events.slice(0, seededCount).map(e => JSON.stringify(e) + '\n')
     draining.set(session, stat(file).then(() => {}, () => { pending.get(session)!.unshift(...seeded) }))
   })
 

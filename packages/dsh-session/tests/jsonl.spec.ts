@@ -2,6 +2,9 @@ import { appendFileSync, readFileSync, writeFileSync, mkdirSync } from 'node:fs'
 import { join } from 'node:path'
 import { describe, expect, it } from 'vitest'
 import { readSessionLog, sessionLogPath } from 'dsh-session'
+import { Context } from '@deepseek-ai/cordis'
+import SessionService from 'dsh-session'
+import * as jsonl from 'dsh-session/jsonl'
 import { createContext, tempDir } from './helpers.ts'
 
 describe('JSONL persistence', () => {
@@ -40,6 +43,18 @@ describe('JSONL persistence', () => {
     const bad = join(dir, 'bad.jsonl')
     writeFileSync(bad, `${readFileSync(file, 'utf8').split('\n')[0]}\nnot json\n{"seq":2,"time":3,"type":"x","data":{}}\n`)
     expect(() => readSessionLog(bad)).toThrow(`${bad}:2: corrupt JSON line`)
+  })
+
+  it('an event appended during session/created by an earlier listener is written once', async () => {
+    const ctx = new Context()
+    await ctx.plugin(SessionService)
+    ctx.on('session/created', s => { s.append('context/message', { source: 'handoff', text: 'hi' }) })
+    await ctx.plugin(jsonl, { intervalMs: 0 })
+    const ws = tempDir()
+    const s = ctx.sessions.create('h', { cwd: ws })
+    s.append('user/message', { text: 'next' })
+    await s.flush()
+    expect(readSessionLog(sessionLogPath(s.vault, 'h')).records.map(r => `${r.seq}:${r.type}`)).toEqual(['0:context/message', '1:user/message'])
   })
 
   it('writes a seed only when the session file does not exist yet', async () => {

@@ -1,9 +1,15 @@
+import { realpathSync } from 'node:fs'
 import { readFile, mkdir, stat } from 'node:fs/promises'
 import { dirname } from 'node:path'
 import { PathEscapeError, resolveInside, toPosixRelative, writeFileAtomic, capText } from 'dsh-common'
 import type { ToolDefinition, ToolExecution, ToolResult } from 'dsh-tools'
 import { applyEdits, EditError, type Edit } from './edits.ts'
 import type { Config } from './index.ts'
+
+/** The workspace root as a real path (paths from `resolveInside` are real). */
+function workspaceRoot(exec: ToolExecution): string {
+  return realpathSync(exec.session.cwd)
+}
 
 /** Resolve inside the session's workspace, or an isError result saying why. */
 function contain(exec: ToolExecution, path: string): string | ToolResult {
@@ -70,7 +76,7 @@ export function createFileTools(config: Config): ToolDefinition[] {
       if (typeof abs !== 'string') return abs
       const existed = await stat(abs).then(() => true, () => false)
       await writeText(abs, args.content)
-      return { content: `${existed ? 'wrote' : 'created'} ${toPosixRelative(exec.session.cwd, abs)} (${Buffer.byteLength(args.content)} bytes)` }
+      return { content: `${existed ? 'wrote' : 'created'} ${toPosixRelative(workspaceRoot(exec), abs)} (${Buffer.byteLength(args.content)} bytes)` }
     },
   }
 
@@ -96,7 +102,7 @@ export function createFileTools(config: Config): ToolDefinition[] {
         if (error instanceof EditError) return { content: error.message, isError: true }
         throw error
       }
-      return { content: `edited ${toPosixRelative(exec.session.cwd, abs)}` }
+      return { content: `edited ${toPosixRelative(workspaceRoot(exec), abs)}` }
     },
   }
 
@@ -118,6 +124,7 @@ export function createFileTools(config: Config): ToolDefinition[] {
       additionalProperties: false,
     },
     async execute(args, exec) {
+      const root = workspaceRoot(exec)
       // Plan every file's new text first; write only when all edits applied.
       const plan = new Map<string, { rel: string; edits: Edit[] }>()
       for (const edit of args.edits) {
@@ -128,9 +135,11 @@ export function createFileTools(config: Config): ToolDefinition[] {
         plan.set(abs, entry)
       }
       const next = new Map<string, string>()
+      const originals = new Map<string, string>()
       for (const [abs, { rel, edits }] of plan) {
         const text = await readText(abs)
         if (text === undefined) return { content: `${rel}: no such file; no file was changed`, isError: true }
+        originals.set(abs, text)
         try {
           next.set(abs, applyEdits(text, edits, rel))
         } catch (error) {
@@ -138,8 +147,18 @@ export function createFileTools(config: Config): ToolDefinition[] {
           throw error
         }
       }
-      for (const [abs, text] of next) await writeText(abs, text)
-      return { content: `edited ${[...next.keys()].map(a => toPosixRelative(exec.session.cwd, a)).join(', ')} (${args.edits.length} edits)` }
+      // Write each file; if one write fails, put back the ones already written.
+      const written: string[] = []
+      try {
+        for (const [abs, text] of next) {
+          await writeText(abs, text)
+          written.push(abs)
+        }
+      } catch (error) {
+        for (const abs of written) await writeText(abs, originals.get(abs)!)
+        return { content: `multi_edit failed writing ${toPosixRelative(root, [...next.keys()][written.length]!)}: ${(error as Error).message}; no file was changed`, isError: true }
+      }
+      return { content: `edited ${[...next.keys()].map(a => toPosixRelative(root, a)).join(', ')} (${args.edits.length} edits)` }
     },
   }
 

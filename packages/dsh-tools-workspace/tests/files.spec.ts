@@ -79,6 +79,17 @@ describe('workspace containment', () => {
     expect(existsSync(join(ws, '..', 'escape.txt'))).toBe(false)
   })
 
+  it('names paths relative to the workspace even when its path goes through a symlink', async () => {
+    const { ctx, ws } = await setup()
+    const link = join(tempDir('dsh-link-'), 'ws-link')
+    symlinkSync(ws, link)
+    const session = ctx.sessions.create(undefined, { cwd: link })
+    const r = await ctx.tools.execute({ session, callId: 'l', name: 'write_file', arguments: { path: 'src/a.ts', content: 'x' } })
+    expect(r).toEqual({ content: 'created src/a.ts (1 bytes)' })
+    const m = await ctx.tools.execute({ session, callId: 'm', name: 'multi_edit', arguments: { edits: [{ path: 'src/a.ts', old_string: 'x', new_string: 'y' }] } })
+    expect(m).toEqual({ content: 'edited src/a.ts (1 edits)' })
+  })
+
   it('allows a symlink that stays inside the workspace', async () => {
     const { ws, call } = await setup()
     mkdirSync(join(ws, 'real'))
