@@ -1,5 +1,6 @@
 import type { HiddenBy } from './attribution.ts'
 import type { ClaimMark, ClaimsReport, FailedRun, RunRecord, StoredCheckpoint } from './types.ts'
+import { isClean } from './check.ts'
 
 /** The receipt for a checkpoint with nothing to mark. */
 export const CLEAN_RECEIPT = 'Checkpoint recorded.'
@@ -61,7 +62,7 @@ export function questionLine(report: ClaimsReport): string {
 export function formatReceipt(report: ClaimsReport, saveError?: string): string {
   const lines: string[] = []
   const m = report.marks.length
-  if (!m && !report.asked) lines.push(CLEAN_RECEIPT)
+  if (isClean(report)) lines.push(CLEAN_RECEIPT)
   else {
     const parts = [m ? `${m} ${m === 1 ? 'claim' : 'claims'} marked for the next agent` : '', report.asked ? 'one question' : ''].filter(Boolean)
     lines.push(`Recorded as given; ${parts.join(', and ')}:`)

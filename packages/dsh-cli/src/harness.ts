@@ -6,7 +6,7 @@ import { Logger, type Message } from '@deepseek-ai/cordis'
 import { existsSync, statSync } from 'node:fs'
 import { dirname, join, resolve } from 'node:path'
 import { fileURLToPath, pathToFileURL } from 'node:url'
-import type { Session } from 'dsh-session'
+import { sessionLogPath, type Session } from 'dsh-session'
 import type { Agent } from 'dsh-agent'
 import { loadScript } from 'dsh-llm'
 import 'dsh-agent'
@@ -122,4 +122,10 @@ export function findEntryTree(ctx: Context): Include | undefined {
     }
   }
   return undefined
+}
+
+/** Where a session's log was saved, or why it was not (dsh-session/jsonl not loaded). */
+export function describeSavedLog(vault: string, sessionId: string): string {
+  const file = sessionLogPath(vault, sessionId)
+  return existsSync(file) ? `log ${file}` : 'log not saved (dsh-session/jsonl is not loaded)'
 }

@@ -92,7 +92,7 @@ describe('dsh chat', () => {
     expect(chat.out.stdout).toContain('› make a file\nassistant: Creating it.\n  → write_file hello.txt\n  ✓ write_file\n')
     expect(chat.out.stdout).toContain('assistant: Created hello.txt.\n› and then?\nassistant: Second answer.\n')
     expect(chat.out.stderr).toMatch(/^dsh chat: session \S+ · model test-model at http:\/\/127\.0\.0\.1:\d+\/v1 · Ctrl-C aborts a turn, Ctrl-D ends\n/)
-    expect(chat.out.stderr).toMatch(/dsh chat: session \S+: completed · saved in .*\.jsonl\n$/)
+    expect(chat.out.stderr).toMatch(/dsh chat: session \S+: completed · log .*\.jsonl\n$/)
     expect(readFileSync(join(ws, 'hello.txt'), 'utf8')).toBe('hi\n')
     expect(server.requests).toHaveLength(3)
     expect(server.requests[2]!.body!.messages.map(m => [m.role, m.content])).toEqual([
@@ -135,7 +135,7 @@ describe('dsh chat', () => {
     await chat.waitFor('stderr', '^C · Ctrl-C again to exit, or Ctrl-D\n')
     chat.child.kill('SIGINT')
     expect(await chat.exit).toBe(130)
-    expect(chat.out.stderr).toMatch(/dsh chat: session \S+ saved in .*\.jsonl\n$/)
+    expect(chat.out.stderr).toMatch(/dsh chat: session \S+ log .*\.jsonl\n$/)
     const log = storedLog(ws)
     expect(log.filter(e => e.type === 'user/message').map(e => e.data.text)).toEqual(['first', 'second'])
     expect(log.filter(e => e.type === 'turn/end').map(e => e.data.reason)).toEqual(['aborted', 'completed'])

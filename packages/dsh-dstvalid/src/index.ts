@@ -149,7 +149,18 @@ export class DstValidService extends Service {
     const plan = this.plan(exec)
     if (!plan) return next()
     const session = exec.session
-    const guard = this.guardFor(session.cwd)
+    let guard: Guard
+    try {
+      guard = this.guardFor(session.cwd)
+    } catch (error) {
+      // The checks could not be set up (e.g. an unreadable package.json): run
+      // the call unjudged and say so, rather than failing the turn.
+      const message = (error as Error)?.message ?? String(error)
+      const result = await next()
+      commitSnapshot(this.ctx, { sessionId: session.id, callId: exec.callId })
+      this.io(session, exec.signal).notice('error', `checks could not be set up: ${message}`)
+      return plan.kind === 'write' ? withNotes(result, [`warning: not verified: dsh-dstvalid could not set up checks for this workspace (${message})`]) : result
+    }
     if (plan.kind === 'shell' && !this.config.shell) {
       const result = await next()
       guard.markDirty()

@@ -74,7 +74,7 @@ export interface BuiltProfiles {
  * regression spares the tests. A mode that is off adds nothing.
  */
 export function buildProfiles(root: string, config: Config): BuiltProfiles {
-  const names = config.profiles.length ? config.profiles : detectProfiles(root)
+  const names = [...(config.profiles.length ? config.profiles : detectProfiles(root))]
   if ((config.compileCommand || config.testCommand) && !names.includes('generic')) names.push('generic')
   const notes: string[] = []
   const profiles: Profile[] = []

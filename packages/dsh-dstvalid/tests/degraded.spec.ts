@@ -44,7 +44,7 @@ describe('a hung check', () => {
       content: 'created a.txt (1 bytes)\nwarning: not verified — `sleep 30; echo never` timed out after 1 s (process group killed)',
     })
     expect(runs(h.session).map(x => [x.check, x.outcome, x.exitCode])).toEqual([['test', 'timeout', null], ['test', 'timeout', null]])
-    expect(h.results).toEqual([expect.objectContaining({ check: 'test', outcome: 'fail', newProblems: ['`sleep 30; echo never` timed out after 1 s (process group killed)'] })])
+    expect(h.results).toEqual([expect.objectContaining({ check: 'test', outcome: 'error', newProblems: ['`sleep 30; echo never` timed out after 1 s (process group killed)'] })])
   })
 
   it('a type-check over its timeout terminates the worker; the next check starts a new one', async () => {

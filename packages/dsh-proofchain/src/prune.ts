@@ -1,7 +1,6 @@
 import { closeSync, fstatSync, fsyncSync, openSync, readSync, renameSync, rmSync, writeSync } from 'node:fs'
 import { dirname } from 'node:path'
-import { randomBytes } from 'node:crypto'
-import { fsyncDirSync } from 'dsh-common'
+import { atomicTempPath, fsyncDirSync } from 'dsh-common'
 import { readLines } from './internal/lines.ts'
 import { parseRecordLine, sealAnchor, serializeRecord } from './records.ts'
 import type { ProofAnchor, ProofEntry } from './types.ts'
@@ -90,7 +89,7 @@ export function pruneChainFile(file: string, options: PruneOptions): PruneResult
 }
 
 function writeRewritten(file: string, src: number, head: string, from: number, to: number, fsync: boolean) {
-  const tmp = `${file}.prune-${process.pid}-${randomBytes(4).toString('hex')}.tmp`
+  const tmp = atomicTempPath(file)
   const out = openSync(tmp, 'wx', fstatSync(src).mode & 0o777)
   try {
     writeAll(out, Buffer.from(head))
@@ -108,7 +107,12 @@ function writeRewritten(file: string, src: number, head: string, from: number, t
     throw error
   }
   closeSync(out)
-  renameSync(tmp, file)
+  try {
+    renameSync(tmp, file)
+  } catch (error) {
+    rmSync(tmp, { force: true })
+    throw error
+  }
   if (fsync) fsyncDirSync(dirname(file))
 }
 

@@ -37,7 +37,7 @@ export interface ToolExecution<A = unknown> {
   signal?: AbortSignal
 }
 
-export interface ToolDefinition<A = any> {
+export interface ToolDefinition<A = unknown> {
   name: string
   description: string
   parameters: JsonSchema

@@ -1,11 +1,11 @@
 import { existsSync, statSync } from 'node:fs'
-import { join, resolve } from 'node:path'
+import { resolve } from 'node:path'
 import { createInterface } from 'node:readline'
 import type { TurnEndReason } from 'dsh-session'
 import { ScriptError } from 'dsh-llm'
 import { resolveModelEnv, type OpenAIAdapter } from 'dsh-llm-openai'
 import { bool, parseArgs, str, UsageError, type CliIO, type Command } from '../command.ts'
-import { bootHarness, ConfigError, type Harness } from '../harness.ts'
+import { bootHarness, ConfigError, describeSavedLog, type Harness } from '../harness.ts'
 import { attachProgress, progressMode } from '../progress.ts'
 
 const usage = `Usage: dsh chat --workspace DIR [--config FILE] [--vault DIR] [--json]
@@ -149,8 +149,7 @@ async function chat(harness: Harness, io: CliIO, json: boolean, log: LogSink): P
   }
   await agent.idle()
   await session.flush()
-  const file = join(harness.vault, 'sessions', `${session.id}.jsonl`)
-  const saved = existsSync(file) ? `saved in ${file}` : 'not saved (dsh-session/jsonl is not loaded)'
+  const saved = describeSavedLog(harness.vault, session.id)
   if (state.exitCode !== undefined) {
     view.say(`dsh chat: session ${session.id} ${saved}`)
     return state.exitCode

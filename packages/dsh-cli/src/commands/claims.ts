@@ -1,5 +1,6 @@
 import { readdirSync, statSync } from 'node:fs'
 import { join, resolve } from 'node:path'
+import { sessionLogPath } from 'dsh-session'
 import { JsonlError } from 'dsh-common'
 import { checkpointPath, checkSessionLog, formatHandoff, latestCheckpoint, listCheckpoints, markLine, questionLine, type ClaimsReport, type StoredCheckpoint } from 'dsh-claims'
 import { bool, parseArgs, str, strs, UsageError, type Command, type CliIO } from '../command.ts'
@@ -55,7 +56,7 @@ async function check(argv: string[], io: CliIO): Promise<number> {
   const verified = strs(args, 'verified')
   if (!verified.length) throw new UsageError('dsh claims check: give at least one --verified "CLAIM — COMMAND" (see dsh claims --help)')
   const session = str(args, 'session')
-  const file = session ? join(vault, 'sessions', `${session}.jsonl`) : latestSessionLog(vault)
+  const file = session ? sessionLogPath(vault, session) : latestSessionLog(vault)
   if (!file) {
     io.stderr(`dsh claims check: no session log in ${join(vault, 'sessions')}\n`)
     return 2

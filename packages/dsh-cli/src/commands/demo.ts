@@ -3,6 +3,7 @@ import { tmpdir } from 'node:os'
 import { dirname, join, resolve } from 'node:path'
 import { fileURLToPath } from 'node:url'
 import { proofSummarySeen } from 'dsh-proofchain'
+import { sessionLogPath } from 'dsh-session'
 import { bool, parseArgs, str, type Command } from '../command.ts'
 import { runSession } from '../session-run.ts'
 
@@ -66,9 +67,9 @@ export const demoCommand: Command = {
       io.stdout(section('the next session on this workspace starts with', handoff?.data.text ?? '(no handoff: is dsh-claims enabled in cordis.yml?)'))
       io.stdout(`\nsession ${outcome.sessionId}: ${outcome.reason}\n`)
       io.stdout(`workspace ${workspace}\n`)
-      io.stdout(`check the proof chain:   pnpm dsh proof verify --vault ${join(workspace, '.dsh')}\n`)
-      io.stdout(`see the checkpoint:      pnpm dsh claims show --vault ${join(workspace, '.dsh')}\n`)
-      io.stdout(`lint the session log:    pnpm dsh lint-log ${join(workspace, '.dsh/sessions', `${outcome.sessionId}.jsonl`)}\n`)
+      io.stdout(`check the proof chain:   pnpm dsh proof verify --vault ${outcome.harness.vault}\n`)
+      io.stdout(`see the checkpoint:      pnpm dsh claims show --vault ${outcome.harness.vault}\n`)
+      io.stdout(`lint the session log:    pnpm dsh lint-log ${sessionLogPath(outcome.harness.vault, outcome.sessionId)}\n`)
       return outcome.exitCode
     } finally {
       await outcome.harness.dispose()

@@ -3,7 +3,7 @@ import { resolve } from 'node:path'
 import { ScriptError } from 'dsh-llm'
 import { resolveModelEnv } from 'dsh-llm-openai'
 import { bool, parseArgs, str, UsageError, type Command } from '../command.ts'
-import { ConfigError } from '../harness.ts'
+import { ConfigError, describeSavedLog } from '../harness.ts'
 import { runSession } from '../session-run.ts'
 
 const usage = `Usage: dsh run [PROMPT] --workspace DIR [--script FILE] [--config FILE] [--vault DIR] [--json]
@@ -57,7 +57,7 @@ export const runCommand: Command = {
         config: str(args, 'config'), vault: str(args, 'vault'), json: bool(args, 'json'),
       }, io)
       await outcome.harness.dispose()
-      if (!bool(args, 'json')) io.stderr(`session ${outcome.sessionId}: ${outcome.reason ?? 'no turn'} · log ${outcome.harness.vault}/sessions/${outcome.sessionId}.jsonl\n`)
+      if (!bool(args, 'json')) io.stderr(`session ${outcome.sessionId}: ${outcome.reason ?? 'no turn'} · ${describeSavedLog(outcome.harness.vault, outcome.sessionId)}\n`)
       return outcome.exitCode
     } catch (error) {
       if (error instanceof ConfigError || error instanceof ScriptError) {

@@ -52,11 +52,6 @@ export function diffEntryStates(before: readonly EntryState[], after: readonly E
   return diff
 }
 
-/** True when the diff changes nothing. */
-export function isEmptyDiff(diff: ConfigDiff): boolean {
-  return Object.values(diff).every((ids: string[]) => ids.length === 0)
-}
-
 /** Ids present before and missing from `nextIds`: the entries a change removes. */
 export function removedIds(before: Iterable<string>, nextIds: Iterable<string>): string[] {
   const keep = new Set(nextIds)

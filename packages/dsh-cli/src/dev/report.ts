@@ -1,4 +1,5 @@
-import { isAbsolute, relative } from 'node:path'
+import { relative } from 'node:path'
+import { isInside } from 'dsh-common'
 import type { ConfigDiff } from './config-diff.ts'
 import type { LocatedError } from './error-location.ts'
 
@@ -50,8 +51,7 @@ export type DevReport = PluginReloadReport | ConfigReloadReport
 
 /** `file` for a person reading the terminal: relative to `base` when inside it. */
 export function displayPath(file: string, base: string): string {
-  const rel = relative(base, file)
-  return rel && !rel.startsWith('..') && !isAbsolute(rel) ? rel : file
+  return file !== base && isInside(base, file) ? relative(base, file) : file
 }
 
 /** `file:line:col: message`, as far as the location is known. */

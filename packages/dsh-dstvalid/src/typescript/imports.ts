@@ -1,4 +1,5 @@
 import { relative, sep } from 'node:path'
+import { isInside } from 'dsh-common'
 import type * as TS from 'typescript'
 import type { ImportEdge } from '../impact/graph.ts'
 
@@ -53,10 +54,7 @@ export function programImports(ts: typeof TS, program: TS.Program, root: string,
   const resolving = program as TS.Program & ResolvingProgram
   const cache = ts.createModuleResolutionCache(root, f => f, options)
   const rel = (f: string) => relative(root, f).split(sep).join('/')
-  const inside = (f: string) => {
-    const r = relative(root, f)
-    return !!r && !r.startsWith('..') && !r.split(sep).includes('node_modules')
-  }
+  const inside = (f: string) => f !== root && isInside(root, f) && !relative(root, f).split(sep).includes('node_modules')
   const edges = new Map<string, ImportEdge>()
   for (const sf of program.getSourceFiles()) {
     if (!inside(sf.fileName)) continue
