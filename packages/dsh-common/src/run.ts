@@ -7,6 +7,7 @@ export interface RunOptions {
   killGraceMs?: number
   /** Combined stdout+stderr cap in bytes; the excess is dropped and counted. */
   maxOutputBytes?: number
+  /** Added to (or, with an `undefined` value, removed from) this process's environment. */
   env?: Record<string, string | undefined>
   input?: string
   signal?: AbortSignal
@@ -67,8 +68,8 @@ export async function runCommand(argv: readonly string[], options: RunOptions): 
   let aborted = false
   const child = execa(file!, args, {
     cwd: options.cwd,
-    env: options.env,
-    extendEnv: true,
+    env: childEnv(options.env),
+    extendEnv: false,
     input: options.input,
     stdin: options.input === undefined ? 'ignore' : 'pipe',
     buffer: false,
@@ -130,4 +131,13 @@ export function describeExit(r: RunResult, timeoutMs?: number): string {
   if (r.aborted) return 'aborted (process group killed)'
   if (r.exitCode === null) return `killed by ${r.signal ?? 'a signal'}`
   return `exit ${r.exitCode}`
+}
+
+/** This process's environment with `overrides` applied; an `undefined` override removes the variable. */
+function childEnv(overrides: Record<string, string | undefined> = {}): Record<string, string> {
+  const env: Record<string, string> = {}
+  for (const [key, value] of Object.entries({ ...process.env, ...overrides })) {
+    if (value !== undefined) env[key] = value
+  }
+  return env
 }

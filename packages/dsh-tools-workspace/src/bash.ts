@@ -7,6 +7,9 @@ interface BashArgs {
   timeout_ms?: number
 }
 
+/** Environment variables the harness holds that a model-run command must not see. */
+const HIDDEN_ENV = ['DSH_API_KEY', 'DEEPSEEK_API_KEY'] as const
+
 /** `bash`: runs in the workspace, own process group, timeout kills the whole tree, output capped. */
 export function createBashTool(config: Config): ToolDefinition<BashArgs> {
   return {
@@ -29,6 +32,8 @@ export function createBashTool(config: Config): ToolDefinition<BashArgs> {
         timeoutMs,
         maxOutputBytes: config.bashMaxOutputBytes,
         signal: exec.signal,
+        // The harness's model credentials are not the agent's to read.
+        env: Object.fromEntries(HIDDEN_ENV.map(name => [name, undefined])),
       })
       let output = r.output
       if (r.truncatedBytes) output += `\n[… ${r.truncatedBytes} bytes truncated]`

@@ -56,3 +56,16 @@ describe('bash tool', () => {
     expect(r.content.endsWith('[exit code 0]')).toBe(true)
   })
 })
+
+describe('bash environment', () => {
+  it('does not expose the harness model credentials to the command', async () => {
+    process.env.DSH_API_KEY = 'sk-secret-test'
+    try {
+      const { call } = await setup()
+      const r = await call('bash', { command: 'echo "key=[${DSH_API_KEY:-unset}] path=[${PATH:+set}]"' })
+      expect(r.content).toBe('key=[unset] path=[set]\n[exit code 0]')
+    } finally {
+      delete process.env.DSH_API_KEY
+    }
+  })
+})
