@@ -25,6 +25,8 @@ export interface GuardSettings {
 export interface GuardHost {
   /** Does some plugin promise a verdict for this call's scope? */
   judge(exec: ToolExecution): boolean
+  /** The schema error the tool service would give these arguments, if any. */
+  validate(exec: ToolExecution): string | undefined
   restored(info: RestoredInfo): void
   recovered(report: RecoveryReport): void
   info(text: string): void
@@ -124,7 +126,9 @@ export class SnapshotGuard {
         paths = tool.paths!(exec.arguments)
         if (!Array.isArray(paths) || paths.some(p => typeof p !== 'string')) throw new TypeError('paths() did not return a list of strings')
       } catch (error) {
-        return { content: `invalid arguments for ${exec.name}: cannot tell which paths it writes (${(error as Error).message}); nothing was run`, isError: true }
+        // Arguments that fail the tool's schema get the schema's message, as without this guard.
+        const invalid = this.host.validate(exec)
+        return { content: invalid ? `${invalid}; nothing was run` : `invalid arguments for ${exec.name}: cannot tell which paths it writes (${(error as Error).message}); nothing was run`, isError: true }
       }
       if (!paths.length) return next()
     }

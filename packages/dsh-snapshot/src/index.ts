@@ -50,6 +50,7 @@ export function apply(ctx: Context, config: Config) {
   const logger = ctx.logger('dsh-snapshot')
   const guard = new SnapshotGuard(config, {
     judge: exec => ctx.bail('snapshot/judge', exec) === true,
+    validate: exec => ctx.tools.validate(exec.name, exec.arguments),
     restored: info => ctx.emit('snapshot/restored', info),
     recovered: (report) => {
       // A warning: files were changed at start-up, undoing what a crashed process left.

@@ -146,6 +146,15 @@ describe('dsh-snapshot in the tools/execute waterfall', () => {
     expect(ran).toBe(false)
   })
 
+  it('a call whose arguments fail the schema gets the schema error, and nothing runs', async () => {
+    const root = workspace({ 'a.txt': 'a0' })
+    const h = await boot(root)
+    expect(await h.call('multi_edit', { edit: [] })).toEqual({
+      content: "invalid arguments for multi_edit: arguments must have required property 'edits'; arguments must NOT have additional properties; nothing was run",
+      isError: true,
+    })
+  })
+
   it('per-step scope: a judge rolls back every write of the step at once', async () => {
     const root = workspace({ 'a.txt': 'a0' })
     const h = await boot(root, { scope: 'step' })

@@ -75,6 +75,17 @@ export class ToolService extends Service {
   }
 
   /**
+   * Check arguments against a tool's JSON schema without running it: the
+   * message `execute` would return for them, or `undefined` when they are
+   * valid (or the tool is unknown — `execute` reports that itself).
+   */
+  validate(name: string, args: unknown): string | undefined {
+    const entry = this._tools.get(name)
+    if (!entry || entry.validate(args)) return undefined
+    return invalidMessage(name, entry.validate)
+  }
+
+  /**
    * Run a call through the `tools/execute` waterfall. Never throws for a bad
    * call: an unknown tool, arguments failing the schema, or a throwing tool
    * become an `isError` result. A throwing waterfall *listener* propagates
@@ -85,10 +96,7 @@ export class ToolService extends Service {
     const full: ToolExecution = { ...exec, tool: entry?.def }
     return this.ctx.waterfall('tools/execute', full, async () => {
       if (!entry) return { content: `unknown tool "${exec.name}"; available: ${[...this._tools.keys()].sort().join(', ') || 'none'}`, isError: true }
-      if (!entry.validate(exec.arguments)) {
-        const why = (entry.validate.errors ?? []).map(e => `${e.instancePath || 'arguments'} ${e.message}`).join('; ')
-        return { content: `invalid arguments for ${exec.name}: ${why}`, isError: true }
-      }
+      if (!entry.validate(exec.arguments)) return { content: invalidMessage(exec.name, entry.validate), isError: true }
       try {
         return await entry.def.execute(exec.arguments, full)
       } catch (error) {
@@ -96,6 +104,11 @@ export class ToolService extends Service {
       }
     })
   }
+}
+
+function invalidMessage(name: string, validate: ValidateFunction): string {
+  const why = (validate.errors ?? []).map(e => `${e.instancePath || 'arguments'} ${e.message}`).join('; ')
+  return `invalid arguments for ${name}: ${why}`
 }
 
 export namespace ToolService {
