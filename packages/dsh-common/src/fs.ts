@@ -1,5 +1,5 @@
 import { randomBytes } from 'node:crypto'
-import { promises as fsp, constants, readdirSync, openSync, writeSync, fsyncSync, closeSync, renameSync, mkdirSync, chmodSync, statSync } from 'node:fs'
+import { type Stats, promises as fsp, constants, lstatSync, readdirSync, openSync, writeSync, fsyncSync, closeSync, renameSync, mkdirSync, chmodSync, statSync } from 'node:fs'
 import { dirname, join, basename } from 'node:path'
 
 export interface AtomicWriteOptions {
@@ -132,6 +132,17 @@ export function readdirOrEmpty(dir: string): string[] {
     return readdirSync(dir)
   } catch (error) {
     if ((error as NodeJS.ErrnoException).code === 'ENOENT') return []
+    throw error
+  }
+}
+
+/** `lstat`, or `undefined` when the path does not exist (ENOENT, or ENOTDIR: an ancestor is a file). */
+export function lstatOrUndefined(abs: string): Stats | undefined {
+  try {
+    return lstatSync(abs)
+  } catch (error) {
+    const code = (error as NodeJS.ErrnoException).code
+    if (code === 'ENOENT' || code === 'ENOTDIR') return undefined
     throw error
   }
 }

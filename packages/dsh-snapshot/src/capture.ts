@@ -1,6 +1,6 @@
-import { closeSync, constants, fstatSync, lstatSync, openSync, readSync, readdirSync, readlinkSync, type Stats } from 'node:fs'
+import { closeSync, constants, fstatSync, openSync, readSync, readdirSync, readlinkSync } from 'node:fs'
 import { dirname, join } from 'node:path'
-import { isInside, toPosixRelative } from 'dsh-common'
+import { isInside, lstatOrUndefined, toPosixRelative } from 'dsh-common'
 import { SnapshotError } from './errors.ts'
 import { checksum } from './journal.ts'
 import type { PathMatcher } from './internal/glob.ts'
@@ -21,16 +21,6 @@ export function formatBytes(n: number): string {
   return `${(n / 1024 / 1024).toFixed(1)} MiB`
 }
 
-function lstatOrUndefined(abs: string): Stats | undefined {
-  try {
-    return lstatSync(abs)
-  } catch (error) {
-    const code = (error as NodeJS.ErrnoException).code
-    // ENOTDIR: an ancestor is a file, so the path cannot exist either.
-    if (code === 'ENOENT' || code === 'ENOTDIR') return undefined
-    throw error
-  }
-}
 
 /** Ancestors of `abs` below `root` that do not exist, outermost first (workspace-relative). */
 export function missingDirs(root: string, abs: string): string[] {

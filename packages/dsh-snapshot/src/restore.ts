@@ -1,6 +1,6 @@
-import { chmodSync, closeSync, constants, fstatSync, lstatSync, openSync, readdirSync, readSync, readlinkSync, renameSync, rmSync, rmdirSync, symlinkSync, unlinkSync, type Stats } from 'node:fs'
+import { chmodSync, closeSync, constants, fstatSync, openSync, readdirSync, readSync, readlinkSync, renameSync, rmSync, rmdirSync, symlinkSync, unlinkSync } from 'node:fs'
 import { dirname, join } from 'node:path'
-import { atomicTempPath, fsyncDirSync, isInside, mkdirpTracked, realpathNearest, toPosixRelative, writeFileAtomicSync } from 'dsh-common'
+import { atomicTempPath, fsyncDirSync, isInside, lstatOrUndefined, mkdirpTracked, realpathNearest, toPosixRelative, writeFileAtomicSync } from 'dsh-common'
 import { ALWAYS_SKIPPED } from './capture.ts'
 import type { PathMatcher } from './internal/glob.ts'
 import { compileGlobs } from './internal/glob.ts'
@@ -27,15 +27,6 @@ export interface RestoreOptions {
   vault?: string
 }
 
-function lstatOrUndefined(abs: string): Stats | undefined {
-  try {
-    return lstatSync(abs)
-  } catch (error) {
-    const code = (error as NodeJS.ErrnoException).code
-    if (code === 'ENOENT' || code === 'ENOTDIR') return undefined
-    throw error
-  }
-}
 
 function sameBytes(abs: string, data: Buffer): boolean {
   let fd: number
