@@ -97,7 +97,14 @@ export class Agent {
     try {
       while (this._queue.length) {
         const texts = this._queue.splice(0)
-        for (const text of texts) this.session.append('user/message', { text })
+        try {
+          for (const text of texts) this.session.append('user/message', { text })
+        } catch (error) {
+          // A listener refused the message (e.g. a tripwire): no turn runs for it.
+          this.ctx.logger('dsh-agent').warn(error)
+          this.lastReason = 'error'
+          continue
+        }
         this.lastReason = await this.runTurn()
       }
     } finally {
@@ -114,8 +121,8 @@ export class Agent {
     let openStep: number | undefined
     // Results of calls that ran but are not logged yet (the step failed before its results were).
     let unlogged: StepBatch['results'] = []
-    this.session.append('turn/start', { turn })
     try {
+      this.session.append('turn/start', { turn })
       await this.ctx.parallel('agent/turn-start', this, turn)
       for (let step = 0; ; step++) {
         if (step >= this.options.maxSteps) throw new Error(`step limit reached: maxSteps is ${this.options.maxSteps} (dsh-agent config)`)

@@ -71,6 +71,14 @@ describe('agent loop', () => {
     expect(readFileSync(join(h.ws, 'a.txt'), 'utf8')).toBe('written')
   })
 
+  it('a log listener that throws on turn/start ends the turn with an error; send never rejects', async () => {
+    const h = await harness([{ text: 'hi' }])
+    h.ctx.on('session/event', (_s, e) => { if (e.type === 'turn/start') throw new Error('tripwire') })
+    expect(await h.agent.send('go')).toBe('error')
+    expect(h.session.ofType('error').map(e => e.data.message)).toEqual(['tripwire'])
+    expect(h.agent.status).toBe('idle')
+  })
+
   it('abort mid-turn ends it with reason aborted; dispose with reason disposed', async () => {
     const h = await harness([
       { toolCalls: [{ id: 's', name: 'bash', arguments: { command: 'sleep 5' } }] },
