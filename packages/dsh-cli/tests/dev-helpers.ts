@@ -5,20 +5,10 @@ import { mkdirSync, readFileSync, renameSync, writeFileSync } from 'node:fs'
 import { join } from 'node:path'
 import type { Context } from '@deepseek-ai/cordis'
 import { startDev, type DevHarness, type DevOptions, type DevReport } from 'dsh-cli/dev'
-import { tempDir } from './helpers.ts'
+import { CORE_ENTRIES, tempDir } from './helpers.ts'
 
-/** The core entries every harness needs (by name: the repo's packages). */
-export const CORE_ENTRIES = `- id: sessions
-  name: dsh-session
-- id: tools
-  name: dsh-tools
-- id: workspace-tools
-  name: dsh-tools-workspace
-- id: llm
-  name: dsh-llm
-- id: agents
-  name: dsh-agent
-`
+export { CORE_ENTRIES }
+
 
 /** A tool plugin whose answer is `reply` (the thing a reload changes). */
 export function greeterSource(reply: string, extra = ''): string {

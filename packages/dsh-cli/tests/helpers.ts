@@ -26,3 +26,16 @@ export function writeScript(dir: string, steps: object[]): string {
   writeFileSync(file, steps.map(s => JSON.stringify(s)).join('\n') + '\n')
   return file
 }
+
+/** The core entries every harness needs (by name: the repo's packages). */
+export const CORE_ENTRIES = `- id: sessions
+  name: dsh-session
+- id: tools
+  name: dsh-tools
+- id: workspace-tools
+  name: dsh-tools-workspace
+- id: llm
+  name: dsh-llm
+- id: agents
+  name: dsh-agent
+`

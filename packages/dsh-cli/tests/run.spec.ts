@@ -1,22 +1,10 @@
 import { existsSync, mkdirSync, readFileSync, readdirSync, writeFileSync } from 'node:fs'
 import { join } from 'node:path'
 import { describe, expect, it } from 'vitest'
-import { dsh, tempDir, writeScript } from './helpers.ts'
+import { CORE_ENTRIES, dsh, tempDir, writeScript } from './helpers.ts'
 
-const minimalConfig = `# a harness without the guards
-- id: sessions
-  name: dsh-session
-- id: sessions-jsonl
-  name: dsh-session/jsonl
-- id: tools
-  name: dsh-tools
-- id: workspace-tools
-  name: dsh-tools-workspace
-- id: llm
-  name: dsh-llm
-- id: agents
-  name: dsh-agent
-`
+/** A harness without the guards, persisting its logs. */
+const minimalConfig = `# a harness without the guards\n${CORE_ENTRIES}- id: sessions-jsonl\n  name: dsh-session/jsonl\n`
 
 describe('dsh run', () => {
   it('--script --json prints only the session events, from a cordis.yml outside the repo; write_file, edit_file and bash really ran', async () => {
