@@ -45,6 +45,21 @@ describe('toolchain output parsers', () => {
     ])
   })
 
+  it('pytest junit xml: every character reference and CDATA decoded', () => {
+    const root = mkdtempSync(join(tmpdir(), 'dsh-junit-'))
+    writeFileSync(join(root, 'test_text.py'), '')
+    const xml = `<testsuites><testsuite>
+      <testcase classname="test_text" name="test_quote"><failure message="assert &#x27;a&#x27; == &#39;b&#39;&#10;  &#8212; diff">long</failure></testcase>
+      <testcase classname="test_text" name="test_cdata"><failure><![CDATA[
+AssertionError: a && b < c
+more]]></failure></testcase>
+    </testsuite></testsuites>`
+    expect(parseJunit('test', root, xml).problems.map(p => p.message)).toEqual([
+      "test_quote — assert 'a' == 'b' — diff",
+      'test_cdata — AssertionError: a && b < c',
+    ])
+  })
+
   it('cargo check json and libtest output', () => {
     const msg = (level: string, code: string | null, text: string, spans: unknown[]) => JSON.stringify({ reason: 'compiler-message', message: { level, message: text, code: code ? { code } : null, spans } })
     const out = [

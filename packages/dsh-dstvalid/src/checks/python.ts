@@ -1,6 +1,7 @@
 import { existsSync, mkdtempSync, readdirSync, readFileSync, rmSync } from 'node:fs'
 import { tmpdir } from 'node:os'
 import { basename, join } from 'node:path'
+import { decodeXmlText } from 'dsh-common'
 import { FILE_LEVEL } from '../accepted.ts'
 import { diagnostic, failingTest } from '../problems.ts'
 import { checkEnv, runRecorded, whyNotJudged } from '../run.ts'
@@ -50,8 +51,14 @@ function attr(tag: string, name: string): string | undefined {
   return m ? decodeXml(m[1]!) : undefined
 }
 
+/** One line of problem text: every XML reference and CDATA decoded (dsh-common), line breaks as spaces. */
 function decodeXml(text: string): string {
-  return text.replace(/&quot;/g, '"').replace(/&apos;/g, "'").replace(/&lt;/g, '<').replace(/&gt;/g, '>').replace(/&#10;/g, ' ').replace(/&amp;/g, '&')
+  return decodeXmlText(text).replace(/\r?\n/g, ' ')
+}
+
+/** The first non-empty line of an element's text (a failure without a `message`). */
+function firstLine(body: string): string | undefined {
+  return decodeXmlText(body).split('\n').map(l => l.trim()).find(Boolean)
 }
 
 /** `tests.test_calc.TestX` → `tests/test_calc.py` + `TestX` (the longest prefix that is a file). */
@@ -85,8 +92,8 @@ export function parseJunit(check: string, root: string, xml: string): Measuremen
     const { file, rest } = splitClassname(root, classname)
     scope.add(file)
     const key = [file, ...rest, name].join('::')
-    const failure = /<(failure|error)\b[^>]*>/.exec(body)
-    if (failure) problems.push(failingTest(check, key, file, undefined, `${[...rest, name].join('::')} — ${attr(failure[0], 'message') ?? failure[1]}`))
+    const failure = /(<(failure|error)\b[^>]*?)(?:\/>|>([\s\S]*?)<\/\2>)/.exec(body)
+    if (failure) problems.push(failingTest(check, key, file, undefined, `${[...rest, name].join('::')} — ${attr(failure[1]!, 'message') ?? firstLine(failure[3] ?? '') ?? failure[2]}`))
     else if (!/<skipped\b/.test(body)) passed.push({ key, file })
   }
   return { status: 'ok', problems, passed, scope: [...scope] }
