@@ -2,7 +2,7 @@
  * Every packages/*\/README.md has the one shape (purpose, Provides, API,
  * Events, Config, cordis.yml, Not here, a ```ts example), its Events rows
  * match the declarations in source, and its Config table matches the
- * plugin's schemastery Config row by row.
+ * plugin's schemastery Config exactly (`--write` regenerates both first).
  * `--print-config <package>` prints the Config table(s) to paste instead.
  * Exit 0 when clean, 1 otherwise, 2 on a usage error.
  */
@@ -12,13 +12,13 @@ import { loadPackagePlugins } from './lib/plugins.ts'
 import { checkReadmes } from './lib/readme-shape.ts'
 import { listPackages } from './lib/workspace.ts'
 
-const USAGE = 'usage: tsx scripts/check-readmes.ts [--root <dir>] [--print-config <package>] [package …]'
+const USAGE = 'usage: tsx scripts/check-readmes.ts [--root <dir>] [--write] [--print-config <package>] [package …]'
 
 export async function main(argv: string[]): Promise<number> {
-  const args = parseScriptArgs(argv, USAGE, { 'print-config': { type: 'string' } })
+  const args = parseScriptArgs(argv, USAGE, { 'print-config': { type: 'string' }, write: { type: 'boolean' } })
   const print = args.values['print-config']
   if (typeof print === 'string') return printConfig(args.root, print)
-  const report = await checkReadmes({ root: args.root, only: args.positionals })
+  const report = await checkReadmes({ root: args.root, only: args.positionals, write: args.values.write === true })
   process.stdout.write(report.lines.join('\n') + '\n')
   return report.ok ? 0 : 1
 }

@@ -29,6 +29,8 @@ export interface EventDeclaration {
   line: number
   /** Name of the package whose source declares it. */
   packageName: string
+  /** The JSDoc text of the declaration, tags left out ('' when there is none). */
+  doc: string
 }
 
 export interface DeclarationScanOptions {
@@ -66,7 +68,7 @@ export function declarationsInSource(file: string, text: string, packageName: st
       if (name === undefined) continue
       const line = source.getLineAndCharacterOfPosition(member.getStart(source)).line + 1
       const mode = kind === 'log' ? LOG_MODE : modeTag(member)
-      found.push({ name, kind, mode, file, line, packageName })
+      found.push({ name, kind, mode, file, line, packageName, doc: docText(member) })
     }
   }
 
@@ -93,6 +95,11 @@ function memberName(member: ts.TypeElement): string | undefined {
   if (!name) return undefined
   if (ts.isIdentifier(name) || ts.isStringLiteral(name) || ts.isNumericLiteral(name)) return name.text
   return undefined
+}
+
+function docText(member: ts.Node): string {
+  const docs = (member as ts.Node & { jsDoc?: ts.JSDoc[] }).jsDoc ?? []
+  return docs.map(d => ts.getTextOfJSDocComment(d.comment) ?? '').join(' ').replace(/\s+/g, ' ').trim()
 }
 
 function modeTag(member: ts.Node): string | undefined {

@@ -1,8 +1,13 @@
 /**
- * Just enough Markdown for the docs checks: fenced code blocks, headings and
- * pipe tables, each with the 1-based line it starts on. Headings and tables
- * inside fenced blocks are not seen.
+ * Markdown for the docs checks, parsed by a real CommonMark + GFM parser
+ * (mdast): fenced code blocks (also inside lists and blockquotes), headings
+ * and pipe tables, each with the 1-based line it starts on, and the HTML
+ * comment markers that delimit generated sections.
  */
+import type { Code, Heading as MdHeading, Html, Nodes, Root, Table } from 'mdast'
+import { fromMarkdown } from 'mdast-util-from-markdown'
+import { gfmFromMarkdown } from 'mdast-util-gfm'
+import { gfm } from 'micromark-extension-gfm'
 
 export interface FencedBlock {
   /** First word of the info string, lower-cased (`ts`, `yaml`, …); '' when none. */
@@ -13,7 +18,7 @@ export interface FencedBlock {
   fenceLine: number
   /** Line of the first content line (`fenceLine + 1`). */
   startLine: number
-  /** Content with the opening fence's indentation removed. */
+  /** Content with the fence's indentation (and any list/quote prefix) removed. */
   content: string
   /** False when the file ended before a closing fence. */
   closed: boolean
@@ -21,91 +26,113 @@ export interface FencedBlock {
 
 export interface Heading {
   level: number
-  /** Heading text with the `#` marks and trailing `#`s removed. */
+  /** Heading text as written (inline Markdown), without the `#` marks. */
   text: string
   line: number
 }
 
 export interface TableRow {
   line: number
+  /** Each cell's inline Markdown as written (`\|` kept). */
   cells: string[]
 }
 
 export interface MarkdownTable {
   /** Line of the header row. */
   line: number
+  /** Line of the last row. */
+  endLine: number
   header: string[]
   rows: TableRow[]
 }
 
-const FENCE_OPEN = /^( {0,3})(`{3,}|~{3,})(.*)$/
+/** An HTML comment on a line of its own (`<!-- name arg -->`), outside code. */
+export interface Marker {
+  line: number
+  /** The comment's words, e.g. `['config:dsh-llm']`. */
+  words: string[]
+}
 
-/** Fenced code blocks in document order. */
+interface Parsed {
+  text: string
+  tree: Root
+}
+
+let last: Parsed | undefined
+
+/** Parse once per text (the checks ask several questions of the same README). */
+function parse(text: string): Root {
+  if (last?.text === text) return last.tree
+  const tree = fromMarkdown(text, { extensions: [gfm()], mdastExtensions: [gfmFromMarkdown()] })
+  last = { text, tree }
+  return tree
+}
+
+function walk(node: Nodes, visit: (node: Nodes) => void): void {
+  visit(node)
+  if ('children' in node) for (const child of node.children) walk(child as Nodes, visit)
+}
+
+function nodesOf<T extends Nodes['type']>(text: string, type: T): Extract<Nodes, { type: T }>[] {
+  const found: Extract<Nodes, { type: T }>[] = []
+  walk(parse(text), node => { if (node.type === type) found.push(node as Extract<Nodes, { type: T }>) })
+  return found
+}
+
+/** The source text spanned by a node's children ('' when it has none). */
+function innerSource(text: string, children: readonly Nodes[]): string {
+  const start = children[0]?.position?.start.offset
+  const end = children[children.length - 1]?.position?.end.offset
+  return start === undefined || end === undefined ? '' : text.slice(start, end)
+}
+
+/** Fenced code blocks in document order (indented code blocks are not fenced). */
 export function findFencedBlocks(text: string): FencedBlock[] {
   const lines = splitLines(text)
-  const blocks: FencedBlock[] = []
-  for (let i = 0; i < lines.length; i++) {
-    const open = FENCE_OPEN.exec(lines[i])
-    if (!open) continue
-    const [, indent, fence, infoRaw] = open
-    // A backtick fence's info string may not contain a backtick (CommonMark).
-    if (fence[0] === '`' && infoRaw.includes('`')) continue
-    const words = infoRaw.trim().split(/\s+/).filter(Boolean)
-    const content: string[] = []
-    let j = i + 1
-    let closed = false
-    for (; j < lines.length; j++) {
-      if (isClosingFence(lines[j], fence)) {
-        closed = true
-        break
-      }
-      content.push(stripIndent(lines[j], indent.length))
-    }
-    blocks.push({
+  return nodesOf(text, 'code').filter(code => /^\s*(?:[>*+-]\s*|\d+[.)]\s*)*(`{3,}|~{3,})/.test(lines[(code.position?.start.line ?? 1) - 1] ?? '')).map((code: Code) => {
+    const fenceLine = code.position?.start.line ?? 1
+    const endLine = code.position?.end.line ?? fenceLine
+    const fence = /(`{3,}|~{3,})/.exec(lines[fenceLine - 1] ?? '')?.[1] ?? '```'
+    const closing = lines[endLine - 1] ?? ''
+    const words = [code.lang ?? '', ...(code.meta ?? '').split(/\s+/)].filter(Boolean)
+    return {
       lang: (words[0] ?? '').toLowerCase(),
       flags: words.slice(1),
-      fenceLine: i + 1,
-      startLine: i + 2,
-      content: content.join('\n'),
-      closed,
-    })
-    i = j
-  }
-  return blocks
-}
-
-/** ATX headings (`## Title`) outside fenced blocks. */
-export function findHeadings(text: string): Heading[] {
-  const headings: Heading[] = []
-  forEachProseLine(text, (line, n) => {
-    const m = /^ {0,3}(#{1,6})(?:[ \t]+(.*?))?(?:[ \t]+#+)?[ \t]*$/.exec(line)
-    if (m) headings.push({ level: m[1].length, text: (m[2] ?? '').trim(), line: n })
-  })
-  return headings
-}
-
-/** Pipe tables (header row, delimiter row, body rows) outside fenced blocks. */
-export function findTables(text: string): MarkdownTable[] {
-  const prose: Array<{ line: string; n: number } | undefined> = []
-  forEachProseLine(text, (line, n) => { prose[n] = { line, n } }, n => { prose[n] = undefined })
-  const tables: MarkdownTable[] = []
-  for (let n = 1; n < prose.length; n++) {
-    const head = prose[n]
-    const delim = prose[n + 1]
-    if (!head || !delim || !head.line.includes('|') || !isDelimiterRow(delim.line)) continue
-    const header = splitRow(head.line)
-    if (header.length !== splitRow(delim.line).length) continue
-    const rows: TableRow[] = []
-    let k = n + 2
-    for (; k < prose.length; k++) {
-      const row = prose[k]
-      if (!row || !row.line.includes('|') || row.line.trim() === '') break
-      rows.push({ line: k, cells: splitRow(row.line) })
+      fenceLine,
+      startLine: fenceLine + 1,
+      content: code.value,
+      closed: endLine > fenceLine && closing.trim().replace(/^(?:[>*+-]\s*|\d+[.)]\s*)*/, '').startsWith(fence[0].repeat(fence.length)),
     }
-    tables.push({ line: n, header, rows })
-    n = k - 1
-  }
-  return tables
+  })
+}
+
+/** Headings (ATX and setext) outside code blocks. */
+export function findHeadings(text: string): Heading[] {
+  return nodesOf(text, 'heading').map((h: MdHeading) => {
+    return { level: h.depth, text: innerSource(text, h.children).trim(), line: h.position?.start.line ?? 1 }
+  })
+}
+
+/** GFM pipe tables outside code blocks. */
+export function findTables(text: string): MarkdownTable[] {
+  return nodesOf(text, 'table').map((table: Table) => {
+    const [head, ...body] = table.children
+    const cells = (row: Table['children'][number]) => row.children.map(cell => innerSource(text, cell.children).trim())
+    return {
+      line: table.position?.start.line ?? 1,
+      endLine: table.position?.end.line ?? 1,
+      header: head ? cells(head) : [],
+      rows: body.map(row => ({ line: row.position?.start.line ?? 1, cells: cells(row) })),
+    }
+  })
+}
+
+/** HTML comments that stand alone as a block (`<!-- config:dsh-llm -->`). */
+export function findMarkers(text: string): Marker[] {
+  return nodesOf(text, 'html').flatMap((html: Html) => {
+    const m = /^<!--\s*([\s\S]*?)\s*-->$/.exec(html.value.trim())
+    return m ? [{ line: html.position?.start.line ?? 1, words: m[1].split(/\s+/).filter(Boolean) }] : []
+  })
 }
 
 /** Lower-cased, trimmed header cells, for matching a table by its columns. */
@@ -113,12 +140,9 @@ export function headerKey(table: MarkdownTable): string {
   return table.header.map(cell => plainText(cell).toLowerCase()).join(' | ')
 }
 
-/** The contents of the backtick code spans in a piece of inline Markdown. */
+/** The contents of the code spans in a piece of inline Markdown. */
 export function codeSpans(inline: string): string[] {
-  const spans: string[] = []
-  const re = /(`+)([\s\S]*?[^`])\1(?!`)/g
-  for (let m = re.exec(inline); m; m = re.exec(inline)) spans.push(m[2].trim())
-  return spans
+  return nodesOf(inline.replace(/\\\|/g, '|'), 'inlineCode').map(c => c.value.trim())
 }
 
 /**
@@ -127,8 +151,8 @@ export function codeSpans(inline: string): string[] {
  */
 export function plainText(inline: string): string {
   return inline
-    .replace(/(`+)([\s\S]*?[^`])\1(?!`)/g, (_, _ticks: string, body: string) => body.trim())
     .replace(/\\\|/g, '|')
+    .replace(/(`+)([\s\S]*?[^`])\1(?!`)/g, (_, _ticks: string, body: string) => body.trim())
     .replace(/\s+/g, ' ')
     .trim()
 }
@@ -138,63 +162,6 @@ export function escapeCell(text: string): string {
   return text.replace(/\|/g, '\\|').replace(/\n/g, ' ')
 }
 
-function splitLines(text: string): string[] {
+export function splitLines(text: string): string[] {
   return text.split(/\r?\n/)
-}
-
-function isClosingFence(line: string, fence: string): boolean {
-  const m = /^ {0,3}(`{3,}|~{3,})[ \t]*$/.exec(line)
-  return !!m && m[1][0] === fence[0] && m[1].length >= fence.length
-}
-
-function stripIndent(line: string, indent: number): string {
-  let i = 0
-  while (i < indent && line[i] === ' ') i++
-  return line.slice(i)
-}
-
-/** Calls `visit` for each line outside fenced blocks, `skip` for lines inside (1-based numbers). */
-function forEachProseLine(text: string, visit: (line: string, n: number) => void, skip?: (n: number) => void): void {
-  const lines = splitLines(text)
-  let fence: string | undefined
-  lines.forEach((line, i) => {
-    if (fence) {
-      if (isClosingFence(line, fence)) fence = undefined
-      skip?.(i + 1)
-      return
-    }
-    const open = FENCE_OPEN.exec(line)
-    if (open && !(open[2][0] === '`' && open[3].includes('`'))) {
-      fence = open[2]
-      skip?.(i + 1)
-      return
-    }
-    visit(line, i + 1)
-  })
-}
-
-function isDelimiterRow(line: string): boolean {
-  return /^\s*\|?\s*:?-+:?\s*(\|\s*:?-+:?\s*)*\|?\s*$/.test(line) && line.includes('-')
-}
-
-/** Split a table row on unescaped pipes; outer pipes are optional. */
-function splitRow(line: string): string[] {
-  let body = line.trim()
-  if (body.startsWith('|')) body = body.slice(1)
-  if (body.endsWith('|') && !body.endsWith('\\|')) body = body.slice(0, -1)
-  const cells: string[] = []
-  let cell = ''
-  for (let i = 0; i < body.length; i++) {
-    if (body[i] === '\\' && body[i + 1] === '|') {
-      cell += '\\|'
-      i++
-    } else if (body[i] === '|') {
-      cells.push(cell.trim())
-      cell = ''
-    } else {
-      cell += body[i]
-    }
-  }
-  cells.push(cell.trim())
-  return cells
 }

@@ -1,47 +1,49 @@
-import { existsSync, readFileSync } from 'node:fs'
+import { existsSync, readFileSync, writeFileSync } from 'node:fs'
 import { join, resolve } from 'node:path'
 import { codeSpans, findFencedBlocks, findHeadings, findTables, headerKey, plainText, type Heading, type MarkdownTable } from './markdown.ts'
-import { CONFIG_HEADER, compareConfigTable, configOptions } from './config-table.ts'
+import { compareConfigTable } from './config-table.ts'
 import { OPT_OUT_FLAG } from './doc-blocks.ts'
 import { scanEventDeclarations, uniqueEvents, type EventDeclaration } from './events.ts'
+import { CONFIG_HEADER, EVENTS_HEADER, regenerate, type GeneratedBlock } from './generated.ts'
 import { loadPackagePlugins, type PluginEntry } from './plugins.ts'
 import { listPackages, relPath, type WorkspacePackage } from './workspace.ts'
 
+export { CONFIG_HEADER, EVENTS_HEADER }
+
 /**
- * One README shape for every package (STYLE.md §7):
+ * One README shape for every package (scripts/README.md, "check-readmes"):
  *   # <package name>
  *   <one-sentence purpose>
  *   ## Provides     ctx key / tools provided
  *   ## API
- *   ## Events       | event | mode | purpose |        (plugins)
- *   ## Config       | key | type | default | description |  (plugins)
+ *   ## Events       generated table (plugins)
+ *   ## Config       generated table per plugin with options (plugins)
  *   ## cordis.yml   a ```yaml entry naming the plugin    (plugins)
  *   ## Not here     what is deliberately left out
  *   and at least one ```ts example importing the package by name
  *   (type-checked by doc-typecheck).
- * Sections must come in this order; headings are matched loosely
- * (`## Tools provided`, `## Configuration`, `## Non-goals`).
+ * Sections carry exactly these titles, in this order; other sections may
+ * stand between them. The Events and Config tables are generated from the
+ * sources (see generated.ts) and must match them exactly.
  */
 
 export interface SectionRule {
   id: string
-  /** The heading to write when the section is missing. */
   title: string
-  matches: RegExp
   /** Required only for packages that export a plugin. */
   pluginOnly: boolean
 }
 
 export const SECTIONS: readonly SectionRule[] = [
-  { id: 'provides', title: 'Provides', matches: /\bprovides?\b|\bctx\b|\btools?\b|\bservices?\b/i, pluginOnly: false },
-  { id: 'api', title: 'API', matches: /\bapi\b/i, pluginOnly: false },
-  { id: 'events', title: 'Events', matches: /\bevents?\b/i, pluginOnly: true },
-  { id: 'config', title: 'Config', matches: /^`?config(uration)?\b/i, pluginOnly: true },
-  { id: 'cordis', title: 'cordis.yml', matches: /cordis\.ya?ml/i, pluginOnly: true },
-  { id: 'not-here', title: 'Not here', matches: /not here|deliberately|non-goals?|out of scope|does not do|doesn't do/i, pluginOnly: false },
+  { id: 'provides', title: 'Provides', pluginOnly: false },
+  { id: 'api', title: 'API', pluginOnly: false },
+  { id: 'events', title: 'Events', pluginOnly: true },
+  { id: 'config', title: 'Config', pluginOnly: true },
+  { id: 'cordis', title: 'cordis.yml', pluginOnly: true },
+  { id: 'not-here', title: 'Not here', pluginOnly: false },
 ]
 
-export const EVENTS_HEADER = 'event | mode | purpose'
+const WRITE_HINT = 'run `pnpm docs:check --write` to regenerate it'
 
 export interface ReadmeProblem {
   /** README path relative to the root. */
@@ -69,8 +71,7 @@ export function checkReadmeText(file: string, text: string, pkgName: string, fac
 
   checkTitleAndPurpose(text, headings, pkgName, report)
   checkSections(headings, isPlugin, report)
-  checkEventsTable(tables.filter(t => headerKey(t) === EVENTS_HEADER), facts, report)
-  checkConfigTables(text, headings, tables.filter(t => headerKey(t) === CONFIG_HEADER), facts.plugins, report)
+  for (const block of regenerate(text, pkgName, facts).blocks) checkGenerated(block, tables, facts, report)
 
   if (isPlugin) {
     const specs = facts.plugins.map(p => p.specifier)
@@ -113,7 +114,7 @@ function checkSections(headings: Heading[], isPlugin: boolean, report: Report): 
   const h2 = headings.filter(h => h.level === 2)
   let previous: { rule: SectionRule; heading: Heading } | undefined
   for (const rule of SECTIONS) {
-    const heading = h2.find(h => rule.matches.test(plainText(h.text)))
+    const heading = h2.find(h => plainText(h.text) === rule.title)
     if (!heading) {
       if (isPlugin || !rule.pluginOnly) report(1, `missing section "## ${rule.title}"`)
       continue
@@ -125,81 +126,59 @@ function checkSections(headings: Heading[], isPlugin: boolean, report: Report): 
   }
 }
 
-function checkEventsTable(tables: MarkdownTable[], facts: ReadmeFacts, report: Report): void {
+/** A generated block must be between its markers and equal, to the letter, what the sources generate. */
+function checkGenerated(block: GeneratedBlock, tables: MarkdownTable[], facts: ReadmeFacts, report: Report): void {
+  const what = block.kind === 'config' ? `Config table of \`${block.id}\`` : 'Events table'
+  if (block.actual === undefined) {
+    const marker = block.kind === 'config' ? `<!-- config:${block.id} -->` : '<!-- events -->'
+    report(block.sourceLine, `${what} is not between ${marker} markers; ${WRITE_HINT}`)
+    return
+  }
+  if (block.actual === block.expected) return
+  const table = tables.find(t => t.line > block.sourceLine && headerKey(t) === (block.kind === 'config' ? CONFIG_HEADER : EVENTS_HEADER))
+  const details: { line: number; message: string }[] = []
+  if (table && block.kind === 'config') {
+    const plugin = facts.plugins.find(p => p.specifier === block.id)
+    const several = facts.plugins.filter(q => q.config).length > 1
+    if (plugin?.config) details.push(...compareConfigTable(plugin.config, table).map(p => ({ line: p.line, message: several ? `${plugin.specifier}: ${p.message}` : p.message })))
+  } else if (table) {
+    details.push(...eventRowProblems(table, facts))
+  }
+  for (const d of details) report(d.line, d.message)
+  if (details.length) return
+  const expected = block.expected.split('\n')
+  const actual = block.actual.split('\n')
+  const i = expected.findIndex((line, n) => line !== actual[n])
+  const at = i < 0 ? expected.length : i
+  report(block.sourceLine + 1 + at, `${what} differs from what the sources generate: expected ${JSON.stringify(expected[at] ?? '(end of table)')}; ${WRITE_HINT}`)
+}
+
+function eventRowProblems(table: MarkdownTable, facts: ReadmeFacts): { line: number; message: string }[] {
+  const problems: { line: number; message: string }[] = []
+  const report = (line: number, message: string) => problems.push({ line, message })
   const listed = new Set<string>()
-  for (const table of tables) {
-    for (const row of table.rows) {
-      const names = codeSpans(row.cells[0] ?? '')
-      const mode = plainText(row.cells[1] ?? '')
-      if (names.length === 0) report(row.line, 'Events row has no event name in backticks')
-      for (const name of names) {
-        listed.add(name)
-        const declared = facts.events.get(name)
-        if (!declared) report(row.line, `event \`${name}\` is declared in no package source`)
-        else if (declared.mode !== undefined && declared.mode !== mode) {
-          report(row.line, `event \`${name}\`: mode is ${mode || '(empty)'} here, ${declared.mode} at ${declared.file}:${declared.line}`)
-        }
+  for (const row of table.rows) {
+    const names = codeSpans(row.cells[0] ?? '')
+    const mode = plainText(row.cells[1] ?? '')
+    if (names.length === 0) report(row.line, 'Events row has no event name in backticks')
+    for (const name of names) {
+      listed.add(name)
+      const declared = facts.events.get(name)
+      if (!declared) report(row.line, `event \`${name}\` is declared in no package source`)
+      else if (declared.mode !== undefined && declared.mode !== mode) {
+        report(row.line, `event \`${name}\`: mode is ${mode || '(empty)'} here, ${declared.mode} at ${declared.file}:${declared.line}`)
       }
     }
   }
-  const missing = facts.ownEvents.filter(d => !listed.has(d.name))
-  if (missing.length && tables.length === 0) {
-    report(1, `no Events table ("| ${EVENTS_HEADER} |") though the package declares ${missing.map(d => `\`${d.name}\``).join(', ')}`)
-  } else {
-    for (const d of missing) report(tables[0].line, `event \`${d.name}\` (declared at ${d.file}:${d.line}) is missing from the Events table`)
+  for (const d of facts.ownEvents) {
+    if (!listed.has(d.name)) report(table.line, `event \`${d.name}\` (declared at ${d.file}:${d.line}) is missing from the Events table`)
   }
-}
-
-/**
- * Each plugin with options needs a Config table. With several such plugins
- * in one package, a table belongs to the plugin named (in backticks or in a
- * heading) on the nearest line above it.
- */
-function checkConfigTables(text: string, headings: Heading[], tables: MarkdownTable[], plugins: PluginEntry[], report: Report): void {
-  const withOptions = plugins.filter(p => p.config && configOptions(p.config).length > 0)
-  const lines = text.split(/\r?\n/)
-  const claimed = new Map<string, MarkdownTable>()
-  for (const table of tables) {
-    let plugin = namedAbove(lines, headings, table.line, plugins)
-    if (!plugin && withOptions.length === 1 && !claimed.has(withOptions[0].specifier)) plugin = withOptions[0]
-    if (!plugin) {
-      report(table.line, `Config table: cannot tell which plugin it describes; name one of ${plugins.map(p => `\`${p.specifier}\``).join(', ') || '(no plugins found)'} on the line above it`)
-      continue
-    }
-    if (claimed.has(plugin.specifier)) {
-      report(table.line, `second Config table for \`${plugin.specifier}\` (first at line ${claimed.get(plugin.specifier)!.line})`)
-      continue
-    }
-    claimed.set(plugin.specifier, table)
-    if (!plugin.config) {
-      report(table.line, `\`${plugin.specifier}\` exports no schemastery Config to check this table against`)
-      continue
-    }
-    for (const p of compareConfigTable(plugin.config, table)) report(p.line, withOptions.length > 1 ? `${plugin.specifier}: ${p.message}` : p.message)
-  }
-  for (const plugin of withOptions) {
-    if (!claimed.has(plugin.specifier)) {
-      report(sectionLine(headings, 'config'), `no Config table ("| ${CONFIG_HEADER} |") for \`${plugin.specifier}\``)
-    }
-  }
-}
-
-/** The plugin named on the closest line above `line` (not above the enclosing `##` heading) that names one. */
-function namedAbove(lines: string[], headings: Heading[], line: number, plugins: PluginEntry[]): PluginEntry | undefined {
-  const section = [...headings].reverse().find(h => h.line < line && h.level <= 2)?.line ?? 1
-  for (let n = line - 1; n >= section; n--) {
-    const text = lines[n - 1]
-    const heading = headings.find(h => h.line === n)
-    const names = heading && heading.level > 2 ? [...codeSpans(text), plainText(heading.text)] : codeSpans(text)
-    const hit = plugins.filter(p => names.includes(p.specifier)).sort((a, b) => b.specifier.length - a.specifier.length)[0]
-    if (hit) return hit
-  }
-  return undefined
+  return problems
 }
 
 function sectionLine(headings: Heading[], id: string): number {
   const rule = SECTIONS.find(s => s.id === id)!
-  return headings.find(h => h.level === 2 && rule.matches.test(plainText(h.text)))?.line ?? 1
+  return headings.find(h => h.level === 2 && plainText(h.text) === rule.title)?.line ?? 1
 }
 
 function mentions(text: string, specifier: string): boolean {
@@ -223,6 +202,8 @@ export interface ReadmeCheckOptions {
   root: string
   /** Only these packages (by name or directory name); all when empty. */
   only?: readonly string[]
+  /** Regenerate the Events and Config tables in place before checking. */
+  write?: boolean
 }
 
 export interface ReadmeReport {
@@ -241,8 +222,9 @@ export async function checkReadmes(options: ReadmeCheckOptions): Promise<ReadmeR
   const declarations = scanEventDeclarations(root, {}, all)
   const events = uniqueEvents(declarations)
   const problems: ReadmeProblem[] = []
-  for (const pkg of packages) problems.push(...await checkPackage(root, pkg, declarations, events))
-  const lines = problems.map(p => `${p.file}:${p.line}: ${p.message}`)
+  const written: string[] = []
+  for (const pkg of packages) problems.push(...await checkPackage(root, pkg, declarations, events, options.write ? written : undefined))
+  const lines = [...written.map(f => `check-readmes: regenerated the tables of ${f}`), ...problems.map(p => `${p.file}:${p.line}: ${p.message}`)]
   const bad = new Set(problems.map(p => p.file)).size
   lines.push(`check-readmes: ${packages.length} package READMEs, ${bad} with problems`)
   const ok = problems.length === 0
@@ -250,14 +232,23 @@ export async function checkReadmes(options: ReadmeCheckOptions): Promise<ReadmeR
   return { ok, lines, problems, checked: packages.length }
 }
 
-async function checkPackage(root: string, pkg: WorkspacePackage, declarations: EventDeclaration[], events: Map<string, EventDeclaration>): Promise<ReadmeProblem[]> {
+async function checkPackage(root: string, pkg: WorkspacePackage, declarations: EventDeclaration[], events: Map<string, EventDeclaration>, written?: string[]): Promise<ReadmeProblem[]> {
   const readme = join(pkg.dir, 'README.md')
   const file = relPath(root, readme)
   if (!existsSync(readme)) return [{ file, line: 1, message: 'missing README.md' }]
   const { plugins, errors } = await loadPackagePlugins(pkg)
   const problems = errors.map(message => ({ file, line: 1, message: `cannot load the plugin to check the Config table: ${message}` }))
-  const ownEvents = declarations.filter(d => d.file.startsWith(`${pkg.rel}/`))
-  return [...problems, ...checkReadmeText(file, readFileSync(readme, 'utf8'), pkg.name, { events, ownEvents: dedupe(ownEvents), plugins })]
+  const facts = { events, ownEvents: dedupe(declarations.filter(d => d.file.startsWith(`${pkg.rel}/`))), plugins }
+  let text = readFileSync(readme, 'utf8')
+  if (written && !errors.length) {
+    const next = regenerate(text, pkg.name, facts).text
+    if (next !== text) {
+      writeFileSync(readme, next)
+      written.push(file)
+      text = next
+    }
+  }
+  return [...problems, ...checkReadmeText(file, text, pkg.name, facts)]
 }
 
 function dedupe(declarations: EventDeclaration[]): EventDeclaration[] {

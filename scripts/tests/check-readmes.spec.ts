@@ -5,6 +5,7 @@ import { compareConfigTable, defaultMatches, formatConfigTable } from '../lib/co
 import { findTables } from '../lib/markdown.ts'
 import { loadPackagePlugins } from '../lib/plugins.ts'
 import { checkReadmes, checkReadmeText, type ReadmeFacts } from '../lib/readme-shape.ts'
+import { regenerate } from '../lib/generated.ts'
 import { scanEventDeclarations, uniqueEvents } from '../lib/events.ts'
 import { listPackages } from '../lib/workspace.ts'
 import { main } from '../check-readmes.ts'
@@ -36,16 +37,16 @@ describe('check-readmes on the fixture packages', async () => {
 
   it('reports every drifted Config row and Events row', () => {
     expect(problemsOf('fx-drift')).toEqual([
-      '15: event `drift/declared` (declared at packages/fx-drift/src/index.ts:7) is missing from the Events table',
-      '17: event `drift/mode`: mode is emit here, waterfall at packages/fx-drift/src/index.ts:9',
-      '18: event `drift/gone` is declared in no package source',
-      '22: Config `added`: missing from the table',
-      '24: Config `intervalMs`: default is `1000` here, the schema says `2000`',
-      '25: Config `path`: description differs from the schema: "Where the script lives."',
-      '26: Config `retries`: type is `string` here, the schema says `number`',
-      '27: Config `mode`: default is `see source` here, the schema says `"fast"`',
-      '28: Config `removed`: no such option in the schema (stale row?)',
-      '29: Config `undocumented`: the schema has no .description(), so this row cannot be checked; add one',
+      '16: event `drift/declared` (declared at packages/fx-drift/src/index.ts:7) is missing from the Events table',
+      '18: event `drift/mode`: mode is emit here, waterfall at packages/fx-drift/src/index.ts:9',
+      '19: event `drift/gone` is declared in no package source',
+      '25: Config `added`: missing from the table',
+      '27: Config `intervalMs`: default is `1000` here, the schema says `2000`',
+      '28: Config `path`: description differs from the schema: "Where the script lives."',
+      '29: Config `retries`: type is `string` here, the schema says `number`',
+      '30: Config `mode`: default is `see source` here, the schema says `"fast"`',
+      '31: Config `removed`: no such option in the schema (stale row?)',
+      '32: Config `undocumented`: the schema has no .description(), so this row cannot be checked; add one',
     ])
   })
 
@@ -92,13 +93,45 @@ describe('a Config row that drifts', () => {
     expect(checkReadmeText('README.md', mutated, 'fx-plugin', facts).map(p => p.message)).toEqual(['fx-plugin: Config `globs`: missing from the table'])
   })
 
-  it('belongs to the plugin named on the closest line above its table', async () => {
+  it('is reported when it differs from the generated text only in how a value is written', async () => {
     const { facts, readme } = await factsFor('fx-plugin')
-    const unnamed = readme.replace('### `fx-plugin/extra`', '### more options')
-    expect(checkReadmeText('README.md', unnamed, 'fx-plugin', facts).map(p => `${p.line}: ${p.message}`)).toEqual([
-      '20: no Config table ("| key | type | default | description |") for `fx-plugin/extra`',
-      '34: second Config table for `fx-plugin` (first at line 24)',
+    const mutated = readme.replace('| `timeoutMs` | `number` | `120000` |', '| `timeoutMs` | `number` | `120_000` |')
+    expect(mutated).not.toBe(readme)
+    expect(checkReadmeText('README.md', mutated, 'fx-plugin', facts).map(p => p.message)).toEqual([
+      'Config table of `fx-plugin` differs from what the sources generate: expected "| `timeoutMs` | `number` | `120000` | Milliseconds before the command is killed. |"; run `pnpm docs:check --write` to regenerate it',
     ])
+  })
+
+  it('belongs to the plugin its markers name; a table without markers is reported', async () => {
+    const { facts, readme } = await factsFor('fx-plugin')
+    const unmarked = readme.replace('<!-- config:fx-plugin/extra -->\n', '').replace(/(\| `enabled` .*\n)<!-- \/config -->\n/, '$1')
+    expect(checkReadmeText('README.md', unmarked, 'fx-plugin', facts).map(p => `${p.line}: ${p.message}`)).toEqual([
+      '38: Config table of `fx-plugin/extra` is not between <!-- config:fx-plugin/extra --> markers; run `pnpm docs:check --write` to regenerate it',
+    ])
+  })
+})
+
+describe('regenerating the tables (docs:check --write)', () => {
+  it('wraps tables written before markers, fixes them, adds missing event rows, and is idempotent', async () => {
+    const { facts, readme } = await factsFor('fx-plugin')
+    const legacy = readme
+      .replace(/<!-- \/?(config|events)[^>]*-->\n/g, '')
+      .replace('| `timeoutMs` | `number` | `120000` |', '| `timeoutMs` | number | `120_000` |')
+      .replace(/\| `fx\/ping` .*\n/, '')
+    expect(checkReadmeText('README.md', legacy, 'fx-plugin', facts).length).toBeGreaterThan(0)
+    const once = regenerate(legacy, 'fx-plugin', facts).text
+    expect(once).toContain('| `fx/ping` | parallel | The fixture pinged. |')
+    expect(checkReadmeText('README.md', once, 'fx-plugin', facts)).toEqual([])
+    expect(regenerate(once, 'fx-plugin', facts).text).toBe(once)
+  })
+
+  it('inserts a missing Config table at the end of the Config section', async () => {
+    const { facts, readme } = await factsFor('fx-plugin')
+    const without = readme.replace(/<!-- config:fx-plugin\/extra -->[\s\S]*?<!-- \/config -->\n/, '')
+    const regenerated = regenerate(without, 'fx-plugin', facts).text
+    expect(regenerated.indexOf('<!-- config:fx-plugin/extra -->')).toBeGreaterThan(regenerated.indexOf('### `fx-plugin/extra`'))
+    expect(regenerated.indexOf('<!-- config:fx-plugin/extra -->')).toBeLessThan(regenerated.indexOf('## cordis.yml'))
+    expect(checkReadmeText('README.md', regenerated, 'fx-plugin', facts)).toEqual([])
   })
 })
 
@@ -157,7 +190,7 @@ describe('scripts/check-readmes.ts', () => {
   it('exits 1 listing the problems, and 0 for the packages that are clean', async () => {
     const all = await runScript('check-readmes', ['--root', root])
     expect(all.exitCode).toBe(1)
-    expect(all.stdout).toContain('packages/fx-drift/README.md:24: Config `intervalMs`: default is `1000` here, the schema says `2000`')
+    expect(all.stdout).toContain('packages/fx-drift/README.md:27: Config `intervalMs`: default is `1000` here, the schema says `2000`')
     const clean = await captureMain(main, ['--root', root, 'fx-plugin', 'fx-lib'])
     expect(clean.stdout.trim().split('\n')).toEqual(['check-readmes: 2 package READMEs, 0 with problems', 'check-readmes: ok'])
     expect(clean.exitCode).toBe(0)

@@ -1,6 +1,6 @@
 import { describe, expect, it } from 'vitest'
 import fc from 'fast-check'
-import { codeSpans, findFencedBlocks, findHeadings, findTables, plainText } from '../lib/markdown.ts'
+import { codeSpans, findFencedBlocks, findHeadings, findMarkers, findTables, plainText } from '../lib/markdown.ts'
 
 describe('findFencedBlocks', () => {
   it('reads the language, the flags and the line of each fence', () => {
@@ -81,9 +81,38 @@ describe('findHeadings and findTables', () => {
   it('splits rows on unescaped pipes, with or without outer pipes', () => {
     const tables = findTables(text)
     expect(tables).toEqual([
-      { line: 5, header: ['event', 'mode', 'purpose'], rows: [{ line: 7, cells: ['`a/b`', 'emit', 'uses \\| a pipe'] }, { line: 8, cells: ['c', 'd', 'e'] }] },
-      { line: 15, header: ['key', 'value'], rows: [{ line: 17, cells: ['`k`', '`v`'] }] },
+      { line: 5, endLine: 8, header: ['event', 'mode', 'purpose'], rows: [{ line: 7, cells: ['`a/b`', 'emit', 'uses \\| a pipe'] }, { line: 8, cells: ['c', 'd', 'e'] }] },
+      { line: 15, endLine: 17, header: ['key', 'value'], rows: [{ line: 17, cells: ['`k`', '`v`'] }] },
     ])
+  })
+})
+
+describe('structures a line scanner misses', () => {
+  it('finds fences inside list items and blockquotes, and no heading or table inside them', () => {
+    const text = [
+      '- an item',
+      '',
+      '  ```ts',
+      '  # not a heading',
+      '  const a = 1',
+      '  ```',
+      '',
+      '> ```yaml',
+      '> | x | y |',
+      '> |---|---|',
+      '> ```',
+    ].join('\n')
+    expect(findFencedBlocks(text).map(b => [b.lang, b.fenceLine, b.content, b.closed])).toEqual([
+      ['ts', 3, '# not a heading\nconst a = 1', true],
+      ['yaml', 8, '| x | y |\n|---|---|', true],
+    ])
+    expect(findHeadings(text)).toEqual([])
+    expect(findTables(text)).toEqual([])
+  })
+
+  it('reads standalone HTML comment markers, not ones inside code', () => {
+    const text = ['<!-- config:dsh-llm -->', '| a | b |', '|---|---|', '<!-- /config -->', '', '```md', '<!-- events -->', '```'].join('\n')
+    expect(findMarkers(text)).toEqual([{ line: 1, words: ['config:dsh-llm'] }, { line: 4, words: ['/config'] }])
   })
 })
 

@@ -106,7 +106,7 @@ describe('the taxonomy table', () => {
 
   it('compares names and modes only where both sides have them', () => {
     const diff = compareTaxonomy(
-      [{ name: 'a/x', kind: 'cordis', mode: undefined, file: 'f.ts', line: 1, packageName: 'p' }],
+      [{ name: 'a/x', kind: 'cordis', mode: undefined, file: 'f.ts', line: 1, packageName: 'p', doc: '' }],
       [{ name: 'a/x', mode: 'emit', line: 3 }],
     )
     expect(diff).toEqual({ missing: [], stale: [], modeMismatches: [] })
