@@ -2,7 +2,7 @@ import { createHash } from 'node:crypto'
 import { readFileSync } from 'node:fs'
 import { mkdir } from 'node:fs/promises'
 import { join } from 'node:path'
-import { readdirOrEmpty, writeFileAtomic } from 'dsh-common'
+import { ensureVault, readdirOrEmpty, writeFileAtomic } from 'dsh-common'
 import type { StoredCheckpoint } from './types.ts'
 
 /** A session id as a file name: kept when it is already safe, else made safe with a hash suffix. */
@@ -25,6 +25,7 @@ export function checkpointPath(vault: string, sessionId: string): string {
 /** Write a session's checkpoint atomically (temp file, fsync, rename); returns the path. */
 export async function writeCheckpoint(vault: string, stored: StoredCheckpoint): Promise<string> {
   const file = checkpointPath(vault, stored.sessionId)
+  ensureVault(vault)
   await mkdir(checkpointsDir(vault), { recursive: true })
   await writeFileAtomic(file, JSON.stringify(stored, null, 2) + '\n', { fsync: true })
   return file

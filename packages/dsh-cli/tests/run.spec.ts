@@ -1,4 +1,5 @@
 import { existsSync, mkdirSync, readFileSync, readdirSync, writeFileSync } from 'node:fs'
+import { execFileSync } from 'node:child_process'
 import { join } from 'node:path'
 import { describe, expect, it } from 'vitest'
 import { CORE_ENTRIES, dsh, tempDir, writeScript } from './helpers.ts'
@@ -11,6 +12,7 @@ describe('dsh run', () => {
     const dir = tempDir()
     const ws = join(dir, 'ws')
     mkdirSync(ws)
+    execFileSync('git', ['init', '-q'], { cwd: ws })
     const config = join(dir, 'elsewhere', 'cordis.yml')
     mkdirSync(join(dir, 'elsewhere'))
     writeFileSync(config, minimalConfig)
@@ -35,6 +37,8 @@ describe('dsh run', () => {
     const [log] = readdirSync(join(ws, '.dsh/sessions'))
     const stored = readFileSync(join(ws, '.dsh/sessions', log!), 'utf8').trim().split('\n').map(l => JSON.parse(l))
     expect(stored).toEqual(events)
+    // The vault ignores itself: git sees only what the agent wrote.
+    expect(execFileSync('git', ['status', '--porcelain', '--untracked-files=all'], { cwd: ws, encoding: 'utf8' })).toBe('?? notes/a.txt\n?? ran.txt\n')
   })
 
   it('prints a readable transcript without --json', async () => {

@@ -1,5 +1,5 @@
 import { randomBytes } from 'node:crypto'
-import { type Stats, promises as fsp, constants, lstatSync, readdirSync, openSync, writeSync, fsyncSync, closeSync, renameSync, mkdirSync, chmodSync, statSync } from 'node:fs'
+import { type Stats, promises as fsp, constants, lstatSync, readdirSync, openSync, writeSync, fsyncSync, closeSync, renameSync, mkdirSync, chmodSync, statSync, writeFileSync } from 'node:fs'
 import { dirname, join, basename } from 'node:path'
 
 export interface AtomicWriteOptions {
@@ -144,5 +144,23 @@ export function lstatOrUndefined(abs: string): Stats | undefined {
     const code = (error as NodeJS.ErrnoException).code
     if (code === 'ENOENT' || code === 'ENOTDIR') return undefined
     throw error
+  }
+}
+
+/** What {@link ensureVault} writes to `<vault>/.gitignore`. */
+export const VAULT_GITIGNORE = '# dsh state (sessions, snapshots, proofs): never part of the project\n*\n'
+
+/**
+ * Create a vault directory (`mkdir -p`) that ignores itself: a `.gitignore`
+ * of `*` inside it, as tool caches do, so `git status` stays clean and an
+ * agent's `git add -A` does not commit the suite's state. An existing
+ * `.gitignore` is left as it is.
+ */
+export function ensureVault(vault: string): void {
+  mkdirSync(vault, { recursive: true })
+  try {
+    writeFileSync(join(vault, '.gitignore'), VAULT_GITIGNORE, { flag: 'wx' })
+  } catch (error) {
+    if ((error as NodeJS.ErrnoException).code !== 'EEXIST') throw error
   }
 }

@@ -2,6 +2,7 @@ import type { Context } from '@deepseek-ai/cordis'
 import Schema from '@deepseek-ai/schemastery'
 import type { RawSessionEvent, Session } from 'dsh-session'
 import type { Agent } from 'dsh-agent'
+import { ensureVault } from 'dsh-common'
 import { ProofChain } from './chain.ts'
 import { PROOF_SOURCE, proofChainPath, proofSummarySeen } from './seen.ts'
 import {
@@ -74,6 +75,7 @@ export function apply(ctx: Context, config: Config) {
     const file = proofChainPath(session.vault)
     let chain = chains.get(file)
     if (!chain) {
+      ensureVault(session.vault)
       chain = ProofChain.open({
         file,
         fsync: config.fsync,

@@ -2,6 +2,7 @@ import type { Context } from '@deepseek-ai/cordis'
 import Schema from '@deepseek-ai/schemastery'
 import { appendFile, mkdir, stat } from 'node:fs/promises'
 import { dirname } from 'node:path'
+import { ensureVault } from 'dsh-common'
 import type { Session } from './session.ts'
 import { sessionLogPath } from './jsonl-store.ts'
 import './index.ts'
@@ -35,6 +36,7 @@ export function apply(ctx: Context, config: Config) {
       if (!lines?.length) return
       pending.set(session, [])
       const file = sessionLogPath(session.vault, session.id)
+      ensureVault(session.vault)
       await mkdir(dirname(file), { recursive: true })
       await appendFile(file, lines.join(''))
     })

@@ -3,7 +3,7 @@ import { dirname, join } from 'node:path'
 import { isInside, lstatOrUndefined, toPosixRelative } from 'dsh-common'
 import { SnapshotError } from './errors.ts'
 import { checksum } from './journal.ts'
-import type { PathMatcher } from './internal/glob.ts'
+import type { PathMatcher } from './internal/ignore.ts'
 import type { CaptureEntry } from './types.ts'
 
 /** A path's state as read now: its entry, and a file's bytes. */
@@ -12,7 +12,7 @@ export interface ReadState {
   payload?: Buffer
 }
 
-/** Names `captureDir` always skips, at any depth. */
+/** Patterns `captureDir` always skips, at any depth (before the configured ones, so `!` cannot re-include them). */
 export const ALWAYS_SKIPPED = ['.git', 'node_modules'] as const
 
 export function formatBytes(n: number): string {
@@ -110,9 +110,8 @@ export function walk(root: string, absDir: string, skip: PathMatcher): WalkResul
     names.sort()
     for (const name of names) {
       const abs = join(dir, name)
-      if (skip(toPosixRelative(root, abs))) continue
       const st = lstatOrUndefined(abs)
-      if (!st) continue
+      if (!st || skip(toPosixRelative(root, abs), st.isDirectory())) continue
       if (st.isDirectory()) {
         out.dirs.push(abs)
         visit(abs)

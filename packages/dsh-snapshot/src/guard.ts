@@ -1,4 +1,5 @@
 import { resolve } from 'node:path'
+import { ensureVault } from 'dsh-common'
 import type { Session } from 'dsh-session'
 import type { ToolExecution, ToolResult } from 'dsh-tools'
 import { SnapshotError } from './errors.ts'
@@ -16,6 +17,7 @@ export interface GuardSettings {
   fsync: SyncMode
   maxFileBytes: number
   maxDirBytes: number
+  exclude: string[]
   ignore: string[]
   shell: 'off' | 'git'
   recover: boolean
@@ -69,6 +71,7 @@ export class SnapshotGuard {
   }
 
   private async resolveVault(vault: string) {
+    ensureVault(vault)
     const report: RecoveryReport = { dir: snapshotDir(vault), journals: [], skipped: [] }
     for (const file of listJournals(vault).reverse()) {
       const parsed = readJournalIfThere(file)
@@ -88,8 +91,8 @@ export class SnapshotGuard {
   }
 
   private options(vault: string) {
-    const { fsync, maxFileBytes, maxDirBytes, ignore } = this.settings
-    return { vault, fsync, maxFileBytes, maxDirBytes, ignore }
+    const { fsync, maxFileBytes, maxDirBytes, exclude, ignore } = this.settings
+    return { vault, fsync, maxFileBytes, maxDirBytes, exclude, ignore }
   }
 
   /** The session's snapshots (its vault prepared first). */

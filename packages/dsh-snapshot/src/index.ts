@@ -7,6 +7,7 @@ import 'dsh-tools'
 import { SnapshotGuard, type GuardSettings } from './guard.ts'
 import { formatRecovery, type RecoveryReport } from './recover.ts'
 import { DEFAULT_MAX_DIR_BYTES, DEFAULT_MAX_FILE_BYTES } from './snapshots.ts'
+import { DEFAULT_EXCLUDES } from './internal/ignore.ts'
 import type { CommitRequest, RestoredInfo, RollbackRequest, RollbackResult } from './types.ts'
 
 declare module '@deepseek-ai/cordis' {
@@ -35,7 +36,8 @@ export const Config: Schema<Partial<Config>, Config> = Schema.object({
   fsync: Schema.union(['capture', 'always', 'off'] as const).default('capture').description('capture: fsync the journal before each write runs; always: also after each verdict; off: never (throwaway workspaces).'),
   maxFileBytes: Schema.natural().default(DEFAULT_MAX_FILE_BYTES).description('Largest file a capture holds; a write to a bigger file is refused.'),
   maxDirBytes: Schema.natural().default(DEFAULT_MAX_DIR_BYTES).description('Largest total a directory capture holds.'),
-  ignore: Schema.array(String).default([]).description('Globs a directory capture skips (.git, node_modules and the vault always are).'),
+  exclude: Schema.array(String).default([...DEFAULT_EXCLUDES]).description('Gitignore patterns a directory capture skips by default: tool caches that rebuild themselves (.git, node_modules and the vault are always skipped).'),
+  ignore: Schema.array(String).default([]).description('More gitignore patterns a directory capture skips, after exclude (a !pattern re-includes what exclude skipped).'),
   shell: Schema.union(['off', 'git'] as const).default('off').description('git: snapshot the working tree of a git workspace before each shell call.'),
   recover: Schema.boolean().default(true).description('Resolve journals left by dead processes when a vault is first used.'),
 })
@@ -78,6 +80,7 @@ export function apply(ctx: Context, config: Config) {
 export * from './types.ts'
 export * from './errors.ts'
 export { Snapshots, snapshotDir, DEFAULT_MAX_FILE_BYTES, DEFAULT_MAX_DIR_BYTES } from './snapshots.ts'
+export { DEFAULT_EXCLUDES, compileIgnore, type PathMatcher } from './internal/ignore.ts'
 export { SnapshotGuard, type GuardSettings, type GuardHost } from './guard.ts'
 export { recoverVault, resolveJournal, listJournals, formatRecovery, type RecoveryReport, type RecoveredJournal, type RecoveredScope, type RecoverOptions } from './recover.ts'
 export { JournalWriter, JOURNAL_FORMAT, type JournalHeader, type JournalRecord, type ParsedJournal } from './journal.ts'

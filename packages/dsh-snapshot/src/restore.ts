@@ -2,8 +2,7 @@ import { chmodSync, closeSync, constants, fstatSync, openSync, readdirSync, read
 import { dirname, join } from 'node:path'
 import { atomicTempPath, fsyncDirSync, isInside, lstatOrUndefined, mkdirpTracked, realpathNearest, toPosixRelative, writeFileAtomicSync } from 'dsh-common'
 import { ALWAYS_SKIPPED } from './capture.ts'
-import type { PathMatcher } from './internal/glob.ts'
-import { compileGlobs } from './internal/glob.ts'
+import { compileIgnore, type PathMatcher } from './internal/ignore.ts'
 import type { CaptureEntry } from './types.ts'
 import { restoreTree } from './git-tree.ts'
 import type { ScopeState } from './scopes.ts'
@@ -173,7 +172,7 @@ function restoreDir(root: string, abs: string, entry: Extract<CaptureEntry, { ki
     // What appeared below a captured directory after the capture is removed
     // (a new directory whole), except what the capture skipped and so never knew.
     const vaultRel = options.vault && isInside(root, options.vault) ? [toPosixRelative(root, options.vault)] : []
-    removeUncaptured(root, abs, compileGlobs([...ALWAYS_SKIPPED, ...vaultRel, ...entry.walk.skip]), captured, out)
+    removeUncaptured(root, abs, compileIgnore([...ALWAYS_SKIPPED, ...entry.walk.skip], vaultRel), captured, out)
   }
   if (((lstatOrUndefined(abs)?.mode ?? 0) & 0o7777) !== entry.mode) {
     chmodSync(abs, entry.mode)
@@ -192,12 +191,13 @@ function removeUncaptured(root: string, dir: string, skip: PathMatcher, captured
   for (const name of names.sort()) {
     const abs = join(dir, name)
     const rel = toPosixRelative(root, abs)
-    if (skip(rel)) continue
+    const isDir = lstatOrUndefined(abs)?.isDirectory() ?? false
+    if (skip(rel, isDir)) continue
     if (!captured.has(rel)) {
       removeTree(abs, rel, out)
       continue
     }
-    if (lstatOrUndefined(abs)?.isDirectory()) removeUncaptured(root, abs, skip, captured, out)
+    if (isDir) removeUncaptured(root, abs, skip, captured, out)
   }
 }
 

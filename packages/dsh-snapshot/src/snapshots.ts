@@ -5,7 +5,7 @@ import { ALWAYS_SKIPPED, formatBytes, readState, walk, type ReadState } from './
 import { SnapshotError } from './errors.ts'
 import { JournalWriter, type JournalRecord, type ParsedJournal } from './journal.ts'
 import { journalFileFor, treeStoreOf } from './layout.ts'
-import { compileGlobs, type PathMatcher } from './internal/glob.ts'
+import { compileIgnore, DEFAULT_EXCLUDES, type PathMatcher } from './internal/ignore.ts'
 import { describeScopes, nothingToRestore, rolledBack } from './messages.ts'
 import { currentOwner, type JournalOwner } from './owner.ts'
 import { mergeOutcome, restoreScope, syncParents, type RestoreOutcome } from './restore.ts'
@@ -66,9 +66,9 @@ export class Snapshots {
     this._sync = options.fsync ?? 'capture'
     this._maxFile = options.maxFileBytes ?? DEFAULT_MAX_FILE_BYTES
     this._maxDir = options.maxDirBytes ?? DEFAULT_MAX_DIR_BYTES
-    this._ignore = [...(options.ignore ?? [])]
+    this._ignore = [...(options.exclude ?? DEFAULT_EXCLUDES), ...(options.ignore ?? [])]
     const vaultRel = isInside(this.root, this.vault) ? [toPosixRelative(this.root, this.vault)] : []
-    this._skip = compileGlobs([...ALWAYS_SKIPPED, ...vaultRel, ...this._ignore])
+    this._skip = compileIgnore([...ALWAYS_SKIPPED, ...this._ignore], vaultRel)
     this._owner = owner
   }
 

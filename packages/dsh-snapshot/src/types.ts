@@ -105,7 +105,9 @@ export interface SnapshotsOptions {
   maxFileBytes?: number
   /** Largest total a `captureDir` may hold, in bytes (default 256 MiB). */
   maxDirBytes?: number
-  /** Extra globs `captureDir` skips (`.git`, `node_modules` and the vault are always skipped). */
+  /** Gitignore patterns `captureDir` skips by default (tool caches; default `DEFAULT_EXCLUDES`). `.git`, `node_modules` and the vault are always skipped. */
+  exclude?: readonly string[]
+  /** More gitignore patterns, after `exclude` (a `!pattern` re-includes what `exclude` skipped). */
   ignore?: readonly string[]
 }
 

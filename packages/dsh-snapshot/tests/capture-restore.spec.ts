@@ -268,6 +268,28 @@ describe('captureDir', () => {
     expect(existsSync(join(root, 'src/new'))).toBe(false)
   })
 
+  it('ignore patterns have gitignore semantics: [...] classes, ! negation, directory-only patterns', async () => {
+    const root = workspace({
+      'src/a.tmp': 'a', 'src/c.tmp': 'c', 'src/x.log': 'x', 'src/keep.log': 'k',
+      'src/build/out.js': 'o', 'src/lib/build': 'a file named build', 'src/{a,b}.txt': 'literal braces, as in git',
+    })
+    const s = snaps(root, { ignore: ['[ab].tmp', '*.log', '!keep.log', 'build/', '{a,b}.txt'] })
+    expect(s.captureDir(call('c1'), 'src').captured).toEqual(['src', 'src/lib', 'src/c.tmp', 'src/keep.log', 'src/lib/build'])
+    writeFileSync(join(root, 'src/b.tmp'), 'skipped, so kept')
+    writeFileSync(join(root, 'src/new.log'), 'skipped, so kept')
+    writeFileSync(join(root, 'src/d.tmp'), 'not skipped, so removed')
+    const r = await s.rollback({ callId: 'c1' }, 'test')
+    expect(r.deleted).toEqual(['src/d.tmp'])
+    expect(read(root, 'src/b.tmp')).toBe('skipped, so kept')
+  })
+
+  it('tool caches (.codegraph, …) are excluded by default; exclude replaces the defaults and ! in ignore re-includes one', () => {
+    const root = workspace({ 'a.ts': 'a', '.codegraph/index.db': 'i', '.pytest_cache/v': 'v', 'pkg/__pycache__/m.pyc': 'p' })
+    expect(snaps(root).captureDir(call('c1'), '.').captured).toEqual(['.', 'pkg', 'a.ts'])
+    expect(snaps(root, { ignore: ['!.codegraph'] }).captureDir(call('c2'), '.').captured).toEqual(['.', '.codegraph', 'pkg', '.codegraph/index.db', 'a.ts'])
+    expect(snaps(root, { exclude: ['.pytest_cache'] }).captureDir(call('c3'), '.').captured).toEqual(['.', '.codegraph', 'pkg', 'pkg/__pycache__', '.codegraph/index.db', 'a.ts', 'pkg/__pycache__/m.pyc'])
+  })
+
   it('refuses a tree over the total cap with a clear error', () => {
     const root = workspace({ 'd/a': Buffer.alloc(600), 'd/b': Buffer.alloc(600) })
     const s = snaps(root, { maxDirBytes: 1000 })
