@@ -114,6 +114,6 @@ export { TsWorkerClient, type TsImpactAnswer, type TsWorkerAnswer } from './type
 export { TypecheckCheck } from './checks/typecheck.ts'
 export { VitestCheck } from './checks/vitest.ts'
 export { CommandCheck } from './checks/command.ts'
-export { GoBuildCheck, GoVetCheck, GoTestCheck, parseGoDiagnostics, parseGoTestJson } from './checks/go.ts'
+export { GoBuildCheck, GoVetCheck, GoTestCheck, parseGoDiagnostics, parseGoBuildOutput, parseGoTestJson, readGoTestRun, type GoBuildError, type GoTestRun } from './checks/go.ts'
 export { PythonCompileCheck, PytestCheck, parseJunit } from './checks/python.ts'
 export { CargoCheck, CargoTestCheck, parseCargoMessages, parseCargoTest } from './checks/rust.ts'

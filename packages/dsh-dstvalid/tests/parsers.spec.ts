@@ -2,7 +2,7 @@ import { describe, expect, it } from 'vitest'
 import { mkdtempSync, mkdirSync, writeFileSync } from 'node:fs'
 import { tmpdir } from 'node:os'
 import { join } from 'node:path'
-import { formatProblem, parseCargoMessages, parseCargoTest, parseGoDiagnostics, parseGoTestJson, parseJunit, FILE_LEVEL } from 'dsh-dstvalid'
+import { formatProblem, parseCargoMessages, parseCargoTest, parseGoDiagnostics, parseGoTestJson, parseJunit, readGoTestRun, FILE_LEVEL } from 'dsh-dstvalid'
 
 describe('toolchain output parsers', () => {
   it('go build / go vet positions', () => {
@@ -10,21 +10,72 @@ describe('toolchain output parsers', () => {
     expect(parseGoDiagnostics('compile', out).map(formatProblem)).toEqual(['calc/calc.go:6 go undefined: c', 'calc/x.go:3 go unreachable code'])
   })
 
-  it('go test -json: failing tests, passing ids, and a package that does not build', () => {
+  it('go test -json: failing tests with what they printed, passing ids, a package that does not build', () => {
     const events = [
       { Action: 'run', Package: 'm/calc', Test: 'TestA' },
-      { Action: 'output', Package: 'm/calc', Test: 'TestA', Output: '    calc_test.go:9: got 1, want 2\n' },
+      { Action: 'output', Package: 'm/calc', Test: 'TestA', Output: '=== RUN   TestA\n' },
+      { Action: 'output', Package: 'm/calc', Test: 'TestA', Output: '    calc_test.go:9: Discount(999, 10):\n' },
+      { Action: 'output', Package: 'm/calc', Test: 'TestA', Output: '        want: 899\n' },
+      { Action: 'output', Package: 'm/calc', Test: 'TestA', Output: '         got: 900\n' },
+      { Action: 'output', Package: 'm/calc', Test: 'TestA', Output: '--- FAIL: TestA (0.00s)\n' },
       { Action: 'fail', Package: 'm/calc', Test: 'TestA' },
       { Action: 'pass', Package: 'm/calc', Test: 'TestB' },
       { Action: 'fail', Package: 'm/calc' },
-      { Action: 'output', Package: 'm/report', Output: 'FAIL\tm/report [build failed]\n' },
-      { Action: 'fail', Package: 'm/report' },
+      { Action: 'output', Package: 'm', Output: 'FAIL\tm [build failed]\n' },
+      { Action: 'fail', Package: 'm' },
     ].map(e => JSON.stringify(e)).join('\n')
-    const m = parseGoTestJson('test', events, pkg => pkg.slice(2), 'report/r.go:3:1: syntax error\n')
-    expect(m.problems.map(formatProblem)).toEqual(['calc FAIL TestA — calc_test.go:9: got 1, want 2', 'report FAIL package failed: report/r.go:3:1: syntax error'])
-    expect(m.problems[1]!.key).toBe(`report${FILE_LEVEL}`)
+    const m = parseGoTestJson('test', events, pkg => (pkg === 'm' ? 'm' : pkg.slice(2)), '# m [m.test]\n./r_test.go:3:1: undefined: y\n')
+    expect(m.problems.map(formatProblem)).toEqual([
+      'calc FAIL TestA — calc_test.go:9: Discount(999, 10): | want: 899 | got: 900',
+      'm FAIL tests do not build: r_test.go:3: undefined: y',
+    ])
+    expect(m.problems[1]!.key).toBe(`m${FILE_LEVEL}`)
     expect(m.passed).toEqual([{ key: 'calc::TestB', file: 'calc' }])
-    expect(m.scope).toEqual(['calc', 'report'])
+    expect(m.scope).toEqual(['calc', 'm'])
+  })
+
+  // The three shapes of a test build failure (see src/checks/go-events.ts). Go 1.19 is
+  // run for real in go-profile.spec; the newer streams are written from Go's
+  // documented test2json format (cmd/test2json: build-output, build-fail, FailedBuild).
+  const passingReport = [
+    { Action: 'start', Package: 'm/report' },
+    { Action: 'run', Package: 'm/report', Test: 'TestTotal' },
+    { Action: 'pass', Package: 'm/report', Test: 'TestTotal' },
+    { Action: 'pass', Package: 'm/report' },
+  ].map(e => JSON.stringify(e))
+  const buildStderr = '# m/calc [m/calc.test]\ncalc/calc_test.go:6:12: undefined: Add\ncalc/new_test.go:4:9: undefined: Mul\n'
+  const expectBuildFailure = (stdout: string, stderr: string) => {
+    const run = readGoTestRun('test', stdout, stderr, pkg => pkg.slice(2))
+    expect(run.measurement.problems.map(formatProblem)).toEqual(['calc FAIL tests do not build: calc/calc_test.go:6: undefined: Add; calc/new_test.go:4: undefined: Mul'])
+    expect(run.measurement.passed).toEqual([{ key: 'report::TestTotal', file: 'report' }])
+    expect([...run.buildFailed.get('m/calc')!].map(e => e.file)).toEqual(['calc/calc_test.go', 'calc/new_test.go'])
+  }
+
+  it('go ≤ 1.21: the build failure is a plain-text FAIL line between the JSON events, errors on stderr', () => {
+    expectBuildFailure(['FAIL\tm/calc [build failed]', ...passingReport].join('\n'), buildStderr)
+  })
+
+  it('go 1.22–1.23: the FAIL line is an output event of the package, errors on stderr', () => {
+    const stdout = [
+      { Action: 'start', Package: 'm/calc' },
+      { Action: 'output', Package: 'm/calc', Output: 'FAIL\tm/calc [build failed]\n' },
+      { Action: 'fail', Package: 'm/calc', Elapsed: 0 },
+    ].map(e => JSON.stringify(e)).concat(passingReport).join('\n')
+    expectBuildFailure(stdout, buildStderr)
+  })
+
+  it('go ≥ 1.24: build-output / build-fail events and FailedBuild, nothing on stderr', () => {
+    const build = 'm/calc [m/calc.test]'
+    const stdout = [
+      { ImportPath: build, Action: 'build-output', Output: `# ${build}\n` },
+      { ImportPath: build, Action: 'build-output', Output: 'calc/calc_test.go:6:12: undefined: Add\n' },
+      { ImportPath: build, Action: 'build-output', Output: 'calc/new_test.go:4:9: undefined: Mul\n' },
+      { ImportPath: build, Action: 'build-fail' },
+      { Action: 'start', Package: 'm/calc' },
+      { Action: 'output', Package: 'm/calc', Output: 'FAIL\tm/calc [build failed]\n' },
+      { Action: 'fail', Package: 'm/calc', Elapsed: 0, FailedBuild: build },
+    ].map(e => JSON.stringify(e)).concat(passingReport).join('\n')
+    expectBuildFailure(stdout, '')
   })
 
   it('pytest junit xml, including a collection error', () => {

@@ -1,9 +1,12 @@
-import { mkdtempSync, readFileSync, rmSync } from 'node:fs'
+import { mkdtempSync, readFileSync, rmSync, writeFileSync } from 'node:fs'
 import { tmpdir } from 'node:os'
 import { basename, dirname, join } from 'node:path'
 import { toPosixRelative } from 'dsh-common'
 import { FILE_LEVEL } from '../accepted.ts'
 import { diagnostic, failingTest } from '../problems.ts'
+import { describeBuildErrors, readGoTestRun, type GoBuildError } from './go-events.ts'
+
+export { parseGoBuildOutput, parseGoTestJson, readGoTestRun, type GoBuildError, type GoTestRun } from './go-events.ts'
 import { runRecorded, whyNotJudged } from '../run.ts'
 import type { Change, Check, CheckIO, Measurement, Problem } from '../types.ts'
 import { parseCoverProfile, type CoverageReading, type CoverageSource } from './coverage.ts'
@@ -53,31 +56,49 @@ export class GoVetCheck extends GoDiagnosticsCheck {
   protected readonly argv = ['go', 'vet', './...']
 }
 
-interface GoTestEvent {
-  Action: string
-  Package?: string
-  Test?: string
-  Output?: string
-}
-
 interface GoPackage {
   importPath: string
   /** Workspace-relative directory, `.` for the module root. */
   dir: string
+  /** How problems and scope name it: the directory, or the import path for the module root (never `.`). */
+  label: string
+  /** Module-internal or not, everything its code and tests import (code deps transitively). */
   deps: Set<string>
+  /** Workspace-relative `_test.go` files (in-package and external). */
+  testFiles: string[]
 }
+
+/** `go list` line format: import path, directory, imports (code transitively, tests directly), test files. */
+const LIST_FORMAT = '{{.ImportPath}}\t{{.Dir}}\t{{join .Deps " "}} {{join .TestImports " "}} {{join .XTestImports " "}}\t{{join .TestGoFiles " "}} {{join .XTestGoFiles " "}}'
 
 /**
  * `go test -json`: on a change, only the packages of the changed files and
  * the packages that import them (directly, transitively, or from tests).
- * A test id is `<pkg dir>::<TestName>`; a package that fails without a
- * failing test (it no longer builds) is one problem keyed by the package.
+ * A test id is `<pkg>::<TestName>` (`<pkg>`: the package directory, or its
+ * import path for the module root); a package whose tests do not build is
+ * one problem keyed by the package.
+ *
+ * Test-first work: a `_test.go` file that did not compile in the accepted
+ * state (new, or already pending) and now keeps its package's tests from
+ * building is left out of the build through `go test -overlay` (the
+ * workspace is never touched), so the package's other tests are still
+ * judged; the pending file is reported as a problem of its own (a warning:
+ * no test in it ever passed). A test file that compiled in the accepted
+ * state and no longer does is a regression of the package.
+ *
+ * No `-count=1`: Go's test cache is keyed by the content of the files and
+ * the environment, so a cached result is the result of this content.
  */
 export class GoTestCheck implements Check, CoverageSource {
   readonly name = 'test'
   readonly verb = 'testing'
   readonly coverageUnit = 'statements'
   private _coverage?: CoverageReading
+  private _packages: GoPackage[] = []
+  /** Test files that compiled in the accepted state. */
+  private readonly _compiled = new Set<string>()
+  /** Test files ever reported pending, so a later measurement of their package clears their problem. */
+  private readonly _pending = new Set<string>()
 
   /** `coverage`: also write a cover profile (the coverage mode) on `measure` runs. */
   constructor(private readonly root: string, private readonly mode: 'related' | 'all', private readonly extraArgs: string[] = [], private readonly coverage = false) {}
@@ -90,23 +111,42 @@ export class GoTestCheck implements Check, CoverageSource {
     this._coverage = undefined
     const covered = change?.files.filter(f => f.endsWith('.go') && !f.endsWith('_test.go'))
     const cover: 'all' | string[] | undefined = !this.coverage ? undefined : covered ? (covered.length ? covered : undefined) : 'all'
+    const packages = await this.listPackages(io)
+    if (!packages) return { status: 'error', problems: [], scope: [], error: 'go list failed; cannot tell which packages a change affects' }
+    let targets = ['./...']
     if (change && this.mode === 'related') {
-      const affected = await this.affectedPackages(change, io)
-      if (!affected) return { status: 'error', problems: [], scope: [], error: 'go list failed; cannot tell which packages a change affects' }
-      if (!affected.dirs.length) return { status: 'ok', problems: [], passed: [], scope: [] }
-      return this.runTests(affected.dirs.map(d => (d === '.' ? '.' : `./${d}`)), [], io, affected.packages, cover)
+      const dirs = affectedDirs(packages, change)
+      if (!dirs.length) return { status: 'ok', problems: [], passed: [], scope: [] }
+      targets = dirs.map(target)
     }
-    return this.runTests(['./...'], [], io, undefined, cover)
+    const m = await this.runTests(targets, [], io, cover)
+    return m.status === 'ok' ? this.withPendingFiles(m, io) : m
+  }
+
+  /** The accepted state advanced: every test file of a package whose tests built (minus pending ones) compiled. */
+  advance(m: Measurement): void {
+    const failed = new Set(m.problems.filter(p => p.key.endsWith(FILE_LEVEL)).map(p => p.key.slice(0, -FILE_LEVEL.length)))
+    const measured = m.scope === 'all' ? undefined : new Set(m.scope)
+    for (const p of this._packages) {
+      if ((measured && !measured.has(p.label)) || failed.has(p.label)) continue
+      for (const f of p.testFiles) if (!failed.has(f)) this._compiled.add(f)
+    }
   }
 
   async confirm(problems: Problem[], io: CheckIO): Promise<Problem[] | undefined> {
     const byPkg = new Map<string, Problem[]>()
     for (const p of problems) byPkg.set(p.file, [...(byPkg.get(p.file) ?? []), p])
     const still: Problem[] = []
-    for (const [dir, group] of byPkg) {
+    for (const [label, group] of byPkg) {
+      const pkg = this._packages.find(p => p.label === label)
+      if (!pkg) {
+        // Not a package (a pending test file): nothing to re-run alone.
+        still.push(...group)
+        continue
+      }
       const tops = [...new Set(group.map(p => p.key.slice(p.key.indexOf('::') + 2).split('/')[0]!))]
       const whole = group.some(p => p.key.endsWith(FILE_LEVEL))
-      const m = await this.runTests([dir === '.' ? '.' : `./${dir}`], whole ? [] : ['-run', `^(${tops.join('|')})$`], io)
+      const m = await this.runTests([target(pkg.dir)], whole ? [] : ['-run', `^(${tops.join('|')})$`], io, undefined, this.overlayFor([pkg]))
       if (m.status !== 'ok') return undefined
       const failing = new Set(m.problems.map(p => p.key))
       still.push(...group.filter(p => failing.has(p.key)))
@@ -114,80 +154,127 @@ export class GoTestCheck implements Check, CoverageSource {
     return still
   }
 
-  private async runTests(targets: string[], extra: string[], io: CheckIO, known?: GoPackage[], cover?: 'all' | string[]): Promise<Measurement> {
-    const tmp = cover ? mkdtempSync(join(tmpdir(), 'dsh-gocover-')) : undefined
+  /**
+   * Packages whose tests did not build because of test files that never
+   * compiled in the accepted state: run them again without those files, and
+   * report each such file as its own problem.
+   */
+  private async withPendingFiles(m: GoMeasurement, io: CheckIO): Promise<Measurement> {
+    const pending = new Map<GoPackage, Map<string, GoBuildError[]>>()
+    for (const [importPath, errors] of m.buildFailed) {
+      const pkg = this._packages.find(p => p.importPath === importPath)
+      if (!pkg) continue
+      for (const e of errors) {
+        if (!pkg.testFiles.includes(e.file) || this._compiled.has(e.file)) continue
+        const files = pending.get(pkg) ?? new Map<string, GoBuildError[]>()
+        files.set(e.file, [...(files.get(e.file) ?? []), e])
+        pending.set(pkg, files)
+      }
+    }
+    let measurement: Measurement = m
+    if (pending.size) {
+      for (const files of pending.values()) for (const f of files.keys()) this._pending.add(f)
+      const again = await this.runTests([...pending.keys()].map(p => target(p.dir)), [], io, undefined, this.overlayFor([...pending.keys()]))
+      if (again.status !== 'ok') return again
+      const rerun = new Set(again.scope === 'all' ? [] : again.scope)
+      for (const p of pending.keys()) rerun.add(p.label)
+      const problems = [...m.problems.filter(p => !rerun.has(p.file)), ...again.problems]
+      for (const files of pending.values()) {
+        for (const [file, errors] of files) problems.push(failingTest(this.name, `${file}${FILE_LEVEL}`, file, errors[0]!.line, `test file does not build yet (left out of the run): ${describeBuildErrors(errors)}`))
+      }
+      measurement = {
+        status: 'ok',
+        problems,
+        passed: [...(m.passed ?? []).filter(p => !rerun.has(p.file)), ...(again.passed ?? [])],
+        scope: m.scope === 'all' ? 'all' : [...new Set([...m.scope, ...rerun])],
+      }
+    }
+    // A package measured again also settles its test files that were pending before.
+    if (measurement.scope === 'all') return measurement
+    const labels = new Set(measurement.scope)
+    const files = this._packages.filter(p => labels.has(p.label)).flatMap(p => p.testFiles).filter(f => this._pending.has(f))
+    return { ...measurement, scope: [...new Set([...measurement.scope, ...files])] }
+  }
+
+  /** An overlay that leaves out the given packages' test files that never compiled in the accepted state. */
+  private overlayFor(packages: readonly GoPackage[]): string[] {
+    return packages.flatMap(p => p.testFiles).filter(f => this._pending.has(f) && !this._compiled.has(f))
+  }
+
+  private async runTests(targets: string[], extra: string[], io: CheckIO, cover?: 'all' | string[], leaveOut: string[] = []): Promise<GoMeasurement> {
+    const tmp = cover || leaveOut.length ? mkdtempSync(join(tmpdir(), 'dsh-gotest-')) : undefined
     try {
-      const profile = tmp && join(tmp, 'cover.out')
-      const argv = ['go', 'test', '-json', '-count=1', ...(profile ? [`-coverprofile=${profile}`] : []), ...this.extraArgs, ...extra, ...targets]
+      const profile = tmp && cover ? join(tmp, 'cover.out') : undefined
+      let overlay: string | undefined
+      if (tmp && leaveOut.length) {
+        // An empty replacement path: the file does not exist for this build.
+        overlay = join(tmp, 'overlay.json')
+        writeFileSync(overlay, JSON.stringify({ Replace: Object.fromEntries(leaveOut.map(f => [join(this.root, f), ''])) }))
+      }
+      const argv = ['go', 'test', '-json', ...(overlay ? [`-overlay=${overlay}`] : []), ...(profile ? [`-coverprofile=${profile}`] : []), ...this.extraArgs, ...extra, ...targets]
       const r = await runRecorded(this.name, argv, this.root, io)
       if (r.outcome === 'timeout' || r.outcome === 'error') {
         if (cover) this._coverage = { status: 'error', error: 'coverage: go test did not finish' }
-        return { status: r.outcome === 'timeout' ? 'timeout' : 'error', problems: [], scope: [], error: whyNotJudged('go test', r, io.timeoutMs) }
+        return { status: r.outcome === 'timeout' ? 'timeout' : 'error', problems: [], scope: [], error: whyNotJudged('go test', r, io.timeoutMs), buildFailed: new Map() }
       }
-      const packages = known ?? await this.listPackages(io)
-      const dirOf = new Map(packages?.map(p => [p.importPath, p.dir]) ?? [])
-      if (cover && profile) this._coverage = readCoverProfile(profile, dirOf, cover)
-      return parseGoTestJson(this.name, r.stdout, pkg => dirOf.get(pkg) ?? pkg, r.stderr)
+      const labelOf = new Map(this._packages.map(p => [p.importPath, p.label]))
+      if (cover && profile) this._coverage = readCoverProfile(profile, new Map(this._packages.map(p => [p.importPath, p.dir])), cover)
+      const run = readGoTestRun(this.name, r.stdout, r.stderr, pkg => labelOf.get(pkg) ?? pkg)
+      return { ...run.measurement, buildFailed: run.buildFailed }
     } finally {
       if (tmp) rmSync(tmp, { recursive: true, force: true })
     }
   }
 
   private async listPackages(io: CheckIO): Promise<GoPackage[] | undefined> {
-    const r = await runRecorded(this.name, ['go', 'list', '-e', '-f', '{{.ImportPath}}\t{{.Dir}}\t{{join .Deps " "}} {{join .TestImports " "}} {{join .XTestImports " "}}', './...'], this.root, io)
+    const r = await runRecorded(this.name, ['go', 'list', '-e', '-f', LIST_FORMAT, './...'], this.root, io)
     if (r.exitCode !== 0) return undefined
-    return r.stdout.split('\n').filter(Boolean).map(line => {
-      const [importPath, dir, deps] = line.split('\t')
-      return { importPath: importPath!, dir: toPosixRelative(this.root, dir!) || '.', deps: new Set((deps ?? '').split(' ').filter(Boolean)) }
+    this._packages = r.stdout.split('\n').filter(Boolean).map(line => {
+      const [importPath, abs, deps, tests] = line.split('\t')
+      const dir = toPosixRelative(this.root, abs!) || '.'
+      return {
+        importPath: importPath!,
+        dir,
+        label: dir === '.' ? importPath! : dir,
+        deps: new Set((deps ?? '').split(' ').filter(Boolean)),
+        testFiles: (tests ?? '').split(' ').filter(Boolean).map(f => (dir === '.' ? f : `${dir}/${f}`)),
+      }
     })
-  }
-
-  private async affectedPackages(change: Change, io: CheckIO): Promise<{ dirs: string[]; packages: GoPackage[] } | undefined> {
-    const packages = await this.listPackages(io)
-    if (!packages) return undefined
-    const changedDirs = new Set(change.files.filter(f => f.endsWith('.go')).map(f => dirname(f) || '.'))
-    const changed = packages.filter(p => changedDirs.has(p.dir)).map(p => p.importPath)
-    const hit = new Set(changed)
-    for (const p of packages) if (changed.some(c => p.deps.has(c))) hit.add(p.importPath)
-    return { dirs: packages.filter(p => hit.has(p.importPath)).map(p => p.dir), packages }
+    return this._packages
   }
 }
 
-/** Parse `go test -json` output; `dirOf` maps an import path to its workspace-relative directory. */
-export function parseGoTestJson(check: string, stdout: string, dirOf: (pkg: string) => string, stderr = ''): Measurement {
-  const buildError = stderr.split('\n').map(l => l.trim()).find(l => GO_POSITION.test(l))
-  const problems: Problem[] = []
-  const passed: { key: string; file: string }[] = []
-  const scope = new Set<string>()
-  const output = new Map<string, string[]>()
-  const failedTests = new Set<string>()
-  for (const line of stdout.split('\n')) {
-    if (!line.startsWith('{')) continue
-    let e: GoTestEvent
-    try {
-      e = JSON.parse(line) as GoTestEvent
-    } catch {
-      // A partial line at the output cap: the rest of the report still counts.
-      continue
-    }
-    if (!e.Package) continue
-    const dir = dirOf(e.Package)
-    scope.add(dir)
-    const id = e.Test ? `${dir}::${e.Test}` : `${dir}${FILE_LEVEL}`
-    if (e.Action === 'output' && e.Output) output.set(id, [...(output.get(id) ?? []), e.Output])
-    if (e.Action === 'pass' && e.Test) passed.push({ key: id, file: dir })
-    if (e.Action === 'fail') {
-      if (e.Test) {
-        failedTests.add(dir)
-        const why = (output.get(id) ?? []).map(l => l.trim()).find(l => /\.go:\d+:/.test(l)) ?? ''
-        problems.push(failingTest(check, id, dir, undefined, `${e.Test}${why ? ` — ${why}` : ''}`))
-      } else if (!failedTests.has(dir)) {
-        const why = (output.get(id) ?? []).map(l => l.trim()).find(l => GO_POSITION.test(l)) ?? buildError ?? 'it does not build or a test binary crashed'
-        problems.push(failingTest(check, id, dir, undefined, `package failed: ${why}`))
+interface GoMeasurement extends Measurement {
+  buildFailed: Map<string, GoBuildError[]>
+}
+
+/** `./calc`, or `.` for the module root. */
+function target(dir: string): string {
+  return dir === '.' ? '.' : `./${dir}`
+}
+
+/**
+ * Directories of the packages a change can affect: the changed files'
+ * packages and every package whose code or tests reach them (test imports
+ * followed transitively too).
+ */
+function affectedDirs(packages: readonly GoPackage[], change: Change): string[] {
+  const changedDirs = new Set(change.files.filter(f => f.endsWith('.go')).map(f => dirname(f) || '.'))
+  const hit = new Set(packages.filter(p => changedDirs.has(p.dir)).map(p => p.importPath))
+  for (let grew = true; grew;) {
+    grew = false
+    for (const p of packages) {
+      if (hit.has(p.importPath)) continue
+      for (const d of p.deps) {
+        if (hit.has(d)) {
+          hit.add(p.importPath)
+          grew = true
+          break
+        }
       }
     }
   }
-  return { status: 'ok', problems, passed, scope: [...scope] }
+  return packages.filter(p => hit.has(p.importPath)).map(p => p.dir)
 }
 
 /** Per-file coverage of a cover profile, workspace-relative (`dirOf`: import path → package directory). */
