@@ -5,6 +5,7 @@
  * No Cordis imports: every core and every plugin may use it.
  */
 export * from './run.ts'
+export * from './process.ts'
 export * from './paths.ts'
 export * from './fs.ts'
 export * from './jsonl.ts'

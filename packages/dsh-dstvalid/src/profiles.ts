@@ -8,6 +8,7 @@ import { CargoCheck, CargoTestCheck } from './checks/rust.ts'
 import { CoverageCheck } from './checks/coverage.ts'
 import { StyleCheck } from './checks/style.ts'
 import { TypecheckCheck } from './checks/typecheck.ts'
+import { nativeTypecheck } from './checks/typecheck7.ts'
 import { VitestCheck } from './checks/vitest.ts'
 import type { Config, ProfileName } from './config.ts'
 import { GoImpact } from './impact/go.ts'
@@ -97,7 +98,7 @@ export function buildProfiles(root: string, config: Config): BuiltProfiles {
             typescriptPath = createRequire(import.meta.url).resolve('typescript')
             notes.push('typescript is not installed in the workspace; type-checking with the suite\'s own TypeScript')
           }
-          const typecheck = new TypecheckCheck({ root, configPath, typescriptPath, maxHeapMb: config.typescriptMaxHeapMb })
+          const typecheck = nativeTypecheck(root, configPath) ?? new TypecheckCheck({ root, configPath, typescriptPath, maxHeapMb: config.typescriptMaxHeapMb })
           checks.push(typecheck)
           impact.push(typecheck)
         }

@@ -1,0 +1,140 @@
+/**
+ * Real TypeScript 7 workspaces for the tests: the `create-vite` React +
+ * TypeScript template installed from the npm registry (cached under the
+ * repository's `node_modules/.cache`, keyed by the create-vite version, so a
+ * fresh clone installs it once), and a generated library with project
+ * references that runs on the same installed TypeScript 7.
+ */
+import { cpSync, existsSync, mkdirSync, mkdtempSync, readdirSync, renameSync, rmSync, statSync, symlinkSync, writeFileSync } from 'node:fs'
+import { tmpdir } from 'node:os'
+import { join, relative, sep } from 'node:path'
+import { runCommand } from 'dsh-common'
+import { repoNodeModules } from './helpers.ts'
+
+/** The create-vite release whose react-ts template the tests use (its template pins `typescript: ~7.0.2`). */
+export const CREATE_VITE = '9.3.0'
+const cacheRoot = join(repoNodeModules, '.cache', 'dsh-dstvalid')
+const template = join(cacheRoot, `create-vite-${CREATE_VITE}-react-ts`)
+
+const dirs: string[] = []
+
+async function npm(args: string[], cwd: string): Promise<void> {
+  const r = await runCommand(['npm', ...args], { cwd, timeoutMs: 300_000, env: { npm_config_loglevel: 'error', npm_config_fund: 'false', npm_config_audit: 'false', npm_config_update_notifier: 'false' } })
+  if (r.exitCode !== 0) throw new Error(`npm ${args.join(' ')} failed in ${cwd} (${r.exitCode ?? r.signal}): ${r.output.trim().split('\n').slice(-5).join('\n')}`)
+}
+
+/**
+ * The template, installed as a new user would (`npm install`, untouched),
+ * once per create-vite version: packed from the registry, extracted, its
+ * dependencies installed, then moved into the cache in one rename (a
+ * concurrent installer loses the race harmlessly).
+ */
+export async function createViteTemplate(): Promise<string> {
+  if (existsSync(join(template, 'node_modules', 'typescript', 'package.json'))) return template
+  mkdirSync(cacheRoot, { recursive: true })
+  const work = mkdtempSync(join(cacheRoot, 'tmp-'))
+  try {
+    await npm(['pack', `create-vite@${CREATE_VITE}`, '--pack-destination', work], work)
+    const tgz = readdirSync(work).find(f => f.endsWith('.tgz'))!
+    const r = await runCommand(['tar', 'xzf', tgz], { cwd: work })
+    if (r.exitCode !== 0) throw new Error(`tar failed: ${r.output}`)
+    const app = join(work, 'package', 'template-react-ts')
+    renameSync(join(app, '_gitignore'), join(app, '.gitignore'))
+    await npm(['install', '--ignore-scripts', '--no-audit', '--no-fund'], app)
+    try {
+      renameSync(app, template)
+    } catch (error) {
+      if (!existsSync(join(template, 'node_modules', 'typescript'))) throw error
+    }
+  } finally {
+    rmSync(work, { recursive: true, force: true })
+  }
+  return template
+}
+
+/** A fresh copy of the create-vite app (sources copied, `node_modules` symlinked to the cached install). */
+export async function createViteApp(): Promise<string> {
+  const source = await createViteTemplate()
+  const root = mkdtempSync(join(tmpdir(), 'dsh-ts7-vite-'))
+  dirs.push(root)
+  for (const entry of readdirSync(source)) {
+    if (entry === 'node_modules') continue
+    cpSync(join(source, entry), join(root, entry), { recursive: true })
+  }
+  symlinkSync(join(source, 'node_modules'), join(root, 'node_modules'))
+  return root
+}
+
+/**
+ * A generated TypeScript 7 library with project references: a solution
+ * `tsconfig.json` over `packages/core` and `packages/app` (composite,
+ * `app` references `core`), a pre-existing error in `packages/app/src/legacy.ts`,
+ * and `scratch/notes.ts`, which no project includes. `node_modules` is the
+ * create-vite install's (it holds TypeScript 7).
+ */
+export async function referencesLibrary(): Promise<string> {
+  const source = await createViteTemplate()
+  const root = mkdtempSync(join(tmpdir(), 'dsh-ts7-lib-'))
+  dirs.push(root)
+  const files: Record<string, string> = {
+    'package.json': JSON.stringify({ name: 'ts7-lib', private: true, type: 'module', devDependencies: { typescript: '~7.0.2' } }, null, 2),
+    'tsconfig.base.json': JSON.stringify({ compilerOptions: { target: 'es2022', module: 'nodenext', strict: true, composite: true, skipLibCheck: true, types: [] } }, null, 2),
+    'tsconfig.json': JSON.stringify({ files: [], references: [{ path: './packages/core' }, { path: './packages/app' }] }, null, 2),
+    'packages/core/tsconfig.json': JSON.stringify({ extends: '../../tsconfig.base.json', compilerOptions: { rootDir: 'src', outDir: 'dist' }, include: ['src'] }, null, 2),
+    'packages/core/src/money.ts': [
+      'export type Cents = number',
+      '',
+      'export function add(a: Cents, b: Cents): Cents {',
+      '  return a + b',
+      '}',
+      '',
+      'export function format(c: Cents): string {',
+      '  return `$${(c / 100).toFixed(2)}`',
+      '}',
+      '',
+    ].join('\n'),
+    'packages/app/tsconfig.json': JSON.stringify({ extends: '../../tsconfig.base.json', compilerOptions: { rootDir: 'src', outDir: 'dist' }, include: ['src'], references: [{ path: '../core' }] }, null, 2),
+    'packages/app/src/cart.ts': [
+      "import { add, format } from '../../core/src/money.js'",
+      '',
+      'export function total(items: number[]): string {',
+      '  let sum = 0',
+      '  for (const item of items) sum = add(sum, item)',
+      '  return format(sum)',
+      '}',
+      '',
+    ].join('\n'),
+    'packages/app/src/legacy.ts': [
+      '// A known, pre-existing problem the guard must tolerate.',
+      "export const legacyCount: number = 'many'",
+      '',
+    ].join('\n'),
+    'scratch/notes.ts': 'export const note = 1\n',
+  }
+  for (const [rel, text] of Object.entries(files)) {
+    mkdirSync(join(root, rel, '..'), { recursive: true })
+    writeFileSync(join(root, rel), text)
+  }
+  symlinkSync(join(source, 'node_modules'), join(root, 'node_modules'))
+  return root
+}
+
+/** Every file under `root` (workspace-relative) except `node_modules`, with size and mtime: to prove nothing was written. */
+export function listTree(root: string): string[] {
+  const out: string[] = []
+  const walk = (dir: string) => {
+    for (const entry of readdirSync(dir)) {
+      const abs = join(dir, entry)
+      if (entry === 'node_modules') continue
+      const s = statSync(abs)
+      if (s.isDirectory()) walk(abs)
+      else out.push(`${relative(root, abs).split(sep).join('/')} ${s.size} ${s.mtimeMs}`)
+    }
+  }
+  walk(root)
+  return out.sort()
+}
+
+export function cleanupTs7Workspaces() {
+  for (const d of dirs.splice(0)) rmSync(d, { recursive: true, force: true })
+}
