@@ -16,6 +16,13 @@ import { runCommand } from 'dsh-common'
 import { Guard, TsProgramChecker, TypecheckCheck, VitestCheck, vitestCommand, type GuardIO } from 'dsh-dstvalid'
 import type * as TS from 'typescript'
 import { generateProject } from './gen-ts-project.ts'
+import { runTs7Bench } from './dstvalid-ts7.ts'
+
+// TypeScript 7 rows only (they also print after the TS 5 table below).
+if (process.env.DSH_BENCH_TS === '7') {
+  await runTs7Bench()
+  process.exit(0)
+}
 
 const env = (name: string, def: number) => Number(process.env[name] ?? def)
 const MODULES = env('DSH_BENCH_MODULES', 520)
@@ -141,3 +148,5 @@ console.log(`| … body-only edits | ${ms(median(oursByKind.body))} | ${ratio(me
 console.log(`| … export-adding edits | ${ms(median(oursByKind.export))} | ${ratio(median(oursByKind.export))} | |`)
 console.log(`| floor: warm in-process re-check (type-check only) | ${ms(median(floor))} (body ${ms(median(floorByKind.body))}, export ${ms(median(floorByKind.export))}; re-checked files ${median(rechecked.body)} / ${median(rechecked.export)}) | ${ratio(median(floor))} | |`)
 console.log(`\nOne-time baseline of the guard (cold worker + full vitest run): ${ms(baselineMs)}.`)
+
+await runTs7Bench()
