@@ -46,7 +46,7 @@ export function isSchemaLike(value: unknown): value is SchemaLike {
 }
 
 /** Top-level options of an object (or intersection of objects) schema, in declaration order. */
-export function configOptions(schema: SchemaLike): ConfigOption[] {
+function configOptions(schema: SchemaLike): ConfigOption[] {
   const dict: Record<string, SchemaLike> = {}
   const gather = (s: SchemaLike) => {
     if (s.type === 'object' && s.dict) Object.assign(dict, s.dict)

@@ -57,7 +57,7 @@ export function collectTsBlocks(root: string): DocBlock[] {
 }
 
 /** `<file> (block at line N, +l:c) message` */
-export function formatDiagnostic(d: BlockDiagnostic): string {
+function formatDiagnostic(d: BlockDiagnostic): string {
   const message = d.message.split('\n').join('\n    ')
   return `${d.block.file} (block at line ${d.block.fenceLine}, +${d.line}:${d.column}) TS${d.code}: ${message}`
 }

@@ -16,8 +16,8 @@ import { listPackages, listSourceFiles, relPath, type WorkspacePackage } from '.
 export type EventKind = 'cordis' | 'log'
 
 /** Dispatch modes a Cordis event may document; `log` is the mode of session-log events. */
-export const CORDIS_MODES = ['emit', 'parallel', 'serial', 'waterfall', 'bail'] as const
-export const LOG_MODE = 'log'
+const CORDIS_MODES = ['emit', 'parallel', 'serial', 'waterfall', 'bail'] as const
+const LOG_MODE = 'log'
 
 export interface EventDeclaration {
   name: string
@@ -40,7 +40,7 @@ export interface DeclarationScanOptions {
   logModule?: string
 }
 
-export const DEFAULT_SCAN: Required<DeclarationScanOptions> = {
+const DEFAULT_SCAN: Required<DeclarationScanOptions> = {
   cordisModules: ['@deepseek-ai/cordis'],
   logModule: 'dsh-session',
 }

@@ -1,4 +1,4 @@
-import { formatConfigTable } from './config-table.ts'
+import { CONFIG_HEADER, formatConfigTable } from './config-table.ts'
 import type { EventDeclaration } from './events.ts'
 import { codeSpans, escapeCell, findHeadings, findMarkers, findTables, headerKey, plainText, splitLines, type MarkdownTable } from './markdown.ts'
 import type { PluginEntry } from './plugins.ts'
@@ -20,7 +20,6 @@ import type { PluginEntry } from './plugins.ts'
  * at the end of its section.
  */
 
-export const CONFIG_HEADER = 'key | type | default | description'
 export const EVENTS_HEADER = 'event | mode | purpose'
 
 export interface GeneratedFacts {
@@ -106,7 +105,7 @@ export function regenerate(text: string, pkgName: string, facts: GeneratedFacts)
 }
 
 /** The Events table: rows as listed (undeclared ones dropped), modes from the declarations, own events added. */
-export function formatEventsTable(table: MarkdownTable | undefined, facts: GeneratedFacts): string {
+function formatEventsTable(table: MarkdownTable | undefined, facts: GeneratedFacts): string {
   const rows: string[] = []
   const listed = new Set<string>()
   for (const row of table?.rows ?? []) {

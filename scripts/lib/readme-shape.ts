@@ -1,14 +1,12 @@
 import { existsSync, readFileSync, writeFileSync } from 'node:fs'
 import { join, resolve } from 'node:path'
 import { codeSpans, findFencedBlocks, findHeadings, findTables, headerKey, plainText, type Heading, type MarkdownTable } from './markdown.ts'
-import { compareConfigTable } from './config-table.ts'
+import { CONFIG_HEADER, compareConfigTable } from './config-table.ts'
 import { OPT_OUT_FLAG } from './doc-blocks.ts'
 import { scanEventDeclarations, uniqueEvents, type EventDeclaration } from './events.ts'
-import { CONFIG_HEADER, EVENTS_HEADER, regenerate, type GeneratedBlock } from './generated.ts'
+import { EVENTS_HEADER, regenerate, type GeneratedBlock } from './generated.ts'
 import { loadPackagePlugins, type PluginEntry } from './plugins.ts'
 import { listPackages, relPath, type WorkspacePackage } from './workspace.ts'
-
-export { CONFIG_HEADER, EVENTS_HEADER }
 
 /**
  * One README shape for every package (scripts/README.md, "check-readmes"):
@@ -34,7 +32,7 @@ export interface SectionRule {
   pluginOnly: boolean
 }
 
-export const SECTIONS: readonly SectionRule[] = [
+const SECTIONS: readonly SectionRule[] = [
   { id: 'provides', title: 'Provides', pluginOnly: false },
   { id: 'api', title: 'API', pluginOnly: false },
   { id: 'events', title: 'Events', pluginOnly: true },

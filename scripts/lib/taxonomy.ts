@@ -5,7 +5,7 @@ import { declarationProblems, scanEventDeclarations, uniqueEvents, type Declarat
 import { relPath } from './workspace.ts'
 
 /** The header (lower-cased) of the event taxonomy table(s) in docs/architecture.md. */
-export const TAXONOMY_HEADER = 'event | mode | emitted by | purpose'
+const TAXONOMY_HEADER = 'event | mode | emitted by | purpose'
 
 export interface TaxonomyRow {
   name: string

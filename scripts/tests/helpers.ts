@@ -4,7 +4,7 @@ import { fileURLToPath } from 'node:url'
 import { runCommand, type RunResult } from 'dsh-common'
 import { REPO_ROOT } from '../lib/workspace.ts'
 
-export const FIXTURES = join(dirname(fileURLToPath(import.meta.url)), 'fixtures')
+const FIXTURES = join(dirname(fileURLToPath(import.meta.url)), 'fixtures')
 
 /** Absolute path of a fixture tree (or a file in it). */
 export function fixture(...parts: string[]): string {

@@ -15,6 +15,9 @@ import { GoImpact } from './impact/go.ts'
 import { PythonImpact } from './impact/python.ts'
 import { styleToolsFor } from './style/detect.ts'
 import type { Check, ImpactSource, Profile } from './types.ts'
+import { installedInWorkspace, resolveFromWorkspace } from './workspace-modules.ts'
+
+export { installedInWorkspace, resolveFromWorkspace }
 
 /** Profiles that apply to a workspace, from its files. */
 export function detectProfiles(root: string): ProfileName[] {
@@ -25,29 +28,6 @@ export function detectProfiles(root: string): ProfileName[] {
   if (has('pyproject.toml') || has('setup.py') || has('setup.cfg') || has('pytest.ini')) found.push('python')
   if (has('Cargo.toml')) found.push('rust')
   return found
-}
-
-/** Resolve a module the way the workspace would (its own node_modules), or undefined. */
-export function resolveFromWorkspace(root: string, specifier: string): string | undefined {
-  try {
-    return createRequire(join(root, 'package.json')).resolve(specifier)
-  } catch {
-    // Not installed in the workspace.
-    return undefined
-  }
-}
-
-/**
- * Whether a package is installed where Node's own lookup from the workspace
- * finds it (`<dir>/node_modules/<name>` for the workspace and its parents),
- * checked on disk: a resolver hook of the running process (tsx) must not make
- * a package look installed that the workspace's own tools cannot load.
- */
-export function installedInWorkspace(root: string, name: string): boolean {
-  for (let dir = resolve(root); ; dir = dirname(dir)) {
-    if (existsSync(join(dir, 'node_modules', name, 'package.json'))) return true
-    if (dirname(dir) === dir) return false
-  }
 }
 
 /** `[node, <vitest.mjs>]` for the workspace's own vitest, without a package runner. */

@@ -2,7 +2,7 @@ import { closeSync, constants, fstatSync, openSync, readSync, readdirSync, readl
 import { dirname, join } from 'node:path'
 import { isInside, lstatOrUndefined, toPosixRelative } from 'dsh-common'
 import { SnapshotError } from './errors.ts'
-import { checksum } from './journal.ts'
+import { checksum } from './journal-format.ts'
 import type { PathMatcher } from './internal/ignore.ts'
 import type { CaptureEntry } from './types.ts'
 
@@ -23,7 +23,7 @@ export function formatBytes(n: number): string {
 
 
 /** Ancestors of `abs` below `root` that do not exist, outermost first (workspace-relative). */
-export function missingDirs(root: string, abs: string): string[] {
+function missingDirs(root: string, abs: string): string[] {
   const out: string[] = []
   for (let dir = dirname(abs); dir !== root && isInside(root, dir); dir = dirname(dir)) {
     if (lstatOrUndefined(dir)) break

@@ -3,7 +3,7 @@ import { isAbsolute, join, resolve } from 'node:path'
 import { randomBytes } from 'node:crypto'
 import { isInside, runCommand, toPosixRelative } from 'dsh-common'
 import { SnapshotError } from './errors.ts'
-import type { RestoreOutcome } from './restore.ts'
+import type { RestoreOutcome } from './types.ts'
 import type { CaptureEntry } from './types.ts'
 
 /**
@@ -32,7 +32,7 @@ async function git(root: string, args: string[], env: GitEnv = {}): Promise<stri
 }
 
 /** The repository's own object directory and index, when `root` is the top of a git work tree. */
-export async function gitLayout(root: string): Promise<{ objects: string; index: string } | undefined> {
+async function gitLayout(root: string): Promise<{ objects: string; index: string } | undefined> {
   if (!existsSync(join(root, '.git'))) return undefined
   let out: string
   try {

@@ -1,7 +1,7 @@
 import { closeSync, fstatSync, openSync, readSync } from 'node:fs'
 import { crc32 } from 'node:zlib'
 import { SnapshotError } from './errors.ts'
-import { describeRecord, JOURNAL_FORMAT, payloadSize, type JournalHeader, type JournalRecord, type ParsedJournal } from './journal.ts'
+import { describeRecord, JOURNAL_FORMAT, payloadSize, type JournalHeader, type JournalRecord, type ParsedJournal } from './journal-format.ts'
 
 /** Reading a journal back: recovery, adoption, tests. */
 

@@ -1,72 +1,13 @@
 import { closeSync, fdatasyncSync, ftruncateSync, mkdirSync, openSync, unlinkSync, writeSync, writevSync } from 'node:fs'
 import { basename, dirname } from 'node:path'
-import { crc32 } from 'node:zlib'
 import { fsyncDirSync } from 'dsh-common'
 import { SnapshotError } from './errors.ts'
+import { describeRecord, JOURNAL_FORMAT, payloadSize, type JournalHeader, type JournalRecord, type ParsedJournal } from './journal-format.ts'
 import { readPayloadFd } from './journal-read.ts'
 import type { JournalOwner } from './owner.ts'
-import type { CaptureEntry, SyncMode } from './types.ts'
-
-/**
- * The on-disk journal of one session's snapshots: a fixed-size header line,
- * then records appended in order. A record is one JSON line; a captured
- * file's bytes follow its line raw, then a newline. Every record carries
- * the header's generation `g`: when no scope is open the journal is reset
- * by bumping the generation and truncating, so a reset that a crash only
- * half persisted leaves stale records that readers ignore, never resurrect.
- */
-export const JOURNAL_FORMAT = 'dsh-snapshot-journal'
-export const JOURNAL_SUFFIX = '.journal'
-
-export interface JournalHeader {
-  format: typeof JOURNAL_FORMAT
-  version: 1
-  /** Generation; records of another generation are stale. */
-  gen: number
-  /** Byte length of the header line (padded), where records start. */
-  len: number
-  sessionId: string
-  /** Real path of the workspace root the entries are relative to. */
-  root: string
-  owner: JournalOwner
-  created: number
-}
-
-export type Verdict = 'commit' | 'rollback'
-
-/** One journal record, as written (`g` is added by the writer). */
-export type JournalRecord =
-  | { t: 'open'; scope: string; key: string; callIds: string[]; step?: number; turn?: number; time: number }
-  | { t: 'join'; scope: string; callId: string }
-  | { t: 'cap'; scope: string; entry: CaptureEntry }
-  | { t: 'verdict'; scope: string; verdict: Verdict; reason?: string }
-  /** A rollback finished (its restores are durable); recovery must not repeat it. */
-  | { t: 'done'; scope: string; failed: number }
-
-export interface ParsedRecord {
-  record: JournalRecord
-  /** Where a captured file's bytes start. */
-  payloadOffset?: number
-}
-
-export interface ParsedJournal {
-  file: string
-  header?: JournalHeader
-  records: ParsedRecord[]
-  /** Offset just past the last whole record. */
-  end: number
-  /** The file ended inside a record (a write cut short by a crash); that record was dropped. */
-  torn: boolean
-  /** A whole record that could not be read; everything from it on was ignored. */
-  damage?: string
-}
+import type { SyncMode } from './types.ts'
 
 const MIN_HEADER = 512
-
-/** Bytes of captured content that follow a record's line. */
-export function payloadSize(record: JournalRecord): number {
-  return record.t === 'cap' && record.entry.kind === 'file' ? record.entry.size : 0
-}
 
 function encodeHeader(header: JournalHeader): Buffer {
   const json = JSON.stringify(header)
@@ -238,14 +179,3 @@ function writeAll(fd: number, buffers: Uint8Array[], position: number) {
     pending = rest
   }
 }
-
-/** A record, named for messages. */
-export function describeRecord(record: JournalRecord): string {
-  return record.t === 'cap' ? `capture of ${record.entry.path}` : `${record.t} record`
-}
-
-/** Checksum stored with each captured file. */
-export function checksum(data: Uint8Array): number {
-  return crc32(data)
-}
-

@@ -1,5 +1,5 @@
 import { join } from 'node:path'
-import { JOURNAL_SUFFIX } from './journal.ts'
+import { JOURNAL_SUFFIX } from './journal-format.ts'
 
 /** Where things live in the vault. */
 

@@ -1,4 +1,4 @@
-import type { RestoreOutcome } from './restore.ts'
+import type { RestoreOutcome } from './types.ts'
 import type { ScopeState } from './scopes.ts'
 import type { ScopeSelector } from './types.ts'
 

@@ -3,17 +3,11 @@ import { dirname, join } from 'node:path'
 import { atomicTempPath, fsyncDirSync, isInside, lstatOrUndefined, mkdirpTracked, realpathNearest, toPosixRelative, writeFileAtomicSync } from 'dsh-common'
 import { ALWAYS_SKIPPED } from './capture.ts'
 import { compileIgnore, type PathMatcher } from './internal/ignore.ts'
-import type { CaptureEntry } from './types.ts'
+import type { CaptureEntry, RestoreOutcome } from './types.ts'
 import { restoreTree } from './git-tree.ts'
 import type { ScopeState } from './scopes.ts'
 
 /** What a restore did; paths workspace-relative, a removed directory ends with `/`. */
-export interface RestoreOutcome {
-  restored: string[]
-  deleted: string[]
-  failed: { path: string; error: string }[]
-}
-
 /** One capture to put back; `bytes()` yields a file's captured content. */
 export interface RestoreItem {
   entry: CaptureEntry
@@ -56,7 +50,7 @@ function sameBytes(abs: string, data: Buffer): boolean {
  * (temp + rename), so a crash mid-restore never leaves a torn file and a
  * repeated restore is harmless. Failures are collected, never thrown.
  */
-export function restoreItems(root: string, items: readonly RestoreItem[], options: RestoreOptions): RestoreOutcome {
+function restoreItems(root: string, items: readonly RestoreItem[], options: RestoreOptions): RestoreOutcome {
   const captured = new Set(items.map(i => i.entry.path))
   const createdDirs = new Set<string>()
   // Work newest first, report in capture order.

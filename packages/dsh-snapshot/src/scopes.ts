@@ -1,4 +1,4 @@
-import type { ParsedRecord, Verdict } from './journal.ts'
+import type { ParsedRecord, Verdict } from './journal-format.ts'
 import type { CaptureEntry, ScopeSelector } from './types.ts'
 
 /** A scope as memory and recovery see it: its captures in order (first capture of a path only) and its verdict. */

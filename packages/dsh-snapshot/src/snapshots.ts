@@ -3,18 +3,19 @@ import { resolve } from 'node:path'
 import { isInside, PathEscapeError, resolveInside, toPosixRelative } from 'dsh-common'
 import { ALWAYS_SKIPPED, formatBytes, readState, walk, type ReadState } from './capture.ts'
 import { SnapshotError } from './errors.ts'
-import { JournalWriter, type JournalRecord, type ParsedJournal } from './journal.ts'
+import type { JournalRecord, ParsedJournal } from './journal-format.ts'
+import { JournalWriter } from './journal.ts'
 import { journalFileFor, treeStoreOf } from './layout.ts'
 import { compileIgnore, DEFAULT_EXCLUDES, type PathMatcher } from './internal/ignore.ts'
 import { describeScopes, nothingToRestore, rolledBack } from './messages.ts'
 import { currentOwner, type JournalOwner } from './owner.ts'
-import { mergeOutcome, restoreScope, syncParents, type RestoreOutcome } from './restore.ts'
+import { mergeOutcome, restoreScope, syncParents } from './restore.ts'
 import { newScope, replayScopes, selectScopes, type ScopeState } from './scopes.ts'
 
-export { snapshotDir, treeStoreOf } from './layout.ts'
+export { snapshotDir } from './layout.ts'
 import { removeTreeStore, snapshotTree } from './git-tree.ts'
 import type {
-  CapturedPath, CaptureEntry, CaptureSummary, RollbackResult, ScopeRef, ScopeSelector, ScopeSummary, SnapshotsOptions, SyncMode,
+  CapturedPath, CaptureEntry, CaptureSummary, RestoreOutcome, RollbackResult, ScopeRef, ScopeSelector, ScopeSummary, SnapshotsOptions, SyncMode,
 } from './types.ts'
 
 export const DEFAULT_MAX_FILE_BYTES = 16 * 1024 * 1024

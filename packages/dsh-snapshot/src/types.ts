@@ -136,3 +136,10 @@ export interface RestoredInfo {
   deleted: string[]
   failed: { path: string; error: string }[]
 }
+
+/** What a rollback or recovery put back: paths restored, paths deleted (created by the write), and failures. */
+export interface RestoreOutcome {
+  restored: string[]
+  deleted: string[]
+  failed: { path: string; error: string }[]
+}

@@ -8,10 +8,10 @@ import { bool, parseArgs, str, type Command } from '../command.ts'
 import { runSession } from '../session-run.ts'
 
 const repoRoot = resolve(dirname(fileURLToPath(import.meta.url)), '../../../..')
-export const DEMO_DIR = join(repoRoot, 'examples/demo')
+const DEMO_DIR = join(repoRoot, 'examples/demo')
 
 /** The demo's two user turns: the guarded work, then the handoff checkpoint. */
-export const DEMO_PROMPTS = ['Follow the script.', 'Write a checkpoint for the next agent.']
+const DEMO_PROMPTS = ['Follow the script.', 'Write a checkpoint for the next agent.']
 
 const usage = `Usage: dsh demo [--dir DIR] [--json]
 

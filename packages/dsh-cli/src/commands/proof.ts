@@ -90,7 +90,7 @@ async function verify(argv: string[], io: CliIO): Promise<number> {
 }
 
 /** The human report of `dsh proof verify`. */
-export function formatVerify(report: VerifyReport): string {
+function formatVerify(report: VerifyReport): string {
   const lines: string[] = []
   const count = `${report.entries.toLocaleString('en-US')} ${report.entries === 1 ? 'entry' : 'entries'}`
   const from = report.anchor

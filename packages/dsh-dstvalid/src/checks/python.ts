@@ -62,7 +62,7 @@ function firstLine(body: string): string | undefined {
 }
 
 /** `tests.test_calc.TestX` → `tests/test_calc.py` + `TestX` (the longest prefix that is a file). */
-export function splitClassname(root: string, classname: string): { file: string; rest: string[] } {
+function splitClassname(root: string, classname: string): { file: string; rest: string[] } {
   const parts = classname.split('.')
   for (let i = parts.length; i > 0; i--) {
     const file = `${parts.slice(0, i).join('/')}.py`

@@ -12,7 +12,7 @@ const IMPORT = /^[ \t]*import[ \t]+([\w., \t]+)/gm
 const FROM = /^[ \t]*from[ \t]+(\.*)([\w.]*)[ \t]+import[ \t]*(?:\(([^)]*)\)|([^\n#;]*))/gm
 
 /** Workspace-relative `.py` files below `root` (minus virtualenvs, caches, hidden directories). */
-export function pythonFiles(root: string, dir = '.', out: string[] = []): string[] {
+function pythonFiles(root: string, dir = '.', out: string[] = []): string[] {
   let entries
   try {
     entries = readdirSync(join(root, dir), { withFileTypes: true })
@@ -43,7 +43,7 @@ function resolveModule(known: Set<string>, bases: readonly string[], dotted: str
 }
 
 /** Where absolute imports resolve from: the workspace root, and `src/` when the workspace has one. */
-export function importRoots(known: Iterable<string>): string[] {
+function importRoots(known: Iterable<string>): string[] {
   for (const k of known) if (k.startsWith('src/')) return ['.', 'src']
   return ['.']
 }

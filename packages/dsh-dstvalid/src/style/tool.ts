@@ -1,6 +1,6 @@
 import { readFileSync } from 'node:fs'
 import { dirname, resolve } from 'node:path'
-import { resolveFromWorkspace } from '../profiles.ts'
+import { resolveFromWorkspace } from '../workspace-modules.ts'
 import type { CheckIO, Problem } from '../types.ts'
 
 export type StyleToolName = 'eslint' | 'prettier' | 'biome' | 'gofmt' | 'ruff'
