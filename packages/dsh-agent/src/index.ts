@@ -47,9 +47,13 @@ export class AgentService extends Service {
   constructor(ctx: Context, public config: AgentService.Config = { maxSteps: 50 }) {
     super(ctx, 'agents')
     ctx.effect(() => () => Promise.all([...this._agents].map(a => a.dispose())).then(() => {}))
+    // A disposed agent leaves the service: a long chat or dev session does not grow without bound.
+    ctx.on('agent/status', (agent, status) => {
+      if (status === 'disposed') this._agents.delete(agent)
+    })
   }
 
-  /** Create the loop for a session. */
+  /** Create the loop for a session; `agent.dispose()` removes it from `list()`. */
   create(session: Session): Agent {
     const agent = new Agent(this.ctx, session, { maxSteps: this.config.maxSteps, systemPrompt: this.config.systemPrompt })
     this._agents.add(agent)

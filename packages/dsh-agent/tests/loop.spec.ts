@@ -32,6 +32,15 @@ describe('agent loop', () => {
     expect(hooks).toEqual(['turn-start 0', 'step-end 0.0', 'step-end 0.1', 'turn-end 0 completed'])
   })
 
+  it('a disposed agent leaves agents.list(): many short sessions do not accumulate', async () => {
+    const h = await harness([{ text: 'hi' }])
+    expect(h.ctx.agents.list()).toEqual([h.agent])
+    for (let i = 0; i < 3; i++) await h.ctx.agents.create(h.ctx.sessions.create(undefined, { cwd: h.ws })).dispose()
+    expect(h.ctx.agents.list()).toEqual([h.agent])
+    await h.agent.dispose()
+    expect(h.ctx.agents.list()).toEqual([])
+  })
+
   it('tool/result holds what the waterfall returned, rewritten by a plugin', async () => {
     const h = await harness([{ toolCalls: [{ id: 'b', name: 'bash', arguments: { command: 'echo hi' } }] }])
     h.ctx.on('tools/execute', async (exec, next) => ({ ...(await next()), content: 'rewritten' }))

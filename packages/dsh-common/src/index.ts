@@ -6,6 +6,7 @@
  */
 export * from './run.ts'
 export * from './process.ts'
+export * from './process-groups.ts'
 export * from './paths.ts'
 export * from './fs.ts'
 export * from './jsonl.ts'

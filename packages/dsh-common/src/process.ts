@@ -1,5 +1,6 @@
 import type { Readable, Writable } from 'node:stream'
 import { execa } from 'execa'
+import { trackProcessGroup } from './process-groups.ts'
 
 export interface StartOptions {
   cwd: string
@@ -53,8 +54,10 @@ export function startProcess(argv: readonly string[], options: StartOptions): Lo
   child.stderr?.on('data', (chunk: Buffer) => { tail = (tail + chunk.toString('utf8')).slice(-4096) })
   // A server whose stdin closes under it must not take this process down with EPIPE.
   child.stdin?.on('error', () => {})
+  const release = child.pid === undefined ? undefined : trackProcessGroup(child.pid)
   const exited = child.then(r => {
     running = false
+    release?.()
     const spawnError = r.failed && r.exitCode === undefined && !r.signal ? (r.originalMessage ?? r.shortMessage ?? 'could not start') : undefined
     return { exitCode: r.exitCode ?? null, signal: r.signal ?? undefined, spawnError }
   })

@@ -1,4 +1,5 @@
 import { execa } from 'execa'
+import { trackProcessGroup } from './process-groups.ts'
 
 export interface RunOptions {
   cwd: string
@@ -39,8 +40,9 @@ const DEFAULT_CAP = 1 << 20
 /**
  * Run a command without a shell (unless `shell`), in its own process group,
  * so a timeout or abort kills the whole tree (children and grandchildren,
- * even ones that ignore SIGTERM). Never throws for a failing command: the
- * outcome is data.
+ * even ones that ignore SIGTERM). The group is tracked (process-groups.ts)
+ * so it is killed when this process exits or is interrupted. Never throws
+ * for a failing command: the outcome is data.
  */
 export async function runCommand(argv: readonly string[], options: RunOptions): Promise<RunResult> {
   const started = performance.now()
@@ -81,6 +83,7 @@ export async function runCommand(argv: readonly string[], options: RunOptions): 
   child.stdout?.on('data', collect(so))
   child.stderr?.on('data', collect(se))
   const pid = child.pid
+  const release = pid === undefined ? undefined : trackProcessGroup(pid)
   const killGroup = (sig: NodeJS.Signals) => {
     if (pid === undefined) return
     try {
@@ -105,6 +108,7 @@ export async function runCommand(argv: readonly string[], options: RunOptions): 
   // The leader exited; make sure nothing it left in its group lingers.
   if (timedOut || aborted) killGroup('SIGKILL')
   if (graceTimer) clearTimeout(graceTimer)
+  release?.()
   const spawnError = result.failed && result.exitCode === undefined && !result.signal && !timedOut && !aborted
     ? (result.originalMessage ?? result.shortMessage ?? 'could not start')
     : undefined

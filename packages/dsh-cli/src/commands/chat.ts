@@ -32,13 +32,14 @@ llama.cpp, Ollama; a server on this machine needs no key).
 
 Exit status: 0 the input ended (and the last turn did not fail), 1 the last
 turn ended with an error, 2 bad usage or no model configured, 130 ended by a
-second Ctrl-C (143 by SIGTERM, also after flushing).
+second Ctrl-C (143 by SIGTERM, 129 by SIGHUP, also after flushing). Commands
+and checks still running when the chat ends are killed.
 `
 
 /** What the SIGINT handler and the prompt loop share. */
 interface ChatState {
   interrupts: number
-  /** Set when a signal ended the chat: its exit code (130 SIGINT, 143 SIGTERM). */
+  /** Set when a signal ended the chat: its exit code (130 SIGINT, 143 SIGTERM, 129 SIGHUP). */
   exitCode?: number
   exit: (code: number) => void
 }
@@ -126,8 +127,11 @@ async function chat(harness: Harness, io: CliIO, json: boolean, log: LogSink): P
   }
   // A runner that stops us (e.g. pnpm on a second Ctrl-C) gets the same orderly end.
   const onSigterm = () => state.exit(143)
+  // The terminal went away: end the same way.
+  const onSighup = () => state.exit(129)
   process.on('SIGINT', onSigint)
   process.on('SIGTERM', onSigterm)
+  process.on('SIGHUP', onSighup)
   const rl = createInterface({ input: io.stdin, crlfDelay: Infinity, terminal: false })
   const lines = rl[Symbol.asyncIterator]()
   let last: TurnEndReason | undefined
@@ -144,11 +148,13 @@ async function chat(harness: Harness, io: CliIO, json: boolean, log: LogSink): P
   } finally {
     process.off('SIGINT', onSigint)
     process.off('SIGTERM', onSigterm)
+    process.off('SIGHUP', onSighup)
     rl.close()
     view.dispose()
   }
   await agent.idle()
   await session.flush()
+  await agent.dispose()
   const saved = describeSavedLog(harness.vault, session.id)
   if (state.exitCode !== undefined) {
     view.say(`dsh chat: session ${session.id} ${saved}`)

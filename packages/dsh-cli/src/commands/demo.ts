@@ -28,6 +28,9 @@ Options:
   --dir DIR     use DIR (must not exist) instead of a temporary directory
   --json        print the session's events as JSON Lines instead of a transcript
   -h, --help    show this help
+
+Ctrl-C (SIGINT), SIGTERM or SIGHUP stop it like dsh run: the session log is
+flushed, every command still running is killed, exit 130, 143 or 129.
 `
 
 function section(title: string, body: string): string {
@@ -56,6 +59,7 @@ export const demoCommand: Command = {
       script: join(DEMO_DIR, 'script.jsonl'),
       prompts: DEMO_PROMPTS,
       json,
+      command: 'dsh demo',
     }, io)
     try {
       if (json) return outcome.exitCode

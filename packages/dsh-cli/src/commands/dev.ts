@@ -133,12 +133,14 @@ export const devCommand: Command = {
     }
     process.once('SIGINT', stop)
     process.once('SIGTERM', stop)
+    process.once('SIGHUP', stop)
     try {
       await new Promise<void>(resolve => lines.once('close', () => resolve()))
       await queue
     } finally {
       process.off('SIGINT', stop)
       process.off('SIGTERM', stop)
+      process.off('SIGHUP', stop)
       await dev.close()
     }
     return 0

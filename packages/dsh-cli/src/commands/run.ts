@@ -24,8 +24,13 @@ Options:
 
 Without --script the configured model is used (DSH_API_KEY / DEEPSEEK_API_KEY).
 
+Ctrl-C (SIGINT), SIGTERM or SIGHUP abort the turn, flush the session log, kill
+every command still running and exit 130, 143 or 129. A write whose checks were
+still running stays unjudged in the snapshot journal: dsh recover --workspace
+DIR (or the next session on DIR) rolls it back.
+
 Exit status: 0 the turn completed, 1 the turn ended with an error, 2 bad usage
-or bad input (nothing is written).
+or bad input (nothing is written), 130/143/129 stopped by SIGINT/SIGTERM/SIGHUP.
 `
 
 export const runCommand: Command = {
