@@ -51,6 +51,8 @@ export interface Config {
   coverage: { threshold: number; maxDrop: number }
   /** Emit `verify/learning` for every write that was kept and verified. */
   learnings: boolean
+  /** Python profile: the interpreter (a command, or a path relative to the workspace); empty: the workspace's `.venv` or `venv`, else an active `VIRTUAL_ENV`, else `python3`. */
+  python: string
   /** Generic profile: a compile command (run by /bin/sh in the workspace), judged by exit status. */
   compileCommand?: string
   /** Generic profile: a test command, judged by exit status. */
@@ -83,6 +85,7 @@ export const Config: Schema<Config> = Schema.object({
     maxDrop: Schema.number().min(0).default(5).description('Warn when a changed file loses more than this many points from its accepted coverage.'),
   }).default({ threshold: 0, maxDrop: 5 }).description('Coverage-drop warnings after a passing test run (never a rollback): threshold (percent, 0 disables the mode) and maxDrop (points).'),
   learnings: Schema.boolean().default(false).description('Emit verify/learning for every write that was kept and verified.'),
+  python: Schema.string().default('').description('Python profile: the interpreter (a command, or a path relative to the workspace); empty: the workspace\'s .venv or venv, else an active VIRTUAL_ENV, else python3.'),
   compileCommand: Schema.string().description('Generic profile: a compile command (run by /bin/sh in the workspace), judged by exit status.'),
   testCommand: Schema.string().description('Generic profile: a test command, judged by exit status.'),
 })

@@ -3,7 +3,7 @@ import { createRequire } from 'node:module'
 import { dirname, join, resolve } from 'node:path'
 import { CommandCheck } from './checks/command.ts'
 import { GoBuildCheck, GoTestCheck, GoVetCheck } from './checks/go.ts'
-import { PythonCompileCheck, PytestCheck } from './checks/python.ts'
+import { findPython, PythonAnnouncer, PythonCompileCheck, PytestCheck } from './checks/python.ts'
 import { CargoCheck, CargoTestCheck } from './checks/rust.ts'
 import { CoverageCheck } from './checks/coverage.ts'
 import { StyleCheck } from './checks/style.ts'
@@ -105,13 +105,16 @@ export function buildProfiles(root: string, config: Config): BuiltProfiles {
           if (coverage) checks.push(new CoverageCheck(tests, config.coverage))
         }
         break
-      case 'python':
-        checks.push(new PythonCompileCheck(root))
+      case 'python': {
+        // One announcer: the first Python check to run says which interpreter it is.
+        const python = new PythonAnnouncer(findPython(root, config.python))
+        checks.push(new PythonCompileCheck(root, python))
         impact.push(new PythonImpact(root))
         style()
-        if (config.tests !== 'off') checks.push(new PytestCheck(root, config.tests, config.testArgs))
+        if (config.tests !== 'off') checks.push(new PytestCheck(root, config.tests, config.testArgs, python))
         if (coverage) notes.push('coverage is not measured for Python (vitest and go test only)')
         break
+      }
       case 'rust':
         checks.push(new CargoCheck(root))
         if (coverage) notes.push('coverage is not measured for Rust (vitest and go test only)')

@@ -86,10 +86,51 @@ export function pythonImports(file: string, text: string, known: Set<string>, ro
   return [...targets].map(to => ({ from: file, to }))
 }
 
+/** Ancestor directories of a workspace-relative file, nearest first (`.` excluded). */
+function ancestors(file: string): string[] {
+  const out: string[] = []
+  for (let d = dirname(file); d !== '.' && d !== '/' && d !== ''; d = dirname(d)) out.push(d)
+  return out
+}
+
+/**
+ * Where a file's own absolute imports also resolve from: the first directory
+ * up from it that is not a package (no `__init__.py`) — what pytest's
+ * default import mode and a script run put on `sys.path`.
+ */
+function basedir(file: string, known: Set<string>): string {
+  for (const d of ancestors(file)) if (!known.has(`${d}/__init__.py`)) return d
+  return '.'
+}
+
+/**
+ * The import graph of the workspace's Python files: every `import` /
+ * `from … import` line resolved (from `roots`, and from each file's own
+ * base directory), plus the packages a module's import runs first —
+ * `pkg/sub/mod.py` imports `pkg/sub/__init__.py` and `pkg/__init__.py`.
+ */
+export function pythonGraph(root: string, files: readonly string[], roots: readonly string[]): ImportEdge[] {
+  const known = new Set(files)
+  const edges: ImportEdge[] = []
+  for (const f of files) {
+    const abs = join(root, f)
+    if (!existsSync(abs)) continue
+    const base = basedir(f, known)
+    edges.push(...pythonImports(f, readFileSync(abs, 'utf8'), known, roots.includes(base) ? roots : [...roots, base]))
+    for (const d of ancestors(f)) {
+      const init = `${d}/__init__.py`
+      if (!known.has(init)) break
+      if (init !== f) edges.push({ from: f, to: init })
+    }
+  }
+  return edges
+}
+
 /**
  * Python change impact: files that import the edited module, found by
  * reading the `import` / `from … import` lines of the workspace's `.py`
- * files and resolving them from the root (or `src/`), relative imports included.
+ * files and resolving them from the root (or `src/`), relative imports
+ * included; a package's `__init__.py` is imported by its modules.
  */
 export class PythonImpact implements ImpactSource {
   constructor(private readonly root: string) {}
@@ -98,12 +139,6 @@ export class PythonImpact implements ImpactSource {
     const targets = change.files.filter(f => f.endsWith('.py'))
     if (!targets.length) return undefined
     const files = pythonFiles(this.root)
-    const known = new Set(files)
-    const roots = importRoots(files)
-    const edges = files.flatMap(f => {
-      const abs = join(this.root, f)
-      return existsSync(abs) ? pythonImports(f, readFileSync(abs, 'utf8'), known, roots) : []
-    })
-    return findImporters(edges, targets, max)
+    return findImporters(pythonGraph(this.root, files, importRoots(files)), targets, max)
   }
 }
