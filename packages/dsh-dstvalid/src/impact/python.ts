@@ -12,7 +12,7 @@ const IMPORT = /^[ \t]*import[ \t]+([\w., \t]+)/gm
 const FROM = /^[ \t]*from[ \t]+(\.*)([\w.]*)[ \t]+import[ \t]*(?:\(([^)]*)\)|([^\n#;]*))/gm
 
 /** Workspace-relative `.py` files below `root` (minus virtualenvs, caches, hidden directories). */
-function pythonFiles(root: string, dir = '.', out: string[] = []): string[] {
+export function pythonFiles(root: string, dir = '.', out: string[] = []): string[] {
   let entries
   try {
     entries = readdirSync(join(root, dir), { withFileTypes: true })
