@@ -9,7 +9,7 @@ import { fileURLToPath, pathToFileURL } from 'node:url'
 import { sessionLogPath, type Session } from 'dsh-session'
 import type { Agent } from 'dsh-agent'
 import { loadScript } from 'dsh-llm'
-import 'dsh-agent'
+import type {} from 'dsh-agent'
 import { checkConfigFile, ConfigError } from './config-check.ts'
 
 export { ConfigError }

@@ -1,18 +1,19 @@
 import type { Context } from '@deepseek-ai/cordis'
 import Schema from '@deepseek-ai/schemastery'
-import type { RawSessionEvent, Session } from 'dsh-session'
+import type { Session } from 'dsh-session'
 import type { Agent } from 'dsh-agent'
+import type {} from 'dsh-claims'
+import type {} from 'dsh-dstvalid'
+import type {} from 'dsh-snapshot'
 import { ensureVault } from 'dsh-common'
 import { ProofChain } from './chain.ts'
 import { PROOF_SOURCE, proofChainPath, proofSummarySeen } from './seen.ts'
-import {
-  proofFromCheckpoint, proofFromLearning, proofFromRestore, proofFromVerifyResult,
-  type ClaimsCheckpointLike, type SnapshotRestoredLike, type VerifyLearningLike, type VerifyResultLike,
-} from './sources.ts'
+import { proofFromCheckpoint, proofFromLearning, proofFromRestore, proofFromVerifyResult } from './sources.ts'
 import type { ProofEntry, ProofInput } from './types.ts'
 
 /*
- * Listens (declared by their owners, typed here structurally — see sources.ts):
+ * Listens (declared by their owners; their types come from the type-only
+ * imports above, their code never):
  *   verify/result, verify/learning   (dsh-dstvalid)      @mode emit
  *   snapshot/restored                (dsh-snapshot)      @mode emit
  *   session/event 'claims/checkpoint' (dsh-claims, a session-log event)
@@ -51,14 +52,6 @@ export const Config: Schema<Config> = Schema.object({
   fsync: Schema.boolean().default(false).description('fsync each appended batch before it counts as written.'),
   lockStaleMs: Schema.natural().min(100).default(10_000).description('A chain lock older than this many milliseconds (or held by a dead process) is broken.'),
 })
-
-type ForeignListener<T> = (payload: T) => void
-type OnForeign<T> = (this: Context, name: string, listener: ForeignListener<T>) => () => boolean
-
-/** Listen to an event another plugin declares, without importing (or re-declaring) its types. */
-function onForeign<T>(ctx: Context, event: string, listener: ForeignListener<T>): () => boolean {
-  return (ctx.on as unknown as OnForeign<T>).call(ctx, event, listener)
-}
 
 /**
  * Records every proof the suite emits in the session vault's chain
@@ -118,12 +111,11 @@ export function apply(ctx: Context, config: Config) {
     }
   }
 
-  onForeign<VerifyResultLike>(ctx, 'verify/result', result => record(result?.sessionId, proofFromVerifyResult(result)))
-  onForeign<VerifyLearningLike>(ctx, 'verify/learning', learning => record(learning?.sessionId, proofFromLearning(learning)))
-  onForeign<SnapshotRestoredLike>(ctx, 'snapshot/restored', info => record(info?.sessionId, proofFromRestore(info)))
+  ctx.on('verify/result', result => record(result?.sessionId, proofFromVerifyResult(result)))
+  ctx.on('verify/learning', learning => record(learning?.sessionId, proofFromLearning(learning)))
+  ctx.on('snapshot/restored', info => record(info?.sessionId, proofFromRestore(info)))
   ctx.on('session/event', (session, event) => {
-    const raw = event as RawSessionEvent
-    if (raw.type === 'claims/checkpoint') record(session, proofFromCheckpoint(session.id, raw.data as ClaimsCheckpointLike))
+    if (event.type === 'claims/checkpoint') record(session, proofFromCheckpoint(session.id, event.data))
   })
 
   const show = async (session: Session) => {

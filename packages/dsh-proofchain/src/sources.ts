@@ -1,3 +1,5 @@
+import type { SessionEventMap } from 'dsh-session'
+import type {} from 'dsh-claims'
 import type { VerifyLearning, VerifyResult } from 'dsh-dstvalid'
 import type { RestoredInfo } from 'dsh-snapshot'
 import type { ProofInput } from './types.ts'
@@ -9,23 +11,8 @@ import type { ProofInput } from './types.ts'
  * its input defensively and returns no proof for a payload it cannot read.
  */
 
-/** `verify/result` (dsh-dstvalid): one check after one write. */
-export type VerifyResultLike = VerifyResult
-
-/** `verify/learning` (dsh-dstvalid advanced modes): a write that was kept and verified. */
-export type VerifyLearningLike = VerifyLearning
-
-/** `snapshot/restored` (dsh-snapshot): files put back after a rollback. */
-export type SnapshotRestoredLike = RestoredInfo
-
-/** Data of the `claims/checkpoint` session-log event (dsh-claims). */
-export interface ClaimsCheckpointLike {
-  summary?: string
-  verified?: string[]
-  failed?: string[]
-  next?: string[]
-  report?: { unseen?: unknown[]; failing?: unknown[]; noEvidence?: unknown[]; unconfirmed?: unknown[]; questioned?: boolean }
-}
+/** Data of the `claims/checkpoint` session-log event (dsh-claims); read defensively all the same. */
+type ClaimsCheckpoint = SessionEventMap['claims/checkpoint']
 
 const SUBJECT_MAX = 240
 
@@ -54,7 +41,7 @@ function plural(n: number, word: string): string {
  * fail for `fail` and `rolled-back`, none for `error` (not judged); the detail says what the model must
  * know: whether its write was undone, and the new problems.
  */
-export function proofFromVerifyResult(result: VerifyResultLike): ProofInput[] {
+export function proofFromVerifyResult(result: VerifyResult): ProofInput[] {
   if (typeof result?.sessionId !== 'string' || typeof result.check !== 'string') return []
   const paths = strings(result.paths)
   const tool = typeof result.tool === 'string' && result.tool ? result.tool : 'a write'
@@ -75,7 +62,7 @@ export function proofFromVerifyResult(result: VerifyResultLike): ProofInput[] {
 }
 
 /** `verify/learning` → one `write` proof: these paths were written and kept, verified by these checks. */
-export function proofFromLearning(learning: VerifyLearningLike): ProofInput[] {
+export function proofFromLearning(learning: VerifyLearning): ProofInput[] {
   const paths = strings(learning?.paths)
   if (typeof learning?.sessionId !== 'string' || !paths.length) return []
   const checks = strings(learning.checks)
@@ -87,7 +74,7 @@ export function proofFromLearning(learning: VerifyLearningLike): ProofInput[] {
 }
 
 /** `snapshot/restored` → one `restore` proof: ok when every file came back, fail naming those that did not. */
-export function proofFromRestore(info: SnapshotRestoredLike): ProofInput[] {
+export function proofFromRestore(info: RestoredInfo): ProofInput[] {
   if (typeof info?.sessionId !== 'string') return []
   const failed = Array.isArray(info.failed) ? info.failed.filter(f => typeof f?.path === 'string') : []
   const paths = [...new Set([...strings(info.restored), ...strings(info.deleted), ...failed.map(f => f.path)])].sort()
@@ -124,7 +111,7 @@ function markOf(claim: string, marks: [string[], string][]): string | undefined 
  * A verified line is ok unless the report marks it (unseen, failing, no
  * evidence); a line the agent itself listed as failed is a failure.
  */
-export function proofFromCheckpoint(sessionId: string, data: ClaimsCheckpointLike): ProofInput[] {
+export function proofFromCheckpoint(sessionId: string, data: ClaimsCheckpoint): ProofInput[] {
   if (typeof sessionId !== 'string' || !data || typeof data !== 'object') return []
   const failed: ProofInput[] = []
   for (const line of strings(data.failed)) {

@@ -9,7 +9,8 @@ import * as WorkspaceTools from 'dsh-tools-workspace'
 import { LlmService, type ModelRequest, type ScriptStep, createScriptedAdapter } from 'dsh-llm'
 import { AgentService } from 'dsh-agent'
 import * as Proofchain from 'dsh-proofchain'
-import { ProofChain, type ProofChainOptions, type ProofInput, type VerifyResultLike } from 'dsh-proofchain'
+import { ProofChain, type ProofChainOptions, type ProofInput } from 'dsh-proofchain'
+import type { VerifyResult } from 'dsh-dstvalid'
 
 const dirs: string[] = []
 afterEach(() => {
@@ -59,11 +60,6 @@ export function writeLines(file: string, rows: string[]) {
   writeFileSync(file, rows.map(r => r + '\n').join(''))
 }
 
-/** Emit an event this package only knows structurally (its owner declares it). */
-export function emitForeign(ctx: Context, name: string, payload: unknown) {
-  ;(ctx.emit as unknown as (this: Context, name: string, payload: unknown) => void).call(ctx, name, payload)
-}
-
 export interface Harness {
   ctx: Context
   workspace: string
@@ -106,13 +102,13 @@ function standInVerifier(ctx: Context) {
     const paths = exec.tool.paths!(exec.arguments)
     const content = JSON.stringify(exec.arguments)
     const broken = content.includes('BROKEN')
-    const verdict: VerifyResultLike = {
+    const verdict: VerifyResult = {
       sessionId: exec.session.id, callId: exec.callId, tool: exec.name, paths, check: 'typecheck',
       outcome: broken ? 'rolled-back' : 'pass',
       newProblems: broken ? [`${paths[0]}:1 TS2322 Type 'string' is not assignable to type 'number'.`] : [],
       durationMs: 12,
     }
-    emitForeign(ctx, 'verify/result', verdict)
+    ctx.emit('verify/result', verdict)
     return broken ? { content: `rolled back: typecheck failed after ${exec.name} on ${paths.join(', ')}`, isError: true } : result
   })
 }

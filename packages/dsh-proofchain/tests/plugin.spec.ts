@@ -6,8 +6,9 @@ import { describe, expect, it } from 'vitest'
 import { Context } from '@deepseek-ai/cordis'
 import { SessionService, type Session } from 'dsh-session'
 import * as Proofchain from 'dsh-proofchain'
-import { proofSummarySeen, verifyChainFile, type ProofEntry, type VerifyResultLike } from 'dsh-proofchain'
-import { bootHarness, emitForeign, proofMessages, tempDir, tick } from './helpers.ts'
+import { proofSummarySeen, verifyChainFile, type ProofEntry } from 'dsh-proofchain'
+import type { VerifyResult } from 'dsh-dstvalid'
+import { bootHarness, proofMessages, tempDir, tick } from './helpers.ts'
 
 const write = (path: string, content: string) => ({ toolCalls: [{ name: 'write_file', arguments: { path, content } }] })
 const say = (text: string) => ({ text })
@@ -92,9 +93,9 @@ describe('dsh-proofchain in a harness', () => {
       summary: 's', verified: ['auth works — pnpm vitest run auth'], failed: [], next: [],
       report: { unseen: ['auth works — pnpm vitest run auth'], failing: [], noEvidence: [], questioned: false },
     })
-    emitForeign(h.ctx, 'snapshot/restored', { sessionId: 's1', callId: 'c1', reason: 'typecheck failed', restored: ['src/a.ts'], deleted: [], failed: [] })
-    emitForeign(h.ctx, 'verify/learning', { sessionId: 's1', paths: ['src/a.ts'], tool: 'edit_file', checks: ['typecheck'] })
-    emitForeign(h.ctx, 'verify/result', { sessionId: 'nobody', callId: 'c', tool: 't', paths: [], check: 'test', outcome: 'pass', newProblems: [], durationMs: 1 } satisfies VerifyResultLike)
+    h.ctx.emit('snapshot/restored', { sessionId: 's1', callId: 'c1', reason: 'typecheck failed', restored: ['src/a.ts'], deleted: [], failed: [] })
+    h.ctx.emit('verify/learning', { sessionId: 's1', paths: ['src/a.ts'], tool: 'edit_file', checks: ['typecheck'] })
+    h.ctx.emit('verify/result', { sessionId: 'nobody', callId: 'c', tool: 't', paths: [], check: 'test', outcome: 'pass', newProblems: [], durationMs: 1 } satisfies VerifyResult)
     await session.flush()
     expect(appended.map(e => [e.seq, e.kind, e.subject, e.outcome])).toEqual([
       [0, 'claim', 'claim auth works — pnpm vitest run auth', 'fail'],
@@ -110,7 +111,7 @@ describe('dsh-proofchain in a harness', () => {
     const notADir = join(h.workspace, 'vault-file')
     writeFileSync(notADir, 'x')
     const session = h.ctx.sessions.create('s1', { cwd: h.workspace, vault: notADir })
-    expect(() => emitForeign(h.ctx, 'verify/result', { sessionId: 's1', callId: 'c', tool: 'edit_file', paths: ['a.ts'], check: 'typecheck', outcome: 'pass', newProblems: [], durationMs: 1 })).not.toThrow()
+    expect(() => h.ctx.emit('verify/result', { sessionId: 's1', callId: 'c', tool: 'edit_file', paths: ['a.ts'], check: 'typecheck', outcome: 'pass', newProblems: [], durationMs: 1 })).not.toThrow()
     await expect(session.flush()).resolves.toBeUndefined()
     await h.dispose()
   })
@@ -146,7 +147,7 @@ describe('lifecycle', () => {
     expect(count()).not.toEqual(before)
     const workspace = tempDir()
     ctx.sessions.create('s1', { cwd: workspace })
-    emitForeign(ctx, 'verify/result', { sessionId: 's1', callId: 'c', tool: 'edit_file', paths: ['x.ts'], check: 'typecheck', outcome: 'pass', newProblems: [], durationMs: 3 })
+    ctx.emit('verify/result', { sessionId: 's1', callId: 'c', tool: 'edit_file', paths: ['x.ts'], check: 'typecheck', outcome: 'pass', newProblems: [], durationMs: 3 })
     await fiber.dispose()
     await fiber.dispose()
     expect(count()).toEqual(before)

@@ -1,5 +1,12 @@
 import { describe, expect, it } from 'vitest'
 import { proofFromCheckpoint, proofFromLearning, proofFromRestore, proofFromVerifyResult } from 'dsh-proofchain'
+import type { SessionEventMap } from 'dsh-session'
+import type {} from 'dsh-claims'
+
+type ClaimsCheckpoint = SessionEventMap['claims/checkpoint']
+
+/** A checkpoint payload with parts missing: the mapper must read it defensively. */
+const partial = (data: Partial<Omit<ClaimsCheckpoint, 'report'>> & { report?: Partial<ClaimsCheckpoint['report']> }) => data as ClaimsCheckpoint
 
 describe('proof sources', () => {
   it('verify/result: subject is check + paths; pass is ok, fail and rolled-back are failures', () => {
@@ -42,13 +49,13 @@ describe('proof sources', () => {
   })
 
   it('claims/checkpoint: verified lines are ok unless the report marks them; failed lines are failures', () => {
-    const proofs = proofFromCheckpoint('s', {
+    const proofs = proofFromCheckpoint('s', partial({
       summary: 'auth done',
       verified: ['login works — pnpm vitest run auth', 'tokens expire — pnpm vitest run tokens', 'looks right', 'build is green — pnpm build', 'lint clean — pnpm lint | tail'],
       failed: ['refresh flow'],
       next: [],
       report: { unseen: ['tokens expire — pnpm vitest run tokens'], failing: ['pnpm build'], noEvidence: ['looks right'], unconfirmed: ['lint clean — pnpm lint | tail'], questioned: false },
-    })
+    }))
     expect(proofs.map(p => [p.subject, p.outcome, p.detail])).toEqual([
       ['claim login works — pnpm vitest run auth', 'ok', 'claimed verified; its command was seen passing'],
       ['claim tokens expire — pnpm vitest run tokens', 'fail', 'claimed verified, but its command was not seen run in this session'],
@@ -60,7 +67,7 @@ describe('proof sources', () => {
   })
 
   it('claims/checkpoint: without a report, verified lines are not recorded as verified', () => {
-    expect(proofFromCheckpoint('s', { verified: ['a — pnpm test'], failed: [] })).toEqual([])
+    expect(proofFromCheckpoint('s', partial({ verified: ['a — pnpm test'], failed: [] }))).toEqual([])
     expect(proofFromCheckpoint('s', null as never)).toEqual([])
   })
 })

@@ -1,8 +1,9 @@
 import { describe, expect, it } from 'vitest'
-import { estimateTokens, proofFromVerifyResult, SUMMARY_FOOTER, SUMMARY_HEADER, SUMMARY_HEADER_ALL, type VerifyResultLike } from 'dsh-proofchain'
+import { estimateTokens, proofFromVerifyResult, SUMMARY_FOOTER, SUMMARY_HEADER, SUMMARY_HEADER_ALL } from 'dsh-proofchain'
+import type { VerifyResult } from 'dsh-dstvalid'
 import { freshChain } from './helpers.ts'
 
-const verdict = (over: Partial<VerifyResultLike>): VerifyResultLike => ({
+const verdict = (over: Partial<VerifyResult>): VerifyResult => ({
   sessionId: 's1', callId: 'c1', tool: 'edit_file', paths: ['src/a.ts'], check: 'typecheck',
   outcome: 'pass', newProblems: [], durationMs: 40, ...over,
 })

@@ -1,6 +1,6 @@
 import type { Context } from '@deepseek-ai/cordis'
 import Schema from '@deepseek-ai/schemastery'
-import 'dsh-tools'
+import type {} from 'dsh-tools'
 import { createFileTools } from './files.ts'
 import { createBashTool } from './bash.ts'
 
