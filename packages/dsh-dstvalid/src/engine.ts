@@ -116,6 +116,7 @@ export class Guard {
     const state = this._accepted.get(check)!
     const base: CheckVerdict = { check: check.name, outcome: 'pass', regressions: [], warnings: [], flaky: [], durationMs: 0, ...(check.advisory ? { advisory: true } : {}) }
     const m = await check.measure(change, this.checkIO(io))
+    if (m.notes?.length) base.notes = m.notes
     if (m.status !== 'ok') return { ...base, outcome: 'error', error: m.error ?? `${check.name} ${m.status}` }
     if (!state.measured) {
       // No baseline to compare with: accept this state as the new baseline, say so.

@@ -73,6 +73,7 @@ export function keptNotes(verdicts: readonly CheckVerdict[], limits: MessageLimi
       lines.push(...problemLines(v.warnings, limits))
     }
     if (v.outcome === 'error') lines.push(`warning: not verified — ${v.error}`)
+    lines.push(...v.notes ?? [])
   }
   return lines
 }

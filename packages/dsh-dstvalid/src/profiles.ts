@@ -14,6 +14,7 @@ import type { Config, ProfileName } from './config.ts'
 import { GoImpact } from './impact/go.ts'
 import { PythonImpact } from './impact/python.ts'
 import { styleToolsFor } from './style/detect.ts'
+import { hasTsProjects } from './typescript/projects.ts'
 import type { Check, ImpactSource, Profile } from './types.ts'
 import { installedInWorkspace, resolveFromWorkspace } from './workspace-modules.ts'
 
@@ -72,7 +73,8 @@ export function buildProfiles(root: string, config: Config): BuiltProfiles {
     switch (name) {
       case 'typescript': {
         const configPath = resolve(root, config.tsconfig)
-        if (existsSync(configPath)) {
+        // The configured tsconfig and its references, or — a workspace without one — its packages' tsconfigs.
+        if (hasTsProjects(root, configPath)) {
           let typescriptPath = resolveFromWorkspace(root, 'typescript')
           if (!typescriptPath) {
             typescriptPath = createRequire(import.meta.url).resolve('typescript')

@@ -50,6 +50,8 @@ export interface Measurement {
    * for checks that judge by how a number moved. Covers the same scope.
    */
   readings?: Record<string, number>
+  /** Lines for the model about what this measurement could not cover (e.g. `not type-checked: <file> is in no tsconfig program`), appended to a kept write's result. */
+  notes?: string[]
 }
 
 /** Which files a write changed, as the engine sees them. */
@@ -150,6 +152,8 @@ export interface CheckVerdict {
   error?: string
   /** From an advisory check: its warnings are not about tests (see {@link Check.advisory}). */
   advisory?: boolean
+  /** The measurement's {@link Measurement.notes}. */
+  notes?: string[]
 }
 
 /** How the pipeline judged a change. */

@@ -18,14 +18,19 @@ export interface TypecheckOptions {
 }
 
 /**
- * `tsc --noEmit -p <tsconfig>` semantics on a warm program held by a worker
- * thread: after a one-file edit only what the edit can affect is
- * re-checked. Timeout: the worker is terminated (and restarted cold next time).
+ * `tsc -b --noEmit` semantics over the workspace's tsconfig project graph
+ * (`tsc --noEmit -p <tsconfig>` for a single project) on warm programs held
+ * by a worker thread: after a one-file edit only what the edit can affect is
+ * re-checked. A changed file in no program is parsed for syntax errors and
+ * said once: `not type-checked: <file> is in no tsconfig program`.
+ * Timeout: the worker is terminated (and restarted cold next time).
  */
 export class TypecheckCheck implements Check, ImpactSource {
   readonly name = 'typecheck'
   readonly verb = 'type-checking'
   private readonly _client: TsWorkerClient
+  /** Files already told to be in no program. */
+  private readonly _announced = new Set<string>()
 
   constructor(private readonly options: TypecheckOptions) {
     this._client = new TsWorkerClient(
@@ -43,7 +48,9 @@ export class TypecheckCheck implements Check, ImpactSource {
     const cold = !this._client.alive
     const started = performance.now()
     const answer = await this._client.check(change?.paths ?? [], io.timeoutMs)
-    const argv = ['tsc', '--noEmit', '-p', toPosixRelative(this.options.root, this.options.configPath), cold ? '(in-process, cold)' : '(in-process, incremental)']
+    const mode = cold ? '(in-process, cold)' : '(in-process, incremental)'
+    const configured = toPosixRelative(this.options.root, this.options.configPath)
+    let argv = ['tsc', '--noEmit', '-p', configured, mode]
     if (answer.status !== 'ok') {
       io.record({ check: this.name, argv, cwd: this.options.root, exitCode: null, durationMs: Math.round(performance.now() - started), outcome: answer.status })
       const error = answer.status === 'timeout'
@@ -52,10 +59,17 @@ export class TypecheckCheck implements Check, ImpactSource {
       return { status: answer.status, problems: [], scope: 'all', error }
     }
     const { result } = answer
+    if (result.projects.length !== 1 || result.projects[0] !== configured) argv = ['tsc', '-b', '--noEmit', ...result.projects, mode]
     const errors = result.diagnostics.filter(d => d.category === 'error').length
     io.record({ check: this.name, argv, cwd: this.options.root, exitCode: errors ? 2 : 0, durationMs: Math.round(performance.now() - started), outcome: errors ? 'fail' : 'pass' })
     const problems = result.diagnostics.map(d => diagnostic(this.name, d.file, d.line, `TS${d.code}`, d.message))
-    return { status: 'ok', problems, scope: 'all' }
+    const notes: string[] = []
+    for (const file of result.orphans) {
+      if (this._announced.has(file)) continue
+      this._announced.add(file)
+      notes.push(`not type-checked: ${file} is in no tsconfig program`)
+    }
+    return { status: 'ok', problems, scope: 'all', ...(notes.length ? { notes } : {}) }
   }
 
   /** Change impact from the warm program's import graph (module resolution as the workspace's own TypeScript does it). */
