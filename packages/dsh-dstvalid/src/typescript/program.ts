@@ -69,6 +69,11 @@ export class TsProgramChecker {
     return this._documents.size
   }
 
+  /** Files of each project's last program, by workspace-relative tsconfig path (a file several programs read counts in each). */
+  get programSizes(): Record<string, number> {
+    return Object.fromEntries([...this._projects.values()].filter(p => p.hasProgram).map(p => [this.rel(p.configPath), p.files.size]))
+  }
+
   /** Workspace-relative tsconfig paths of the graph's projects that have a program, in discovery order. */
   get projects(): string[] {
     return [...this._projects.values()].filter(p => p.hasProgram).map(p => this.rel(p.configPath))

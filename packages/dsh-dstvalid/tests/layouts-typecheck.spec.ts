@@ -1,0 +1,185 @@
+/**
+ * The type-check on the layouts real repositories have (bench/layouts.ts):
+ * a create-vite solution tsconfig, a library with build/spec configs over an
+ * `extends` base, a pnpm monorepo without a root tsconfig. Real TypeScript,
+ * real files; tests are off (the test runner is not the point here).
+ */
+import { existsSync, mkdtempSync, readFileSync, rmSync } from 'node:fs'
+import { createRequire } from 'node:module'
+import { tmpdir } from 'node:os'
+import { join } from 'node:path'
+import type * as TS from 'typescript'
+import { afterAll, beforeAll, describe, expect, it } from 'vitest'
+import { TsProgramChecker } from 'dsh-dstvalid'
+import { generateLayout, type Edit, type Layout, type LayoutKind, type LayoutOptions } from '../../../bench/layouts.ts'
+import { boot, runs, type Harness } from './helpers.ts'
+
+const dirs: string[] = []
+afterAll(() => { for (const d of dirs.splice(0)) rmSync(d, { recursive: true, force: true }) })
+
+function layout(kind: LayoutKind, options: LayoutOptions = {}): Layout {
+  const dir = mkdtempSync(join(tmpdir(), `dsh-layout-${kind}-`))
+  dirs.push(dir)
+  return generateLayout(kind, dir, options)
+}
+
+const read = (l: Layout, rel: string) => readFileSync(join(l.root, rel), 'utf8')
+
+/** Every file of a layout's tree that the guard could touch, for byte-for-byte comparisons. */
+function snapshotOf(l: Layout, files: string[]): Record<string, string | null> {
+  return Object.fromEntries(files.map(f => [f, existsSync(join(l.root, f)) ? read(l, f) : null]))
+}
+
+async function expectRolledBack(h: Harness, l: Layout, call: () => Promise<{ content: unknown; isError?: boolean }>, touched: string[], firstLine: string) {
+  const before = snapshotOf(l, touched)
+  const result = await call()
+  expect(result.isError).toBe(true)
+  expect(String(result.content).split('\n')[0]).toBe(firstLine)
+  expect(snapshotOf(l, touched)).toEqual(before)
+  expect(h.results.at(-1)).toMatchObject({ check: 'typecheck', outcome: 'rolled-back' })
+  return String(result.content)
+}
+
+const edit = (h: Harness, e: Edit) => h.exec('edit_file', { ...e })
+
+describe('create-vite app: solution tsconfig → tsconfig.app.json + tsconfig.node.json', () => {
+  let l: Layout
+  let h: Harness
+  beforeAll(async () => {
+    l = layout('vite-app')
+    h = await boot(l.root, { tests: 'off' })
+  })
+  afterAll(() => h?.dispose())
+
+  it('checks both projects with their own options, keeps a good edit, and writes no build info', async () => {
+    expect(await edit(h, l.scenarios.good)).toEqual({ content: `edited ${l.scenarios.good.path}` })
+    expect(read(l, l.scenarios.good.path)).toContain('for (const line of lines)')
+    expect(runs(h.session).map(r => [r.argv, r.outcome])).toEqual([
+      [['tsc', '-b', '--noEmit', 'tsconfig.app.json', 'tsconfig.node.json', '(in-process, cold)'], 'pass'],
+      [['tsc', '-b', '--noEmit', 'tsconfig.app.json', 'tsconfig.node.json', '(in-process, incremental)'], 'pass'],
+    ])
+    expect(h.results.map(r => [r.check, r.outcome])).toEqual([['typecheck', 'pass']])
+    expect(existsSync(join(l.root, 'node_modules', '.tmp', 'tsconfig.app.tsbuildinfo'))).toBe(false)
+  })
+
+  it('rolls back an export rename that breaks importers, with the exact message', async () => {
+    const message = await expectRolledBack(h, l, () => edit(h, l.scenarios.renameExport), [l.hub.file], `rolled back: typecheck failed after edit_file on ${l.hub.file}`)
+    expect(message).toBe([
+      'rolled back: typecheck failed after edit_file on src/lib/money.ts',
+      `src/lib/receipt.ts:2 TS2305 Module '"./money"' has no exported member 'formatCents'.`,
+      `src/components/cart-view.ts:2 TS2305 Module '"../lib/money"' has no exported member 'formatCents'.`,
+    ].join('\n'))
+  })
+
+  it('rolls back a syntax error in the widely imported file', async () => {
+    const message = await expectRolledBack(h, l, () => edit(h, l.scenarios.syntaxError), [l.hub.file], `rolled back: typecheck failed after edit_file on ${l.hub.file}`)
+    expect(message).toContain('src/lib/money.ts:13 TS1109 Expression expected.')
+  })
+
+  it('rolls back a new file with a type error (the file is deleted again)', async () => {
+    const file = l.scenarios.newFileTypeError
+    await expectRolledBack(h, l, () => h.exec('write_file', { ...file }), [file.path], `rolled back: typecheck failed after write_file on ${file.path}`)
+    expect(existsSync(join(l.root, file.path))).toBe(false)
+  })
+
+  it('a file in no program: parsed (a syntax error is rolled back), and said once', async () => {
+    const first = await h.exec('write_file', { path: 'scripts/release.ts', content: 'export const tag: string = 1\n' })
+    expect(first).toEqual({ content: 'created scripts/release.ts (29 bytes)\nnot type-checked: scripts/release.ts is in no tsconfig program' })
+    const again = await h.exec('edit_file', { path: 'scripts/release.ts', old_string: '= 1', new_string: '= 2' })
+    expect(again).toEqual({ content: 'edited scripts/release.ts' })
+    const before = read(l, 'scripts/release.ts')
+    const broken = await h.exec('edit_file', { path: 'scripts/release.ts', old_string: '= 2', new_string: '= (2' })
+    expect(broken).toEqual({ isError: true, content: "rolled back: typecheck failed after edit_file on scripts/release.ts\nscripts/release.ts:2 TS1005 ')' expected." })
+    expect(read(l, 'scripts/release.ts')).toBe(before)
+  })
+})
+
+describe('create-vite app with a pre-existing type error', () => {
+  let l: Layout
+  let h: Harness
+  beforeAll(async () => {
+    l = layout('vite-app', { preexisting: true })
+    h = await boot(l.root, { tests: 'off' })
+  })
+  afterAll(() => h?.dispose())
+
+  it('keeps an unrelated good edit and rolls back a new error', async () => {
+    const pre = l.preexisting!
+    expect(await edit(h, pre.unrelatedGood)).toEqual({ content: `edited ${pre.unrelatedGood.path}` })
+    const message = await expectRolledBack(h, l, () => edit(h, pre.newError), [pre.newError.path], `rolled back: typecheck failed after edit_file on ${pre.newError.path}`)
+    expect(message.split('\n').slice(1)).toEqual(["src/lib/receipt.ts:7 TS2322 Type 'string' is not assignable to type 'number'."])
+  })
+})
+
+describe('library: solution → build + spec configs over an extends base', () => {
+  let l: Layout
+  let h: Harness
+  beforeAll(async () => {
+    l = layout('library', { preexisting: true })
+    h = await boot(l.root, { tests: 'off' })
+  })
+  afterAll(() => h?.dispose())
+
+  it('judges src in the build project and test files through the spec project (sources of references, nothing built)', async () => {
+    const pre = l.preexisting!
+    expect(await edit(h, pre.unrelatedGood)).toEqual({ content: `edited ${pre.unrelatedGood.path}` })
+    expect(runs(h.session).map(r => r.argv)).toEqual([
+      ['tsc', '-b', '--noEmit', 'tsconfig.build.json', 'tsconfig.spec.json', '(in-process, cold)'],
+      ['tsc', '-b', '--noEmit', 'tsconfig.build.json', 'tsconfig.spec.json', '(in-process, incremental)'],
+    ])
+    // The pre-existing error is known; nothing (dist/, build info) was written.
+    expect(h.ctx.dstvalid.guardFor(l.root).accepted('typecheck')!.problems.map(p => `${p.file} ${p.code}`)).toEqual(['src/legacy.ts TS2322'])
+    expect(existsSync(join(l.root, 'dist'))).toBe(false)
+    expect(existsSync(join(l.root, 'dist-spec'))).toBe(false)
+  })
+
+  it('rolls back an export rename (importers in src and in test), a syntax error and a new error', async () => {
+    const rename = await expectRolledBack(h, l, () => edit(h, l.scenarios.renameExport), [l.hub.file], 'rolled back: typecheck failed after edit_file on src/tokens.ts')
+    expect(rename.split('\n').slice(1)).toEqual([
+      `src/parser.ts:2 TS2305 Module '"./tokens.js"' has no exported member 'tokenize'.`,
+      `src/index.ts:1 TS2305 Module '"./tokens.js"' has no exported member 'tokenize'.`,
+    ])
+    await expectRolledBack(h, l, () => edit(h, l.scenarios.syntaxError), [l.hub.file], 'rolled back: typecheck failed after edit_file on src/tokens.ts')
+    await expectRolledBack(h, l, () => edit(h, l.preexisting!.newError), [l.preexisting!.newError.path], 'rolled back: typecheck failed after edit_file on src/evaluate.ts')
+  })
+})
+
+describe('pnpm monorepo: per-package tsconfigs, no root tsconfig', () => {
+  let l: Layout
+  let h: Harness
+  beforeAll(async () => {
+    l = layout('monorepo', { preexisting: true })
+    h = await boot(l.root, { tests: 'off' })
+  })
+  afterAll(() => h?.dispose())
+
+  it('finds every package project and keeps an unrelated good edit next to a pre-existing error', async () => {
+    const pre = l.preexisting!
+    expect(await edit(h, pre.unrelatedGood)).toEqual({ content: `edited ${pre.unrelatedGood.path}` })
+    expect(runs(h.session)[0]!.argv).toEqual(['tsc', '-b', '--noEmit', 'packages/app/tsconfig.json', 'packages/core/tsconfig.json', 'packages/model/tsconfig.json', 'packages/service/tsconfig.json', '(in-process, cold)'])
+    expect(h.results.map(r => [r.check, r.outcome])).toEqual([['typecheck', 'pass']])
+  })
+
+  it('rolls back an export rename in core, a syntax error in it, a broken cross-package import, a new file with a type error, and a new error', async () => {
+    const s = l.scenarios
+    const rename = await expectRolledBack(h, l, () => edit(h, s.renameExport), [l.hub.file], `rolled back: typecheck failed after edit_file on ${l.hub.file}`)
+    expect(rename.split('\n').slice(1)).toEqual([`packages/core/src/index.ts:1 TS2305 Module '"./ids"' has no exported member 'makeId'.`])
+    await expectRolledBack(h, l, () => edit(h, s.syntaxError), [l.hub.file], `rolled back: typecheck failed after edit_file on ${l.hub.file}`)
+    const cross = await expectRolledBack(h, l, () => edit(h, s.brokenCrossPackageImport!), [s.brokenCrossPackageImport!.path], 'rolled back: typecheck failed after edit_file on packages/app/src/report.ts')
+    expect(cross.split('\n').slice(1)).toEqual([`packages/app/src/report.ts:2 TS2305 Module '"@mono/service"' has no exported member 'Ledger'.`])
+    await expectRolledBack(h, l, () => h.exec('write_file', { ...s.newFileTypeError }), [s.newFileTypeError.path], `rolled back: typecheck failed after write_file on ${s.newFileTypeError.path}`)
+    await expectRolledBack(h, l, () => edit(h, l.preexisting!.newError), [l.preexisting!.newError.path], 'rolled back: typecheck failed after edit_file on packages/app/src/report.ts')
+  })
+
+  it('shares parsed files between the package programs', () => {
+    const ts = createRequire(join(l.root, 'package.json'))('typescript') as typeof TS
+    const checker = new TsProgramChecker(ts, l.root, join(l.root, 'tsconfig.json'))
+    const result = checker.check()
+    expect(result.projects).toHaveLength(4)
+    // Four programs that all read core (and the same libs): each file parsed once.
+    expect(checker.documents).toBe(result.files)
+    const sizes = Object.values(checker.programSizes)
+    expect(sizes).toHaveLength(4)
+    expect(sizes.reduce((a, b) => a + b, 0)).toBeGreaterThan(3 * checker.documents)
+  })
+})
