@@ -14,7 +14,7 @@ import { join, resolve } from 'node:path'
 const SKIP = new Set(['node_modules', '.git', '.dsh'])
 
 /** `packages:` globs of a `pnpm-workspace.yaml` (the simple block-list form every pnpm workspace uses). */
-export function parsePnpmWorkspace(text: string): string[] {
+function parsePnpmWorkspace(text: string): string[] {
   const out: string[] = []
   let inPackages = false
   for (const raw of text.split(/\r?\n/)) {
@@ -38,7 +38,7 @@ export function parsePnpmWorkspace(text: string): string[] {
 }
 
 /** Workspace package globs of `root`: pnpm-workspace.yaml, else package.json `workspaces` (array or `{ packages }`). */
-export function workspaceGlobs(root: string): string[] {
+function workspaceGlobs(root: string): string[] {
   const pnpm = join(root, 'pnpm-workspace.yaml')
   if (existsSync(pnpm)) return parsePnpmWorkspace(readFileSync(pnpm, 'utf8'))
   try {
