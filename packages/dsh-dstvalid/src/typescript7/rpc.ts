@@ -86,7 +86,16 @@ export class RpcClient {
       if (this._buffer.length < start + length) return
       const text = this._buffer.subarray(start, start + length).toString('utf8')
       this._buffer = this._buffer.subarray(start + length)
-      this.onMessage(JSON.parse(text) as { id?: number; method?: string; result?: unknown; error?: { code: number; message: string } })
+      let message: { id?: number; method?: string; result?: unknown; error?: { code: number; message: string } }
+      try {
+        message = JSON.parse(text) as typeof message
+      } catch {
+        // A broken stream cannot be resynchronised: give the server up (the check falls back or restarts it).
+        this.fail(new RpcGone(`tsc --api sent a message that is not JSON: ${text.slice(0, 80)}`))
+        void this._process.stop()
+        return
+      }
+      this.onMessage(message)
     }
   }
 
