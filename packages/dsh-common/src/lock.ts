@@ -1,7 +1,7 @@
 import { randomBytes } from 'node:crypto'
 import { closeSync, linkSync, openSync, readdirSync, readFileSync, renameSync, rmSync, statSync, unlinkSync, writeSync } from 'node:fs'
-import { hostname } from 'node:os'
 import { basename, dirname, join } from 'node:path'
+import { currentProcess, processState, type ProcessIdentity } from './liveness.ts'
 
 /** A file lock could not be taken in time. `code` is stable. */
 export class LockTimeoutError extends Error {
@@ -11,10 +11,8 @@ export class LockTimeoutError extends Error {
   }
 }
 
-/** What a lock file holds: who took it and a token unique to that acquisition. */
-export interface LockOwner {
-  pid: number
-  host: string
+/** What a lock file holds: who took it (a process identity, so a reused pid is not mistaken for the holder) and a token unique to that acquisition. */
+export interface LockOwner extends ProcessIdentity {
   time: number
   token: string
 }
@@ -41,14 +39,13 @@ export interface FileLock {
   release(): void
 }
 
-const HOST = hostname()
 /** Per lock path: do not re-take it before this time (another process is waiting). */
 const courtesyUntil = new Map<string, number>()
 
 /**
  * Take an exclusive cross-process lock: `lockPath` is created with O_EXCL
  * and holds a {@link LockOwner}. A lock whose owner is a dead process on
- * this host, or that is older than `staleMs`, is broken: it is renamed
+ * this host (by pid, start time and boot id), or that is older than `staleMs`, is broken: it is renamed
  * aside (atomic, so only one waiter wins), and if the renamed file turns
  * out to be a live lock taken in between, it is linked back.
  *
@@ -118,18 +115,19 @@ function othersWaiting(lockPath: string): boolean {
     return false // the directory is gone: nobody can be waiting in it
   }
   let waiting = false
+  const me = currentProcess()
   for (const name of names) {
     if (!name.startsWith(prefix)) continue
     const pid = Number(name.slice(prefix.length).split('-')[0])
     if (pid === process.pid) continue
-    if (processAlive(pid)) waiting = true
+    if (processState({ pid, host: me.host }) === 'alive') waiting = true
     else rmSync(join(dirname(lockPath), name), { force: true })
   }
   return waiting
 }
 
 function tryAcquire(lockPath: string, courtesyMs: number): FileLock | undefined {
-  const owner: LockOwner = { pid: process.pid, host: HOST, time: Date.now(), token: randomBytes(8).toString('hex') }
+  const owner: LockOwner = { ...currentProcess(), time: Date.now(), token: randomBytes(8).toString('hex') }
   let fd: number
   try {
     fd = openSync(lockPath, 'wx', 0o644)
@@ -173,22 +171,12 @@ function readOwner(lockPath: string): LockOwner | undefined {
 }
 
 function isStale(lockPath: string, holder: LockOwner | undefined, staleMs: number): boolean {
-  if (holder && holder.host === HOST && !processAlive(holder.pid)) return true
+  if (holder && processState(holder) === 'dead') return true
   try {
     return Date.now() - statSync(lockPath).mtimeMs > staleMs
   } catch {
     // ENOENT: released meanwhile; the next attempt will take it.
     return false
-  }
-}
-
-function processAlive(pid: number): boolean {
-  try {
-    process.kill(pid, 0)
-    return true
-  } catch (error) {
-    // EPERM: alive but not ours to signal.
-    return (error as NodeJS.ErrnoException).code === 'EPERM'
   }
 }
 

@@ -3,7 +3,7 @@ import { hostname, tmpdir } from 'node:os'
 import { join } from 'node:path'
 import { fileURLToPath } from 'node:url'
 import { afterEach, describe, expect, it } from 'vitest'
-import { acquireFileLock, LockTimeoutError, runCommand, withFileLock } from 'dsh-common'
+import { acquireFileLock, currentProcess, LockTimeoutError, processState, runCommand, withFileLock } from 'dsh-common'
 
 const dirs: string[] = []
 afterEach(() => { for (const d of dirs.splice(0)) rmSync(d, { recursive: true, force: true }) })
@@ -15,6 +15,19 @@ function lockPath(): string {
 const root = fileURLToPath(new URL('../../..', import.meta.url))
 
 describe('file lock', () => {
+  it('breaks a lock whose pid now belongs to another process (pid reuse), without waiting for staleness', async () => {
+    const path = lockPath()
+    // A live pid on this host and boot, but started at another time: the holder is gone, its pid reused.
+    const { start: _ours, ...me } = currentProcess()
+    const parent = { ...me, pid: process.ppid }
+    expect(processState(parent)).toBe('alive')
+    writeFileSync(path, JSON.stringify({ ...parent, start: '1', time: Date.now(), token: 'reused' }))
+    const lock = await acquireFileLock(path, { staleMs: 60_000, timeoutMs: 2_000 })
+    expect(lock.owner.token).not.toBe('reused')
+    expect(lock.owner.start).toBe(currentProcess().start)
+    lock.release()
+  })
+
   it('lets one holder in at a time', async () => {
     const path = lockPath()
     let inside = 0
