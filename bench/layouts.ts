@@ -804,6 +804,7 @@ export function generateLayout(kind: LayoutKind, dir: string, options: LayoutOpt
   const root = resolve(dir)
   mkdirSync(root, { recursive: true })
   const layout = generate(root, options)
+  writeFileSync(join(root, '.gitignore'), 'node_modules\ndist\ndist-spec\ncoverage\n.dsh\n')
   const nodeModules = options.nodeModules ?? repoNodeModules
   if (nodeModules !== false) symlinkSync(nodeModules, join(root, 'node_modules'), 'dir')
   return { root, ...layout }
