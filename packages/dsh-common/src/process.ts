@@ -1,3 +1,4 @@
+import { readdirSync, readFileSync } from 'node:fs'
 import type { Readable, Writable } from 'node:stream'
 import { execa } from 'execa'
 import { trackProcessGroup } from './process-groups.ts'
@@ -8,6 +9,8 @@ export interface StartOptions {
   env?: Record<string, string | undefined>
   /** Milliseconds between SIGTERM and SIGKILL of the group when stopping. */
   killGraceMs?: number
+  /** Open an IPC channel (the child must be a Node process): `send` and `onMessage` work. */
+  ipc?: boolean
 }
 
 /** A long-lived child (a server spoken to over stdio) in its own process group. */
@@ -21,6 +24,10 @@ export interface LongProcess {
   readonly exited: Promise<{ exitCode: number | null; signal?: string; spawnError?: string }>
   /** Whether the leader is still running. */
   readonly running: boolean
+  /** Send one message over the IPC channel (`ipc: true`); false when there is none or it closed. */
+  send(message: unknown): boolean
+  /** Listen to IPC messages (`ipc: true`); returns the disposer. */
+  onMessage(listener: (message: unknown) => void): () => void
   /**
    * Kill the whole process group: SIGTERM, then SIGKILL after the grace
    * period; resolves when the leader is gone. Idempotent, never throws.
@@ -48,6 +55,7 @@ export function startProcess(argv: readonly string[], options: StartOptions): Lo
     detached: true,
     reject: false,
     windowsHide: true,
+    ...(options.ipc ? { ipc: true, serialization: 'advanced' as const } : {}),
   })
   let running = true
   let tail = ''
@@ -80,6 +88,22 @@ export function startProcess(argv: readonly string[], options: StartOptions): Lo
     get running() {
       return running
     },
+    send(message) {
+      if (!options.ipc || !running || !child.connected) return false
+      try {
+        child.send(message as never)
+        return true
+      } catch {
+        // The channel closed between the check and the send.
+        return false
+      }
+    },
+    onMessage(listener) {
+      if (!options.ipc) return () => {}
+      const handler = (message: unknown) => listener(message)
+      child.on('message', handler)
+      return () => { child.off('message', handler) }
+    },
     stop() {
       stopping ??= (async () => {
         killGroup('SIGTERM')
@@ -92,4 +116,33 @@ export function startProcess(argv: readonly string[], options: StartOptions): Lo
       return stopping
     },
   }
+}
+
+/**
+ * Resident memory of every process in a process group, in kB (Linux `/proc`);
+ * undefined where `/proc` cannot be read.
+ */
+export function processGroupRssKb(pgid: number): number | undefined {
+  let total = 0
+  let entries: string[]
+  try {
+    entries = readdirSync('/proc')
+  } catch {
+    // No procfs (not Linux).
+    return undefined
+  }
+  for (const entry of entries) {
+    if (!/^\d+$/.test(entry)) continue
+    try {
+      const stat = readFileSync(`/proc/${entry}/stat`, 'utf8')
+      // Fields after the command name (which may hold spaces): state ppid pgrp …
+      const fields = stat.slice(stat.lastIndexOf(')') + 2).split(' ')
+      if (Number(fields[2]) !== pgid) continue
+      const rss = /VmRSS:\s+(\d+) kB/.exec(readFileSync(`/proc/${entry}/status`, 'utf8'))
+      if (rss) total += Number(rss[1])
+    } catch {
+      // The process exited while we read it.
+    }
+  }
+  return total
 }

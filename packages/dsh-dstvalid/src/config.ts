@@ -39,6 +39,10 @@ export interface Config {
   tsconfig: string
   /** Heap bound of the type-check worker in MB; 0: Node's default. */
   typescriptMaxHeapMb: number
+  /** Vitest tests through a warm runner: the workspace's own vitest kept alive in a child process (its Node API), started at session start. Off: the vitest CLI per run. */
+  warmTests: boolean
+  /** Resident memory (MB) of the warm test runner and its workers above which it is recycled after a run; 0: never. */
+  warmTestsMaxRssMb: number
   /** Change impact before a write: `off`; `notice`: the files that import the edited file, as a `dstvalid/notice`; `result`: also appended to the tool result. */
   impact: 'off' | 'notice' | 'result'
   /** Importers listed (nearest first) before "… and N more". */
@@ -76,6 +80,8 @@ export const Config: Schema<Config> = Schema.object({
   testFilePattern: Schema.string().default(DEFAULT_TEST_FILE_PATTERN).description('Regular expression (on workspace-relative paths) for test files.'),
   tsconfig: Schema.string().default('tsconfig.json').description('tsconfig of the TypeScript profile, relative to the workspace.'),
   typescriptMaxHeapMb: Schema.natural().default(0).description('Heap bound of the type-check worker in MB; 0: Node\'s default.'),
+  warmTests: Schema.boolean().default(true).description('Vitest tests through a warm runner: the workspace\'s own vitest kept alive in a child process (its Node API), started at session start. Off: the vitest CLI per run.'),
+  warmTestsMaxRssMb: Schema.natural().default(1024).description('Resident memory (MB) of the warm test runner and its workers above which it is recycled after a run; 0: never.'),
   impact: Schema.union(['off', 'notice', 'result']).default('off').description('Change impact before a write: off; notice: the files that import the edited file, as a dstvalid/notice; result: also appended to the tool result.'),
   impactMax: Schema.natural().default(10).description('Importers listed (nearest first) before "… and N more".'),
   style: Schema.union(['off', 'warn', 'rollback']).default('off').description('The workspace\'s own formatters and linters on the changed files: off; warn: new problems are warnings; rollback: new problems roll the write back.'),

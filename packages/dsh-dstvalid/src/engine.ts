@@ -200,6 +200,17 @@ export class Guard {
     return { leftover, errors }
   }
 
+  /** Start the checks' workers in the background (session start); measures nothing. */
+  startWorkers(): void {
+    for (const check of this.options.checks) {
+      try {
+        check.startWorkers?.()
+      } catch {
+        // A worker that cannot start now starts (or fails, reported) on its first run.
+      }
+    }
+  }
+
   /** Forget every accepted state and release the checks' workers. */
   async dispose(): Promise<void> {
     this._abort.abort()

@@ -10,6 +10,7 @@ import { StyleCheck } from './checks/style.ts'
 import { TypecheckCheck } from './checks/typecheck.ts'
 import { nativeTypecheck } from './checks/typecheck7.ts'
 import { VitestCheck } from './checks/vitest.ts'
+import { WarmVitestCheck } from './checks/vitest-warm.ts'
 import type { Config, ProfileName } from './config.ts'
 import { GoImpact } from './impact/go.ts'
 import { PythonImpact } from './impact/python.ts'
@@ -91,7 +92,8 @@ export function buildProfiles(root: string, config: Config): BuiltProfiles {
           if (coverage && command && !covered) notes.push('@vitest/coverage-v8 is not installed in the workspace; coverage is not measured')
           if (command) {
             const tests = new VitestCheck({ root, command, mode: config.tests, extraArgs: config.testArgs, coverage: covered })
-            checks.push(tests)
+            const vitestNode = config.warmTests && !covered ? resolveFromWorkspace(root, 'vitest/node') : undefined
+            checks.push(vitestNode ? new WarmVitestCheck({ root, vitestNode, mode: config.tests, extraArgs: config.testArgs, cli: tests, maxRssMb: config.warmTestsMaxRssMb }) : tests)
             if (covered) checks.push(new CoverageCheck(tests, config.coverage))
           } else if (existsSync(join(root, 'package.json'))) notes.push('vitest is not installed in the workspace; tests are not run')
         }

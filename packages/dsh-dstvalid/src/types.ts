@@ -106,6 +106,8 @@ export interface Check {
   confirm?(problems: Problem[], io: CheckIO): Promise<Problem[] | undefined>
   /** Release processes or workers. Must not throw. */
   dispose?(): Promise<void> | void
+  /** Start workers in the background (session start), so the first judged write does not wait for them. Must not throw. */
+  startWorkers?(): void
   /**
    * Advisory checks only warn: every new problem they find is a warning,
    * never a regression (the write is never rolled back for it).

@@ -264,6 +264,7 @@ export class Verifier {
       this.host.warn(`cannot guard ${session.cwd}: ${(error as Error).message}`)
       return
     }
+    guard.startWorkers()
     guard.queue.run(() => guard.prepare(this.io(session))).catch(error => {
       this.host.notice({ sessionId: session.id, level: 'error', text: `baseline failed: ${(error as Error).message}` })
     })

@@ -18,10 +18,10 @@ import { subtract } from '../src/money.ts'
 it('subtracts', () => expect(subtract(5, 3)).toBe(2))
 `
 
-describe('test guard (vitest related, type-checking tests too)', () => {
+describe('test guard through the vitest CLI (vitest related, type-checking tests too)', () => {
   it('rolls back a test break; keeps test-first work with warnings; tolerates a flaky test', async () => {
     const root = makeWorkspace()
-    h = await boot(root, { tsconfig: 'tsconfig.full.json' })
+    h = await boot(root, { tsconfig: 'tsconfig.full.json', warmTests: false })
 
     // pass → fail: rolled back, naming only the newly failing test; the file is restored byte for byte.
     const before = readText(root, 'src/money.ts')

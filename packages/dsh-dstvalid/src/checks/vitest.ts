@@ -8,10 +8,12 @@ import { runRecorded, whyNotJudged } from '../run.ts'
 import type { Change, Check, CheckIO, Measurement, Problem } from '../types.ts'
 import { parseCoverageSummary, type CoverageReading, type CoverageSource } from './coverage.ts'
 
-/** The parts of vitest's JSON report this check reads. */
-interface VitestReport {
+/** The parts of vitest's JSON report this check reads (the warm runner produces the same shape). */
+export interface VitestReport {
   testResults: {
     name: string
+    /** The vitest project that ran the file (warm runner only). */
+    project?: string
     status: string
     message?: string
     assertionResults: {
@@ -48,7 +50,7 @@ function firstLine(text: string | undefined): string {
   return (text ?? '').split('\n').map(l => l.trim()).find(Boolean) ?? ''
 }
 
-function escapeRegExp(text: string): string {
+export function escapeRegExp(text: string): string {
   return text.replace(/[.*+?^${}()|[\]\\]/g, '\\$&')
 }
 
@@ -119,7 +121,7 @@ export class VitestCheck implements Check, CoverageSource {
         // No report: vitest crashed, timed out or never started.
         return { status: r.timedOut ? 'timeout' : 'error', problems: [], scope: [], error: whyNotJudged('vitest', r, io.timeoutMs) }
       }
-      return this.parse(report)
+      return readVitestReport(this.options.root, report, this._names, this.name)
     } finally {
       rmSync(dir, { recursive: true, force: true })
     }
@@ -140,29 +142,35 @@ export class VitestCheck implements Check, CoverageSource {
       return { status: 'error', error: `coverage: unreadable coverage report (${(error as Error).message})` }
     }
   }
+}
 
-  private parse(report: VitestReport): Measurement {
-    const problems: Problem[] = []
-    const passed: { key: string; file: string }[] = []
-    const scope: string[] = []
-    for (const suite of report.testResults) {
-      const file = toPosixRelative(this.options.root, suite.name)
-      scope.push(file)
-      let failedTests = 0
-      for (const t of suite.assertionResults) {
-        const key = [file, ...t.ancestorTitles, t.title].join(' > ')
-        this._names.set(key, t.fullName)
-        if (t.status === 'passed') passed.push({ key, file })
-        else if (t.status === 'failed') {
-          failedTests++
-          const why = firstLine(t.failureMessages?.[0])
-          problems.push(failingTest(this.name, key, file, t.location?.line, `${[...t.ancestorTitles, t.title].join(' > ')}${why ? ` — ${why}` : ''}`))
-        }
-      }
-      if (suite.status === 'failed' && !failedTests) {
-        problems.push(failingTest(this.name, `${file}${FILE_LEVEL}`, file, undefined, `test file failed: ${firstLine(suite.message) || 'no tests ran'}`))
+/**
+ * A measurement from a vitest JSON report (or the warm runner's report of
+ * the same shape). A test id is `file > suite > name`; a test file that fails
+ * as a whole (it no longer loads) is one problem keyed by the file. `names`
+ * learns the full names (for `-t`) by test id.
+ */
+export function readVitestReport(root: string, report: VitestReport, names: Map<string, string>, check = 'test'): Measurement {
+  const problems: Problem[] = []
+  const passed: { key: string; file: string }[] = []
+  const scope: string[] = []
+  for (const suite of report.testResults) {
+    const file = toPosixRelative(root, suite.name)
+    scope.push(file)
+    let failedTests = 0
+    for (const t of suite.assertionResults) {
+      const key = [file, ...t.ancestorTitles, t.title].join(' > ')
+      names.set(key, t.fullName)
+      if (t.status === 'passed') passed.push({ key, file })
+      else if (t.status === 'failed') {
+        failedTests++
+        const why = firstLine(t.failureMessages?.[0])
+        problems.push(failingTest(check, key, file, t.location?.line, `${[...t.ancestorTitles, t.title].join(' > ')}${why ? ` — ${why}` : ''}`))
       }
     }
-    return { status: 'ok', problems, passed, scope }
+    if (suite.status === 'failed' && !failedTests) {
+      problems.push(failingTest(check, `${file}${FILE_LEVEL}`, file, undefined, `test file failed: ${firstLine(suite.message) || 'no tests ran'}`))
+    }
   }
+  return { status: 'ok', problems, passed, scope }
 }

@@ -1,0 +1,147 @@
+import { join } from 'node:path'
+import { seconds } from '../run.ts'
+import type { Change, Check, CheckIO, Measurement, Problem } from '../types.ts'
+import { FILE_LEVEL } from '../accepted.ts'
+import { WarmVitestClient, type WarmRunAnswer, type WarmRunRequest } from '../vitest/warm-client.ts'
+import { escapeRegExp, readVitestReport, type VitestCheck } from './vitest.ts'
+
+/** Files whose change makes the warm runner's configuration or module resolution stale: it is restarted. */
+export const TEST_CONFIG_FILE = /(?:^|\/)(?:vite(?:st)?\.(?:config|workspace|projects)(?:\.[\w-]+)?\.[cm]?[jt]s|vitest\.workspace\.json|package\.json|tsconfig[^/]*\.json)$/
+
+/** vitest's default `forceRerunTriggers` (package.json, vite/vitest configs): a change to one can affect every test, so every test runs. */
+const RERUN_ALL = /(?:^|\/)(?:package\.json|vite(?:st)?\.(?:config|workspace|projects)(?:\.[\w-]+)?\.[cm]?[jt]s|vitest\.workspace\.json)$/
+
+export interface WarmVitestOptions {
+  root: string
+  /** Absolute path of the workspace's own `vitest/node` entry. */
+  vitestNode: string
+  /** `related`: only tests whose import graph reaches the changed files; `all`: the whole suite every time. */
+  mode: 'related' | 'all'
+  /** Extra vitest CLI arguments (`testArgs`), parsed by the workspace's vitest. */
+  extraArgs?: string[]
+  /** The CLI check, used for a run the warm runner cannot do (another Node API, a crash). */
+  cli: VitestCheck
+  /** Resident memory of the runner and its workers, in MB, above which it is recycled after a run (0: never). */
+  maxRssMb: number
+}
+
+/**
+ * Tests through a warm vitest: the workspace's own vitest, created once
+ * through its Node API in a child process (its own process group), keeping
+ * its module graph between runs. Each run invalidates what changed on disk
+ * and runs the test files related to the change; results come from vitest's
+ * task state, in the JSON reporter's shape, judged exactly as the CLI check
+ * judges (same test ids). A run the warm runner cannot do — a vitest whose
+ * Node API differs, a crash — is done by the CLI check instead; a crashed
+ * runner is started again on the next run, a configuration change restarts
+ * it, and a runner past `maxRssMb` is recycled.
+ */
+export class WarmVitestCheck implements Check {
+  readonly name = 'test'
+  readonly verb = 'testing'
+  private readonly _client: WarmVitestClient
+  private readonly _names = new Map<string, string>()
+  private _unsupported?: string
+  private _lastRssKb?: number
+
+  constructor(private readonly options: WarmVitestOptions) {
+    this._client = new WarmVitestClient({ root: options.root, vitestNode: options.vitestNode, extraArgs: options.extraArgs ?? [] })
+  }
+
+  /** Why the warm runner is not used (this vitest's Node API differs), once known. */
+  get unsupported(): string | undefined {
+    return this._unsupported
+  }
+
+  /** Resident memory of the runner and its workers after its last run, kB. */
+  get lastRssKb(): number | undefined {
+    return this._lastRssKb
+  }
+
+  /** Runner processes started so far (restarts included). */
+  get starts(): number {
+    return this._client.starts
+  }
+
+  /** The runner's process (group) id while it is alive. */
+  get pid(): number | undefined {
+    return this._client.pid
+  }
+
+  /** Start the runner in the background (session start), so the first judged write does not wait for vitest to boot. */
+  startWorkers(): void {
+    if (this._unsupported) return
+    void this._client.start().then(ready => {
+      if (ready.status === 'unsupported') this._unsupported = ready.reason
+    })
+  }
+
+  async measure(change: Change | undefined, io: CheckIO): Promise<Measurement> {
+    if (this._unsupported) return this.options.cli.measure(change, io)
+    const config = change?.files.filter(f => TEST_CONFIG_FILE.test(f)) ?? []
+    if (config.length) {
+      io.notice('info', `${config.join(', ')} changed: restarting the warm test runner`)
+      await this._client.dispose()
+    }
+    const related = !!change && this.options.mode === 'related' && !change.files.some(f => RERUN_ALL.test(f))
+    const request: WarmRunRequest = { changed: change?.paths ?? null, mode: related ? 'related' : 'all' }
+    const argv = related ? ['vitest', 'related', ...change!.files, '--run', '(warm)'] : ['vitest', 'run', '(warm)']
+    const m = await this.runWarm(request, argv, io)
+    return m ?? this.options.cli.measure(change, io)
+  }
+
+  async confirm(problems: Problem[], io: CheckIO): Promise<Problem[] | undefined> {
+    if (this._unsupported) return this.options.cli.confirm(problems, io)
+    const byFile = new Map<string, Problem[]>()
+    for (const p of problems) byFile.set(p.file, [...(byFile.get(p.file) ?? []), p])
+    const still: Problem[] = []
+    for (const [file, group] of byFile) {
+      const whole = group.some(p => p.key.endsWith(FILE_LEVEL))
+      const names = group.map(p => this._names.get(p.key)).filter((n): n is string => !!n)
+      const pattern = whole || !names.length ? undefined : `^(${names.map(escapeRegExp).join('|')})$`
+      const argv = ['vitest', 'run', file, ...(pattern ? ['-t', pattern] : []), '(warm)']
+      const m = await this.runWarm({ changed: [], mode: 'files', files: [join(this.options.root, file)], ...(pattern ? { pattern } : {}) }, argv, io)
+      // A re-run that could not be judged confirms nothing: keep the failures.
+      if (!m || m.status !== 'ok') return undefined
+      const failing = new Set(m.problems.map(p => p.key))
+      still.push(...group.filter(p => failing.has(p.key)))
+    }
+    return still
+  }
+
+  dispose(): Promise<void> {
+    return this._client.dispose()
+  }
+
+  /** One warm run, recorded; undefined when the CLI must do it instead (said in a notice). */
+  private async runWarm(request: WarmRunRequest, argv: string[], io: CheckIO): Promise<Measurement | undefined> {
+    const started = performance.now()
+    const answer: WarmRunAnswer = await this._client.run(request, io.timeoutMs, io.signal)
+    const durationMs = Math.round(performance.now() - started)
+    const cwd = this.options.root
+    switch (answer.status) {
+      case 'ok': {
+        const m = readVitestReport(this.options.root, answer.report, this._names, this.name)
+        io.record({ check: this.name, argv, cwd, exitCode: m.problems.length ? 1 : 0, durationMs, outcome: m.problems.length ? 'fail' : 'pass' })
+        this._lastRssKb = answer.rssKb
+        if (this.options.maxRssMb && answer.rssKb !== undefined && answer.rssKb > this.options.maxRssMb * 1024) {
+          io.notice('info', `warm test runner uses ${Math.round(answer.rssKb / 1024)} MB (bound ${this.options.maxRssMb} MB): recycling it`)
+          void this._client.dispose().then(() => this._client.start())
+        }
+        return m
+      }
+      case 'timeout':
+        io.record({ check: this.name, argv, cwd, exitCode: null, durationMs, outcome: 'timeout' })
+        return { status: 'timeout', problems: [], scope: [], error: `vitest timed out after ${seconds(io.timeoutMs)} (process group killed)` }
+      case 'unsupported':
+        this._unsupported = answer.reason
+        io.notice('info', `warm test runner not available (${answer.reason}); using the vitest CLI`)
+        return undefined
+      case 'error':
+        io.record({ check: this.name, argv, cwd, exitCode: null, durationMs, outcome: 'error' })
+        if (io.signal?.aborted) return { status: 'error', problems: [], scope: [], error: 'vitest aborted (process group killed)' }
+        io.notice('warn', `warm test runner failed (${answer.error}); this run uses the vitest CLI, the next one restarts it`)
+        return undefined
+    }
+  }
+}

@@ -1,0 +1,266 @@
+// @ts-check
+/**
+ * The warm test runner's child process: the workspace's own vitest, created
+ * once through its Node API (`vitest/node` `createVitest`), kept alive with
+ * its module graph, answering runs over IPC. Plain JavaScript on purpose: it
+ * runs under plain Node with no loader of ours, so the workspace's vitest
+ * sees the process it would see from its own CLI.
+ *
+ *   node server.mjs <root> <vitest/node entry> <extra CLI arguments JSON>
+ *
+ * Messages in: { id, kind: 'run', changed: string[] | null, mode: 'related' | 'all' | 'files', files?: string[], pattern?: string }
+ *              { kind: 'close' }
+ * Messages out: { ready: true, version } | { unsupported: string }
+ *               { id, ok: true, report, rssKb } | { id, ok: false, error }
+ * The report has the shape of vitest's JSON reporter (`testResults[]`), so
+ * the parent judges warm and CLI runs with one reader.
+ */
+import { existsSync, readdirSync, readFileSync, statSync } from 'node:fs'
+import { join } from 'node:path'
+import { pathToFileURL } from 'node:url'
+
+const [root, entry, optionsJson] = process.argv.slice(2)
+/** @type {string[]} The check's extra vitest arguments (`testArgs`), read by vitest's own CLI parser. */
+const extraArgs = JSON.parse(optionsJson || '[]')
+
+/** @param {unknown} message */
+function send(message) {
+  if (process.connected) process.send?.(message)
+}
+
+/** @param {unknown} error */
+function text(error) {
+  return error instanceof Error ? (error.stack || error.message) : String(error)
+}
+
+// The parent is gone (crashed or killed without a goodbye): nothing may outlive it.
+process.on('disconnect', () => void shutdown(0))
+
+/** @type {any} */
+let vitest
+let closing = false
+async function shutdown(/** @type {number} */ code) {
+  if (closing) return
+  closing = true
+  const timer = setTimeout(() => process.exit(code), 3000)
+  timer.unref()
+  try {
+    await vitest?.close()
+  } catch {
+    // Closing a half-started vitest may throw; we exit anyway.
+  }
+  process.exit(code)
+}
+
+const REQUIRED = ['globTestSpecifications', 'runTestSpecifications', 'invalidateFile', 'setGlobalTestNamePattern', 'resetGlobalTestNamePattern']
+
+try {
+  const mod = await import(pathToFileURL(entry).href)
+  if (typeof mod.createVitest !== 'function') {
+    send({ unsupported: 'vitest/node has no createVitest' })
+    process.exit(0)
+  }
+  let cliOptions = {}
+  if (extraArgs.length) {
+    if (typeof mod.parseCLI !== 'function') {
+      send({ unsupported: 'vitest/node has no parseCLI for the extra arguments' })
+      process.exit(0)
+    }
+    cliOptions = mod.parseCLI(['vitest', ...extraArgs]).options
+  }
+  vitest = await mod.createVitest('test', {
+    ...cliOptions,
+    root,
+    watch: false,
+    cache: false,
+    passWithNoTests: true,
+    includeTaskLocation: true,
+    // Results are read from the task state; nothing is printed.
+    reporters: [{}],
+  })
+  const missing = REQUIRED.filter(name => typeof vitest[name] !== 'function')
+  if (missing.length || !Array.isArray(vitest.projects)) {
+    send({ unsupported: `vitest ${vitest.version ?? '?'} lacks ${missing.join(', ') || 'projects'}` })
+    await shutdown(0)
+  }
+  await vitest.globTestSpecifications()
+  send({ ready: true, version: vitest.version })
+} catch (error) {
+  send({ startError: text(error) })
+  await shutdown(1)
+}
+
+/** mtime+size of every file the dependency walks read: an out-of-band change (a shell command, a rollback) is found by stat. */
+const stamps = new Map()
+function stampOf(/** @type {string} */ file) {
+  try {
+    const s = statSync(file)
+    return `${s.mtimeMs}:${s.size}`
+  } catch {
+    return 'absent'
+  }
+}
+
+/** Invalidate what changed on disk since it was read, plus `changed`; keep vitest's list of test files current. */
+function invalidate(/** @type {string[]} */ changed) {
+  const dirty = new Set(changed)
+  for (const [file, stamp] of stamps) if (stampOf(file) !== stamp) dirty.add(file)
+  for (const file of dirty) {
+    vitest.invalidateFile(file)
+    stamps.delete(file)
+    const exists = existsSync(file)
+    for (const project of vitest.projects) {
+      if (!exists) project._removeCachedTestFile?.(file)
+      else project.matchesTestGlob?.(file)
+    }
+    vitest.clearSpecificationsCache?.(file)
+  }
+}
+
+/**
+ * Test files whose import closure reaches one of `changed` (or that are one
+ * of them), from the transformed modules vite keeps. A module that fails to
+ * transform (a syntax error) is a leaf: the test that imports it still runs
+ * and reports the error.
+ */
+async function related(/** @type {any[]} */ specs, /** @type {string[]} */ changed) {
+  const wanted = new Set(changed)
+  /** @type {Map<any, Map<string, string[]>>} */
+  const depsByProject = new Map()
+  const depsOf = async (/** @type {any} */ project, /** @type {string} */ file) => {
+    let cache = depsByProject.get(project)
+    if (!cache) depsByProject.set(project, cache = new Map())
+    const hit = cache.get(file)
+    if (hit) return hit
+    /** @type {string[]} */
+    let deps = []
+    try {
+      const mod = project.vite.moduleGraph.getModuleById(file)
+      const transformed = mod?.ssrTransformResult || await project.vitenode.transformRequest(file)
+      if (!stamps.has(file)) stamps.set(file, stampOf(file))
+      for (const dep of [...(transformed?.deps ?? []), ...(transformed?.dynamicDeps ?? [])]) {
+        const abs = dep.startsWith('/@fs/') ? dep.slice(4) : join(project.config.root, dep)
+        if (!abs.includes('node_modules') && existsSync(abs)) deps.push(abs)
+      }
+    } catch {
+      // Unparsable now: no edges out of it.
+      if (!stamps.has(file)) stamps.set(file, stampOf(file))
+      deps = []
+    }
+    cache.set(file, deps)
+    return deps
+  }
+  const out = []
+  for (const spec of specs) {
+    if (wanted.has(spec.moduleId)) {
+      out.push(spec)
+      continue
+    }
+    const seen = new Set([spec.moduleId])
+    const queue = [spec.moduleId]
+    let hit = false
+    while (queue.length && !hit) {
+      for (const dep of await depsOf(spec.project, queue.shift())) {
+        if (wanted.has(dep)) { hit = true; break }
+        if (!seen.has(dep)) { seen.add(dep); queue.push(dep) }
+      }
+    }
+    if (hit) out.push(spec)
+  }
+  return out
+}
+
+/** The JSON reporter's shape, from vitest's reported task state. */
+function report(/** @type {any[]} */ modules) {
+  const testResults = []
+  for (const m of modules) {
+    const assertionResults = []
+    let failed = false
+    for (const test of m.children.allTests()) {
+      const ancestorTitles = []
+      for (let p = test.parent; p && p.type === 'suite'; p = p.parent) ancestorTitles.unshift(p.name)
+      const result = test.result()
+      const status = result.state === 'passed' ? 'passed' : result.state === 'failed' ? 'failed' : 'skipped'
+      if (status === 'failed') failed = true
+      assertionResults.push({
+        ancestorTitles,
+        title: test.name,
+        fullName: [...ancestorTitles, test.name].join(' '),
+        status,
+        failureMessages: (result.errors ?? []).map((/** @type {any} */ e) => e.stack || e.message),
+        ...(test.location ? { location: test.location } : {}),
+      })
+    }
+    const errors = m.errors()
+    testResults.push({
+      name: m.moduleId,
+      project: m.project.name,
+      status: failed || errors.length || m.state() === 'failed' ? 'failed' : 'passed',
+      message: errors[0]?.message ?? '',
+      assertionResults,
+    })
+  }
+  return { testResults }
+}
+
+/** Resident memory of this process group (vitest and its workers), kB. */
+function groupRssKb() {
+  let total = 0
+  try {
+    const pgid = process.pid
+    for (const entry of readdirSync('/proc')) {
+      if (!/^\d+$/.test(entry)) continue
+      try {
+        const stat = readFileSync(`/proc/${entry}/stat`, 'utf8')
+        const fields = stat.slice(stat.lastIndexOf(')') + 2).split(' ')
+        if (Number(fields[2]) !== pgid) continue
+        const rss = /VmRSS:\s+(\d+) kB/.exec(readFileSync(`/proc/${entry}/status`, 'utf8'))
+        if (rss) total += Number(rss[1])
+      } catch {
+        // Exited while we read it.
+      }
+    }
+  } catch {
+    return undefined
+  }
+  return total
+}
+
+/** @param {{ id: number, changed: string[] | null, mode: 'related' | 'all' | 'files', files?: string[], pattern?: string }} request */
+async function run(request) {
+  invalidate(request.changed ?? [])
+  const all = await vitest.globTestSpecifications()
+  let specs
+  if (request.mode === 'all') specs = all
+  else if (request.mode === 'files') {
+    const files = new Set(request.files ?? [])
+    specs = all.filter((/** @type {any} */ s) => files.has(s.moduleId))
+  } else specs = await related(all, request.changed ?? [])
+  if (!specs.length) return { testResults: [] }
+  if (request.pattern) vitest.setGlobalTestNamePattern(new RegExp(request.pattern))
+  try {
+    const result = await vitest.runTestSpecifications(specs, request.mode === 'all')
+    const ran = new Set(specs.map((/** @type {any} */ s) => `${s.project.name}\0${s.moduleId}`))
+    // The task state keeps earlier runs' modules: report only what this run ran.
+    return report(result.testModules.filter((/** @type {any} */ m) => ran.has(`${m.project.name}\0${m.moduleId}`)))
+  } finally {
+    if (request.pattern) vitest.resetGlobalTestNamePattern()
+  }
+}
+
+let chain = Promise.resolve()
+process.on('message', (/** @type {any} */ message) => {
+  if (message?.kind === 'close') {
+    void shutdown(0)
+    return
+  }
+  if (message?.kind !== 'run') return
+  chain = chain.then(async () => {
+    try {
+      const r = await run(message)
+      send({ id: message.id, ok: true, report: r, rssKb: groupRssKb() })
+    } catch (error) {
+      send({ id: message.id, ok: false, error: text(error) })
+    }
+  })
+})
