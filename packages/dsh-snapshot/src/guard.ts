@@ -8,7 +8,9 @@ import { currentOwner, liveInstances, type JournalOwner } from './owner.ts'
 import { listJournals, readJournalIfThere, resolveJournal, writerState, type RecoveryReport } from './recover.ts'
 import { snapshotDir } from './layout.ts'
 import { Snapshots } from './snapshots.ts'
-import type { CommitRequest, RestoredInfo, RollbackRequest, RollbackResult, ScopeRef, SyncMode } from './types.ts'
+import type { ChangesRequest, CommitRequest, OutsideChanges, RestoredInfo, RollbackRequest, RollbackResult, ScopeRef, SyncMode } from './types.ts'
+import type { ShellChanges } from './shell/tracker.ts'
+import { outsideNote } from './messages.ts'
 
 /** The plugin's settings, as its Config gives them. */
 export interface GuardSettings {
@@ -19,7 +21,8 @@ export interface GuardSettings {
   maxDirBytes: number
   exclude: string[]
   ignore: string[]
-  shell: 'off' | 'git'
+  shell: 'track' | 'git' | 'off'
+  shellMaxFileBytes: number
   recover: boolean
 }
 
@@ -30,6 +33,8 @@ export interface GuardHost {
   /** The schema error the tool service would give these arguments, if any. */
   validate(exec: ToolExecution): string | undefined
   restored(info: RestoredInfo): void
+  /** Files changed outside any tool call were found (and adopted as the workspace's picture). */
+  outside(info: OutsideChanges): void
   recovered(report: RecoveryReport): void
   info(text: string): void
   warn(text: string): void
@@ -45,6 +50,7 @@ export class SnapshotGuard {
   private readonly _sessions = new Map<string, Snapshots>()
   private readonly _vaults = new Map<string, Promise<void>>()
   private readonly _notGit = new Set<string>()
+  private readonly _untracked = new Set<string>()
   private _disposed = false
 
   constructor(private readonly settings: GuardSettings, private readonly host: GuardHost) {
@@ -121,7 +127,7 @@ export class SnapshotGuard {
   async execute(exec: ToolExecution, next: () => Promise<ToolResult>): Promise<ToolResult> {
     const tool = exec.tool
     const write = tool?.effects === 'write'
-    const shell = tool?.effects === 'shell' && this.settings.shell === 'git'
+    const shell = tool?.effects === 'shell' && this.settings.shell !== 'off'
     if (!tool || this._disposed || (!write && !shell)) return next()
     let paths: string[] = []
     if (write) {
@@ -144,9 +150,14 @@ export class SnapshotGuard {
       return { content: captureRefused(`cannot open the workspace ${exec.session.cwd} (${code})`, write ? 'write' : 'command'), isError: true }
     }
     const ref = this.scopeRef(exec)
+    let outside: string[] = []
     try {
+      if (shell && this.settings.shell === 'track' && !snaps.tracking && !this.startTracking(snaps)) return next()
+      outside = await this.outOfBand(exec, snaps)
       if (write) {
         snaps.capture(ref, paths)
+      } else if (this.settings.shell === 'track') {
+        snaps.captureWorkspace(ref)
       } else if (!(await snaps.captureTree(ref))) {
         if (!this._notGit.has(snaps.root)) this.host.warn(`shell: 'git' is on but ${snaps.root} is not the top of a git work tree; shell calls there run without a snapshot`)
         this._notGit.add(snaps.root)
@@ -156,11 +167,71 @@ export class SnapshotGuard {
       if (!(error instanceof SnapshotError)) throw error
       return { content: error.reason === 'escape' ? escapeRefused(error.message) : captureRefused(error.message, write ? 'write' : 'command'), isError: true }
     }
+    let result: ToolResult
     try {
-      return await next()
+      result = await next()
     } finally {
       this.settle(snaps, ref, exec)
+      // A verdict still to come (a judge that promised one): the call's changes are measured before the picture moves on.
+      if (shell && snaps.isOpen(ref.key)) await this.measureOpen(snaps, exec.callId)
+      // What this call (and its judgement) changed is the workspace's picture now, not out of band.
+      if (snaps.tracking) await this.adoptOwn(snaps)
     }
+    return outside.length ? { ...result, content: `${result.content}\n${outsideNote(outside)}` } : result
+  }
+
+  /** First shell call of a session: build the tracker's picture; false (one warning) when it cannot. */
+  private startTracking(snaps: Snapshots): boolean {
+    if (this._untracked.has(snaps.root)) return false
+    try {
+      const stats = snaps.startTracking({ maxFileBytes: this.settings.shellMaxFileBytes })
+      if (stats) this.host.info(`shell tracking of ${snaps.root}: ${stats.files} files (${stats.bytes} bytes) packed, ${stats.dirs + 1} directories ${stats.watched ? 'watched' : 'NOT watched (each shell call compares the whole workspace)'}, in ${Math.round(stats.ms)} ms`)
+      return true
+    } catch (error) {
+      if (!(error instanceof SnapshotError)) throw error
+      this._untracked.add(snaps.root)
+      this.host.warn(`shell calls in ${snaps.root} run without a snapshot: ${error.message}`)
+      return false
+    }
+  }
+
+  /** Changes found before a call that no call made: adopted, announced, and returned (files) for the model's note. */
+  private async outOfBand(exec: ToolExecution, snaps: Snapshots): Promise<string[]> {
+    if (!snaps.tracking) return []
+    const diffs = await snaps.refresh()
+    const files = diffs.filter(d => d.now?.k !== 'dir' && !(d.now === undefined && d.before?.k === 'dir')).map(d => d.path)
+    if (files.length) this.host.outside({ sessionId: exec.session.id, callId: exec.callId, paths: files })
+    return files
+  }
+
+  private async measureOpen(snaps: Snapshots, callId: string) {
+    try {
+      await snaps.measureShell(callId)
+    } catch (error) {
+      if (!(error instanceof SnapshotError)) throw error
+      this.host.warn(`measuring shell call ${callId}: ${error.message}`)
+    }
+  }
+
+  private async adoptOwn(snaps: Snapshots) {
+    try {
+      await snaps.refresh()
+    } catch (error) {
+      if (!(error instanceof SnapshotError)) throw error
+      this.host.warn(`shell tracking of ${snaps.root}: ${error.message}`)
+    }
+  }
+
+  /** `snapshot/tracked`: whether a call holds a workspace pre-image (its changes can be measured and rolled back). */
+  tracked(req: ChangesRequest): boolean {
+    const snaps = this._sessions.get(req.sessionId)
+    return !!snaps?.captured({ callId: req.callId }).some(c => c.kind === 'manifest')
+  }
+
+  /** `snapshot/changes`: what a tracked shell call changed (measured once, its pre-images journalled). */
+  async changes(req: ChangesRequest): Promise<ShellChanges | undefined> {
+    const snaps = this._sessions.get(req.sessionId)
+    return snaps?.measureShell(req.callId)
   }
 
   /** After the tool returned: a scope nobody judged (and nobody will) is committed now. */
@@ -180,6 +251,8 @@ export class SnapshotGuard {
     const snaps = this._sessions.get(req.sessionId)
     if (!snaps) return { matched: false, restored: [], deleted: [], failed: [], message: nothingToRestore(selector, req.sessionId) }
     const result = await snaps.rollback(selector, req.reason)
+    // What the restore wrote is the workspace's picture again, not a change out of band.
+    if (snaps.tracking) await this.adoptOwn(snaps)
     if (result.matched) {
       this.host.restored({ ...selector, sessionId: req.sessionId, reason: req.reason, restored: result.restored, deleted: result.deleted, failed: result.failed })
     }

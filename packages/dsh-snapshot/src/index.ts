@@ -8,7 +8,8 @@ import { SnapshotGuard, type GuardSettings } from './guard.ts'
 import { formatRecovery, type RecoveryReport } from './recover.ts'
 import { DEFAULT_MAX_DIR_BYTES, DEFAULT_MAX_FILE_BYTES } from './snapshots.ts'
 import { DEFAULT_EXCLUDES } from './internal/ignore.ts'
-import type { CommitRequest, RestoredInfo, RollbackRequest, RollbackResult } from './types.ts'
+import type { ChangesRequest, CommitRequest, OutsideChanges, RestoredInfo, RollbackRequest, RollbackResult } from './types.ts'
+import type { ShellChanges } from './shell/tracker.ts'
 
 declare module '@deepseek-ai/cordis' {
   interface Events {
@@ -22,6 +23,12 @@ declare module '@deepseek-ai/cordis' {
     'snapshot/judge'(exec: ToolExecution): boolean | undefined
     /** Journals left by a dead process were resolved (at start-up, per vault). @mode emit */
     'snapshot/recovered'(report: RecoveryReport): void
+    /** Measure what a tracked shell call changed (once; each changed path's earlier state is journalled); undefined when the call holds no workspace pre-image. @mode serial */
+    'snapshot/changes'(req: ChangesRequest): Promise<ShellChanges | undefined>
+    /** Whether a shell call holds a workspace pre-image, so its changes can be measured and rolled back. @mode bail */
+    'snapshot/tracked'(req: ChangesRequest): boolean | undefined
+    /** Files changed while no tool call ran, found before the call named (once; then they are the workspace's picture). @mode emit */
+    'snapshot/outside'(info: OutsideChanges): void
   }
 }
 
@@ -38,7 +45,8 @@ export const Config: Schema<Partial<Config>, Config> = Schema.object({
   maxDirBytes: Schema.natural().default(DEFAULT_MAX_DIR_BYTES).description('Largest total a directory capture holds.'),
   exclude: Schema.array(String).default([...DEFAULT_EXCLUDES]).description('Gitignore patterns a directory capture skips by default: tool caches that rebuild themselves (.git, node_modules and the vault are always skipped).'),
   ignore: Schema.array(String).default([]).description('More gitignore patterns a directory capture skips, after exclude (a !pattern re-includes what exclude skipped).'),
-  shell: Schema.union(['off', 'git'] as const).default('off').description('git: snapshot the working tree of a git workspace before each shell call.'),
+  shell: Schema.union(['track', 'git', 'off'] as const).default('track').description('track: keep a warm picture of the workspace so each shell call\'s changes are known and can be rolled back; git: snapshot the working tree of a git workspace before each shell call; off: shell calls are not snapshotted.'),
+  shellMaxFileBytes: Schema.natural().default(1_048_576).description('track: files larger than this are watched for changes but their bytes are not kept (a change to one cannot be rolled back).'),
   recover: Schema.boolean().default(true).description('Resolve journals left by dead processes when a vault is first used.'),
 })
 
@@ -54,6 +62,7 @@ export function apply(ctx: Context, config: Config) {
     judge: exec => ctx.bail('snapshot/judge', exec) === true,
     validate: exec => ctx.tools.validate(exec.name, exec.arguments),
     restored: info => ctx.emit('snapshot/restored', info),
+    outside: info => ctx.emit('snapshot/outside', info),
     recovered: (report) => {
       // A warning: files were changed at start-up, undoing what a crashed process left.
       logger.warn('recovered snapshot journals left by a dead process:\n%s', formatRecovery(report))
@@ -72,6 +81,8 @@ export function apply(ctx: Context, config: Config) {
   ctx.on('tools/execute', (exec, next) => guard.execute(exec, next), { prepend: true })
   ctx.on('snapshot/rollback', req => guard.rollback(req))
   ctx.on('snapshot/commit', req => guard.commit(req))
+  ctx.on('snapshot/changes', req => guard.changes(req))
+  ctx.on('snapshot/tracked', req => guard.tracked(req) || undefined)
   ctx.on('session/event', (session, event) => {
     if (event.type === 'turn/end') guard.endTurn(session.id, event.data.turn)
   })
@@ -87,4 +98,5 @@ export { JOURNAL_FORMAT, type JournalHeader, type JournalRecord, type ParsedJour
 export { JournalWriter } from './journal.ts'
 export { readJournal } from './journal-read.ts'
 export { currentOwner, ownerState, type JournalOwner, type OwnerState } from './owner.ts'
-export { nothingToRestore, rolledBack, captureRefused, escapeRefused } from './messages.ts'
+export { nothingToRestore, rolledBack, captureRefused, escapeRefused, outsideNote } from './messages.ts'
+export { WorkspaceTracker, type ShellChanges, type Difference, type TrackerStart } from './shell/tracker.ts'

@@ -37,6 +37,8 @@ export type JournalRecord =
   | { t: 'verdict'; scope: string; verdict: Verdict; reason?: string }
   /** A rollback finished (its restores are durable); recovery must not repeat it. */
   | { t: 'done'; scope: string; failed: number }
+  /** A shell call's changes were recorded as captures of their own; its `manifest` entry is spent. */
+  | { t: 'measured'; scope: string }
 
 export interface ParsedRecord {
   record: JournalRecord

@@ -1,9 +1,10 @@
-import { closeSync, fdatasyncSync, ftruncateSync, mkdirSync, openSync, unlinkSync, writeSync, writevSync } from 'node:fs'
+import { closeSync, fdatasyncSync, ftruncateSync, mkdirSync, openSync, unlinkSync, writeSync } from 'node:fs'
 import { basename, dirname } from 'node:path'
 import { fsyncDirSync } from 'dsh-common'
 import { SnapshotError } from './errors.ts'
 import { describeRecord, JOURNAL_FORMAT, payloadSize, type JournalHeader, type JournalRecord, type ParsedJournal } from './journal-format.ts'
 import { readPayloadFd } from './journal-read.ts'
+import { writeAllAt } from './internal/write-all.ts'
 import type { JournalOwner } from './owner.ts'
 import type { SyncMode } from './types.ts'
 
@@ -95,7 +96,7 @@ export class JournalWriter {
       }
     }
     try {
-      writeAll(this._fd, buffers, this._end)
+      writeAllAt(this._fd, buffers, this._end)
       if (this.mustSync(durable)) fdatasyncSync(this._fd)
     } catch (error) {
       // Whatever part of the batch reached the file is cut off, so the next append starts clean.
@@ -160,22 +161,3 @@ export class JournalWriter {
 
 const NEWLINE = Buffer.from('\n')
 
-function writeAll(fd: number, buffers: Uint8Array[], position: number) {
-  let pending = buffers
-  let at = position
-  while (pending.length) {
-    let written = writevSync(fd, pending, at)
-    at += written
-    // writev may write less than asked: drop what went out and retry the rest.
-    const rest: Uint8Array[] = []
-    for (const buf of pending) {
-      if (written >= buf.length) {
-        written -= buf.length
-        continue
-      }
-      rest.push(written ? buf.subarray(written) : buf)
-      written = 0
-    }
-    pending = rest
-  }
-}

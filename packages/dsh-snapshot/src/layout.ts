@@ -21,3 +21,13 @@ export function journalFileFor(vault: string, sessionId: string, instance: strin
 export function treeStoreOf(journalFile: string): string {
   return journalFile.slice(0, -JOURNAL_SUFFIX.length) + '.git'
 }
+
+/** The shell tracker's pack of a journal (`shell: 'track'`). */
+export function packOf(journalFile: string): string {
+  return journalFile.slice(0, -JOURNAL_SUFFIX.length) + '.pack'
+}
+
+/** The marker file the shell tracker's watch barrier touches. */
+export function markerOf(journalFile: string): string {
+  return journalFile.slice(0, -JOURNAL_SUFFIX.length) + '.mark'
+}

@@ -52,3 +52,8 @@ export function captureRefused(why: string, what: 'write' | 'command' = 'write')
 export function escapeRefused(why: string): string {
   return `refused: ${why}; the write was not run`
 }
+
+/** Appended to a call's result once: `note: files changed outside any tool call: a.ts, b.ts` */
+export function outsideNote(paths: readonly string[]): string {
+  return `note: files changed outside any tool call: ${listPaths(paths)}`
+}

@@ -1,4 +1,4 @@
-import { closeSync, existsSync, openSync, readdirSync, realpathSync, renameSync, statSync, unlinkSync } from 'node:fs'
+import { closeSync, existsSync, openSync, readdirSync, realpathSync, renameSync, rmSync, statSync, unlinkSync } from 'node:fs'
 import { basename, dirname, join, resolve } from 'node:path'
 import { fsyncDirSync, isAtomicTempOf, readdirOrEmpty } from 'dsh-common'
 import { JOURNAL_SUFFIX, type ParsedJournal } from './journal-format.ts'
@@ -8,7 +8,7 @@ import { ownerState, type JournalOwner, type OwnerState } from './owner.ts'
 import type { RestoreOutcome } from './types.ts'
 import { replayScopes, type ScopeState } from './scopes.ts'
 import { removeTreeStore } from './git-tree.ts'
-import { snapshotDir, treeStoreOf } from './layout.ts'
+import { markerOf, packOf, snapshotDir, treeStoreOf } from './layout.ts'
 import { restoreScope, syncParents } from './restore.ts'
 
 /** What recovery did with one scope. */
@@ -172,6 +172,8 @@ export async function resolveJournal(parsed: ParsedJournal, fsync: boolean): Pro
     out.problem = 'some paths could not be restored; journal kept (fix them and run dsh recover again)'
   } else {
     removeTreeStore(treeStoreOf(file))
+    rmSync(packOf(file), { force: true })
+    rmSync(markerOf(file), { force: true })
     unlinkSync(file)
     if (fsync) fsyncDirSync(dirname(file))
     out.removed = true

@@ -5,6 +5,7 @@ import { ALWAYS_SKIPPED } from './capture.ts'
 import { compileIgnore, type PathMatcher } from './internal/ignore.ts'
 import type { CaptureEntry, RestoreOutcome } from './types.ts'
 import { restoreTree } from './git-tree.ts'
+import { itemsFromPack } from './shell/restore-pack.ts'
 import type { ScopeState } from './scopes.ts'
 
 /** What a restore did; paths workspace-relative, a removed directory ends with `/`. */
@@ -76,7 +77,11 @@ function restoreItems(root: string, items: readonly RestoreItem[], options: Rest
           restoreDir(root, abs, entry, captured, options, out)
           break
         case 'tree':
-          // Restored through git by the caller (see restoreScope).
+        case 'manifest':
+          // Restored by the caller (see restoreScope).
+          break
+        case 'uncaptured':
+          out.failed.push({ path: entry.path, error: entry.why })
           break
       }
     } catch (error) {
@@ -233,6 +238,17 @@ export async function restoreScope(root: string, scope: ScopeState, source: Payl
     if (entry.kind === 'tree') {
       flush()
       mergeOutcome(total, await restoreTree(root, entry, options))
+      continue
+    }
+    if (entry.kind === 'manifest') {
+      // Spent once the call's changes were captured one by one.
+      if (scope.measured) continue
+      flush()
+      try {
+        mergeOutcome(total, itemsFromPack(root, entry, items => restoreItems(root, items, options)))
+      } catch (error) {
+        total.failed.push({ path: '.', error: `cannot read the shell pre-image ${entry.pack}: ${errorText(error)}` })
+      }
       continue
     }
     batch.unshift(entry.kind === 'file'

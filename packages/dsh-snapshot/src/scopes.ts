@@ -15,6 +15,8 @@ export interface ScopeState {
   reason?: string
   /** A rollback finished. */
   done: boolean
+  /** A shell call's changes were measured (its `manifest` entry no longer restores anything). */
+  measured?: boolean
 }
 
 export function newScope(id: string, key: string, info: { callId?: string; step?: number; turn?: number }, time: number): ScopeState {
@@ -54,6 +56,9 @@ export function replayScopes(records: readonly ParsedRecord[]): ScopeState[] {
         break
       case 'done':
         scope.done = true
+        break
+      case 'measured':
+        scope.measured = true
         break
     }
   }

@@ -14,6 +14,9 @@ import { newScope, replayScopes, selectScopes, type ScopeState } from './scopes.
 
 export { snapshotDir } from './layout.ts'
 import { removeTreeStore, snapshotTree } from './git-tree.ts'
+import { markerOf, packOf } from './layout.ts'
+import { rmSync } from 'node:fs'
+import { WorkspaceTracker, type Difference, type ShellChanges, type TrackerStart } from './shell/tracker.ts'
 import type {
   CapturedPath, CaptureEntry, CaptureSummary, RestoreOutcome, RollbackResult, ScopeRef, ScopeSelector, ScopeSummary, SnapshotsOptions, SyncMode,
 } from './types.ts'
@@ -59,6 +62,8 @@ export class Snapshots {
   private _open: ScopeState[] = []
   private _nextScope = 1
   private _closed = false
+  private _tracker?: WorkspaceTracker
+  private readonly _measured = new Map<string, ShellChanges>()
 
   constructor(options: SnapshotsOptions, owner: JournalOwner = currentOwner()) {
     this.root = realpathSync(options.root)
@@ -151,11 +156,96 @@ export class Snapshots {
     return this.captureEntry(scope, entry)
   }
 
+  /** Whether shell tracking runs (see {@link startTracking}). */
+  get tracking(): boolean {
+    return !!this._tracker
+  }
+
+  /**
+   * `shell: 'track'`: build the warm picture of the workspace (every
+   * tracked file's bytes in a pack under the vault, a watch on every
+   * tracked directory) so each shell call's pre-image exists before it
+   * runs. Once per session; later calls return undefined.
+   * @throws SnapshotError `too-large` past `maxDirBytes` of tracked files.
+   */
+  startTracking(options: { maxFileBytes: number }): TrackerStart | undefined {
+    if (this._tracker) return undefined
+    if (this._closed) throw new SnapshotError('closed', `snapshots of session ${this.sessionId} were disposed`)
+    const journal = this.journal().file
+    const vaultRel = isInside(this.root, this.vault) ? [toPosixRelative(this.root, this.vault)] : []
+    try {
+      const { tracker, stats } = WorkspaceTracker.start({
+        root: this.root, pack: packOf(journal), marker: markerOf(journal),
+        skip: [...ALWAYS_SKIPPED, ...this._ignore, ...vaultRel.map(v => `/${v}`)], maxFileBytes: options.maxFileBytes, maxBytes: this._maxDir,
+      })
+      this._tracker = tracker
+      return stats
+    } catch (error) {
+      if (error instanceof SnapshotError) throw error
+      const e = error as NodeJS.ErrnoException
+      throw new SnapshotError('io', `cannot track the workspace: ${e.message}`)
+    }
+  }
+
+  /**
+   * What changed since the tracker last looked (out of band, or the call
+   * that just ended), adopted as the new picture. Workspace-relative paths.
+   */
+  async refresh(): Promise<Difference[]> {
+    const tracker = this._tracker
+    if (!tracker) return []
+    const diffs = await tracker.differences()
+    if (diffs.length) tracker.adopt(diffs)
+    return diffs
+  }
+
+  /**
+   * Record a shell call's pre-image: the tracker's pack as it is now,
+   * durably, before the command runs. Its changes are measured later
+   * ({@link measureShell}); until then a rollback or a recovery compares
+   * the whole workspace with the pack.
+   */
+  captureWorkspace(scope: ScopeRef): CaptureSummary {
+    const tracker = this._tracker
+    if (!tracker) throw new SnapshotError('unsupported', 'shell tracking is not running')
+    if (this._sync !== 'off') tracker.sync()
+    return this.captureEntry(scope, tracker.entry())
+  }
+
+  /**
+   * What the shell call `callId` changed (created, modified, deleted files),
+   * measured once: each changed path's earlier state is journalled as a
+   * capture of its own, so a rollback restores exactly those paths.
+   * Undefined when no open scope holds a workspace pre-image for the call.
+   */
+  async measureShell(callId: string): Promise<ShellChanges | undefined> {
+    const known = this._measured.get(callId)
+    if (known) return known
+    const scope = selectScopes(this._open, { callId }).find(s => s.items.some(i => i.entry.kind === 'manifest'))
+    if (!scope || !this._tracker) return undefined
+    if (scope.measured) return { created: [], modified: [], deleted: [] }
+    const diffs = await this._tracker.differences()
+    const { items, changes } = capturesOf(diffs, held => this._tracker!.bytes(held))
+    const ref: ScopeRef = { key: scope.key, callId }
+    this.record(ref, (state, add) => {
+      for (const item of items) {
+        if (state.has(item.entry.path)) state.keep(item.entry.path)
+        else add(item)
+      }
+    })
+    // Not fsynced on its own: lost in a crash, recovery compares the whole workspace instead.
+    this.journal().append([{ record: { t: 'measured', scope: scope.id } }])
+    scope.measured = true
+    this._measured.set(callId, changes)
+    return changes
+  }
+
   /** Close the selected open scopes, keeping the files as they are. */
   commit(selector: ScopeSelector = {}): ScopeSummary[] {
     const chosen = selectScopes(this._open, selector)
     if (!chosen.length) return []
     this.close(chosen, 'commit')
+    this.forgetMeasured(chosen)
     return chosen.reverse().map(summary)
   }
 
@@ -173,6 +263,7 @@ export class Snapshots {
     // (and were the verdict lost, a scope without one is rolled back all the same).
     this.appendVerdicts(chosen, 'rollback', reason)
     this._open = this._open.filter(s => !chosen.includes(s))
+    this.forgetMeasured(chosen)
     // Newest scope first, so each path ends as its oldest capture had it; reported oldest first.
     const outcomes: RestoreOutcome[] = []
     for (const scope of chosen) outcomes.unshift(await restoreScope(this.root, scope, this._journal!, { fsync: this._sync !== 'off', vault: this.vault }))
@@ -188,6 +279,7 @@ export class Snapshots {
   /** Drop every capture of every scope and delete the journal. */
   clear(): void {
     this._open = []
+    this.stopTracking(true)
     if (this._journal) removeTreeStore(treeStoreOf(this._journal.file))
     this._journal?.remove()
     this._journal = undefined
@@ -211,13 +303,25 @@ export class Snapshots {
     this._closed = true
     if (!this._journal) return
     if (this._open.length) {
-      // Left for recovery or adoption: its verdicts so far must be on disk.
+      // Left for recovery or adoption: its verdicts so far must be on disk (the pack too).
+      this.stopTracking(false)
       this._journal.flush()
       this._journal.close()
     } else {
+      this.stopTracking(true)
       removeTreeStore(treeStoreOf(this._journal.file))
       this._journal.remove()
     }
+  }
+
+  private stopTracking(remove: boolean) {
+    if (this._tracker) {
+      this._tracker.close(remove)
+      this._tracker = undefined
+    } else if (remove && this._journal) {
+      rmSync(packOf(this._journal.file), { force: true })
+    }
+    if (this._journal) rmSync(markerOf(this._journal.file), { force: true })
   }
 
   /** Resolve a path inside the root, refusing the vault. */
@@ -351,6 +455,11 @@ export class Snapshots {
     else this._journal?.append(done)
   }
 
+  /** Forget measured shell changes of scopes that closed. */
+  private forgetMeasured(scopes: readonly ScopeState[]) {
+    for (const s of scopes) for (const c of s.callIds) this._measured.delete(c)
+  }
+
   private reset() {
     if (!this._journal) return
     this._journal.reset()
@@ -369,3 +478,47 @@ function summary(s: ScopeState): ScopeSummary {
   }
 }
 
+
+/** The captures that undo measured differences, and the file changes they are. */
+function capturesOf(diffs: readonly Difference[], bytesOf: (held: Difference['before'] & object) => Buffer): { items: { entry: CaptureEntry; payload?: Buffer }[]; changes: ShellChanges } {
+  const changes: ShellChanges = { created: [], modified: [], deleted: [] }
+  const createdDirs = new Set(diffs.filter(d => !d.before && d.now?.k === 'dir').map(d => d.path))
+  const dirItems: { entry: CaptureEntry; payload?: Buffer }[] = []
+  const items: { entry: CaptureEntry; payload?: Buffer }[] = []
+  const isLeaf = (k: string | undefined) => k === 'file' || k === 'big' || k === 'symlink'
+  for (const d of diffs) {
+    const wasLeaf = isLeaf(d.before?.k)
+    const isNowLeaf = isLeaf(d.now?.k)
+    if (wasLeaf && isNowLeaf) changes.modified.push(d.path)
+    else if (wasLeaf) changes.deleted.push(d.path)
+    else if (isNowLeaf) changes.created.push(d.path)
+    const before = d.before
+    if (!before) {
+      if (d.now?.k === 'dir' && [...createdDirs].some(c => c !== d.path && c.startsWith(`${d.path}/`))) continue
+      if (d.now?.k === 'dir' && diffs.some(o => o.path.startsWith(`${d.path}/`) && isLeaf(o.now?.k))) continue
+      const dirs: string[] = []
+      for (let i = d.path.indexOf('/'); i !== -1; i = d.path.indexOf('/', i + 1)) {
+        const anc = d.path.slice(0, i)
+        if (createdDirs.has(anc)) dirs.push(anc)
+      }
+      items.push({ entry: { kind: 'absent', path: d.path, dirs } })
+      continue
+    }
+    switch (before.k) {
+      case 'file':
+        items.push({ entry: { kind: 'file', path: d.path, mode: before.mode, size: before.size, sum: before.sum }, payload: bytesOf(before) })
+        break
+      case 'big':
+        items.push({ entry: { kind: 'uncaptured', path: d.path, why: 'its earlier bytes were not kept: over the shell tracking size cap (dsh-snapshot shellMaxFileBytes)' } })
+        break
+      case 'symlink':
+        items.push({ entry: { kind: 'symlink', path: d.path, target: before.target } })
+        break
+      case 'dir':
+        dirItems.push({ entry: { kind: 'dir', path: d.path, mode: before.mode } })
+        break
+    }
+  }
+  // Directories first: restored newest first, they come last, after the files in them.
+  return { items: [...dirItems, ...items], changes }
+}

@@ -17,6 +17,15 @@ export type CaptureEntry =
   | { kind: 'dir'; path: string; mode: number; walk?: { skip: string[] } }
   /** The working tree of a git workspace, as a tree object in the vault's object store (`shell: 'git'`). */
   | { kind: 'tree'; path: string; tree: string; index: string; objects: string; exclude: string[] }
+  /**
+   * The workspace as a shell call found it (`shell: 'track'`): the tracker's
+   * pack up to `upto` bytes. Until the call's changes are measured (then each
+   * changed path has its own capture), rollback and recovery compare the
+   * whole workspace with it, leaving out `.gitignore`d paths and `skip`.
+   */
+  | { kind: 'manifest'; path: string; pack: string; upto: number; skip: string[] }
+  /** A path a shell call changed whose earlier bytes were not kept (over the tracker's size cap): it cannot be restored. */
+  | { kind: 'uncaptured'; path: string; why: string }
 
 export type CaptureKind = CaptureEntry['kind']
 
@@ -142,4 +151,18 @@ export interface RestoreOutcome {
   restored: string[]
   deleted: string[]
   failed: { path: string; error: string }[]
+}
+
+/** `snapshot/changes` and `snapshot/tracked`: which shell call. */
+export interface ChangesRequest {
+  sessionId: string
+  callId: string
+}
+
+/** `snapshot/outside`: files that changed while no tool call ran (a background process, an editor), found before the call `callId`. */
+export interface OutsideChanges {
+  sessionId: string
+  callId: string
+  /** Workspace-relative posix paths of files created, modified or deleted. */
+  paths: string[]
 }

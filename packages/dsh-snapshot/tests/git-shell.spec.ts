@@ -62,9 +62,9 @@ describe("shell: 'git'", () => {
     expect(readdirSync(join(root, '.dsh/snapshots'))).toEqual([])
   })
 
-  it('off by default, and a workspace that is not a git work tree runs shell calls without a snapshot', async () => {
+  it('off with shell: off, and a workspace that is not a git work tree runs shell calls without a snapshot', async () => {
     const root = workspace({ 'a.txt': 'a' })
-    const off = await boot(root)
+    const off = await boot(root, { shell: 'off' })
     judgeAll(off.ctx)
     await off.call('bash', { command: 'echo x > a.txt' }, { callId: 'sh1' })
     expect((await off.ctx.serial('snapshot/rollback', { sessionId: off.session.id, callId: 'sh1', reason: 'x' }))?.message).toBe('nothing to restore: no open snapshot for call sh1')

@@ -191,9 +191,9 @@ describe('dsh-snapshot in the tools/execute waterfall', () => {
     expect(warnings).toContain(`session ${h.session.id} turn 3: 1 snapshot scope(s) got no verdict (calls c1); kept the files as they are`)
   })
 
-  it('read and shell tools pass through untouched', async () => {
+  it("read tools pass through untouched, and shell tools too with shell: 'off'", async () => {
     const root = workspace({ 'a.txt': 'a' })
-    const h = await boot(root)
+    const h = await boot(root, { shell: 'off' })
     const judged: ToolExecution[] = []
     h.ctx.on('snapshot/judge', exec => { judged.push(exec); return undefined })
     expect((await h.call('bash', { command: 'echo hi > b.txt' })).content).toBe('[exit code 0]')
@@ -207,12 +207,12 @@ describe('lifecycle', () => {
   it('dispose (twice) removes every listener and an idle journal', async () => {
     const root = workspace({ 'a.txt': 'a' })
     const h0 = await boot(root, {}, {})
-    const names = ['tools/execute', 'snapshot/rollback', 'snapshot/commit', 'session/created', 'session/event'] as const
+    const names = ['tools/execute', 'snapshot/rollback', 'snapshot/commit', 'snapshot/changes', 'snapshot/tracked', 'session/created', 'session/event'] as const
     const count = () => names.map(n => h0.ctx.events._hooks[n]?.length ?? 0)
     await h0.dispose()
     const before = count()
     const h = await boot(root, {}, { ctx: h0.ctx })
-    expect(count().map((n, i) => n - before[i]!)).toEqual([1, 1, 1, 1, 1])
+    expect(count().map((n, i) => n - before[i]!)).toEqual([1, 1, 1, 1, 1, 1, 1])
     await h.call('write_file', { path: 'a.txt', content: 'b' })
     expect(journals(root)).toHaveLength(1)
     await h.dispose()
