@@ -21,7 +21,7 @@ export interface Config {
   strictTests: boolean
   /** Re-run a newly failing test once, alone, before blaming the write. */
   confirmFlaky: boolean
-  /** Also judge shell calls that changed files (found by comparing file stats before and after). */
+  /** Judge shell calls that changed files like writes: the files they created, modified or deleted are the change (rolled back through dsh-snapshot's shell tracking). */
   shell: boolean
   /** Measure the baseline in the background when a session is created. */
   warmOnStart: boolean
@@ -71,7 +71,7 @@ export const Config: Schema<Config> = Schema.object({
   testArgs: Schema.array(String).default([]).description('Extra arguments for the test runner (e.g. --pool=threads for vitest).'),
   strictTests: Schema.boolean().default(false).description('Make new failing tests and new diagnostics in test files regressions too.'),
   confirmFlaky: Schema.boolean().default(true).description('Re-run a newly failing test once, alone, before blaming the write.'),
-  shell: Schema.boolean().default(false).description('Also judge shell calls that changed files.'),
+  shell: Schema.boolean().default(true).description('Judge shell calls that changed files like writes (false: not judged; the state they leave is re-measured before the next write).'),
   warmOnStart: Schema.boolean().default(true).description('Measure the baseline in the background when a session is created.'),
   timeoutMs: Schema.natural().default(120_000).description('Milliseconds one check command may run before its process group is killed.'),
   maxOutputBytes: Schema.natural().default(1_048_576).description('Cap on the output kept from one check command, in bytes.'),

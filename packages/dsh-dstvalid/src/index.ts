@@ -5,7 +5,7 @@ import type { ToolExecution, ToolResult } from 'dsh-tools'
 import { Config } from './config.ts'
 import type { Guard } from './engine.ts'
 import type { VerifyLearning, VerifyResult } from './flow.ts'
-import { answerJudge, commitSnapshot, requestRollback } from './snapshot-port.ts'
+import { answerJudge, commitSnapshot, requestRollback, shellChanges, shellTracked } from './snapshot-port.ts'
 import type { RunRecord } from './types.ts'
 import { Verifier, type DstvalidNotice } from './verifier.ts'
 
@@ -49,6 +49,8 @@ export class DstValidService extends Service {
       notice: notice => ctx.emit('dstvalid/notice', notice),
       rollback: request => requestRollback(ctx, request),
       commit: request => commitSnapshot(ctx, request),
+      tracked: request => shellTracked(ctx, request),
+      shellChanges: request => shellChanges(ctx, request),
       result: result => ctx.emit('verify/result', result),
       learning: learning => ctx.emit('verify/learning', learning),
       warn: text => logger.warn(text),
@@ -57,6 +59,10 @@ export class DstValidService extends Service {
     ctx.on('agent/step-results', (batch: StepBatch, next: () => Promise<StepBatch['results']>) => this.verifier.stepResults(batch, next))
     answerJudge(ctx, exec => this.verifier.judges(exec) || undefined)
     ctx.on('session/created', session => this.verifier.warm(session))
+    ctx.on('snapshot/outside', info => {
+      const session = ctx.sessions.get(info.sessionId)
+      if (session) this.verifier.outside(session.cwd)
+    })
     ctx.effect(() => () => this.verifier.release(), 'dstvalid.guards')
   }
 

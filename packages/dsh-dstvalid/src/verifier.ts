@@ -3,7 +3,7 @@ import { resolveInside, toPosixRelative } from 'dsh-common'
 import type { Session } from 'dsh-session'
 import type { ToolExecution, ToolResult } from 'dsh-tools'
 import type { StepBatch } from 'dsh-agent'
-import type { CommitRequest, RollbackRequest, RollbackResult } from 'dsh-snapshot'
+import type { ChangesRequest, CommitRequest, RollbackRequest, RollbackResult, ShellChanges } from 'dsh-snapshot'
 import { changedFiles, scanFiles } from './changes.ts'
 import type { Config } from './config.ts'
 import { Guard, type GuardIO } from './engine.ts'
@@ -29,6 +29,10 @@ export interface VerifierHost {
   rollback(request: RollbackRequest): Promise<RollbackResult | undefined>
   /** Tell the snapshot plugin a scope is kept. */
   commit(request: CommitRequest): void
+  /** Whether the snapshot plugin holds a workspace pre-image for a shell call (so it can say what the call changed and put it back). */
+  tracked(request: ChangesRequest): boolean
+  /** What a tracked shell call changed, from the snapshot plugin; undefined when it cannot say. */
+  shellChanges(request: ChangesRequest): Promise<ShellChanges | undefined>
   result(result: VerifyResult): void
   /** A kept, verified write (called only with `learnings` on). */
   learning(learning: VerifyLearning): void
@@ -171,11 +175,15 @@ export class Verifier {
         io.notice('error', `measuring the accepted state failed: ${(error as Error)?.message ?? error}`)
       }
       const impact = planned && this.config.impact !== 'off' ? await this.impactOf(guard, planned, io) : undefined
-      const before = plan.kind === 'shell' ? scanFiles(guard.options.root) : undefined
+      // A shell call: the snapshot plugin knows what it changed (and can put it back); without it, compare file stats.
+      const tracked = plan.kind === 'shell' && this.host.tracked({ sessionId: session.id, callId: exec.callId })
+      const before = plan.kind === 'shell' && !tracked ? scanFiles(guard.options.root) : undefined
       const raw = await next()
       // The impact list goes with a write that ran; a rollback replaces the whole result anyway.
       const result = raw.isError ? raw : withNotes(raw, impact)
-      const change = planned ?? this.changeOf(guard.options.root, changedFiles(before!, scanFiles(guard.options.root)))
+      const change = planned ?? this.changeOf(guard.options.root, tracked
+        ? await this.shellChangesOf(session.id, exec.callId)
+        : changedFiles(before!, scanFiles(guard.options.root)))
       if ((plan.kind === 'write' && result.isError) || !change.paths.length) {
         // A failed write tool changed nothing (the workspace tools are all-or-nothing): nothing to judge.
         this.host.commit({ sessionId: session.id, callId: exec.callId })
@@ -189,6 +197,28 @@ export class Verifier {
       const conclusion = await this.settle(session, change, writes, `${exec.name} ${change.files.join(', ')}`, { callId: exec.callId }, io)
       return rewrite(result, conclusion)
     })
+  }
+
+  /** Files a tracked shell call created, modified or deleted, sorted. */
+  private async shellChangesOf(sessionId: string, callId: string): Promise<string[]> {
+    const c = await this.host.shellChanges({ sessionId, callId })
+    return c ? [...c.created, ...c.modified, ...c.deleted].sort() : []
+  }
+
+  /**
+   * Files changed while no tool call ran (a background process, an
+   * editor), reported by the snapshot plugin: the next judgement measures
+   * the current state first, so they are never blamed on a write.
+   */
+  outside(root: string): void {
+    let key: string
+    try {
+      key = realpathSync(root)
+    } catch {
+      // The workspace is gone: nothing to re-measure.
+      return
+    }
+    this._guards.get(key)?.markDirty()
   }
 
   /**
