@@ -102,7 +102,6 @@ export class DirWatcher {
         this._waiting = this._waiting.filter(w => w.seq !== seq)
         resolve(false)
       }, timeoutMs)
-      timer.unref?.()
       this._waiting.push({ seq, resolve: ok => { clearTimeout(timer); resolve(ok) } })
       try {
         writeFileSync(this.marker, String(seq))
