@@ -350,7 +350,7 @@ function statKey(st: Stats): string {
 }
 
 /** Whether what is there now is what the pack held (kind, mode, bytes or target). */
-export function same(before: Held | undefined, now: PackEntry, bytesBefore: () => Buffer, dataNow: Buffer | undefined): boolean {
+function same(before: Held | undefined, now: PackEntry, bytesBefore: () => Buffer, dataNow: Buffer | undefined): boolean {
   if (!before || before.k !== now.k) return false
   switch (now.k) {
     case 'dir':
