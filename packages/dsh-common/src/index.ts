@@ -4,6 +4,7 @@
  * atomic writes (`writeFileAtomic`), and JSON Lines (`readJsonl`).
  * No Cordis imports: every core and every plugin may use it.
  */
+export * from './config.ts'
 export * from './run.ts'
 export * from './process.ts'
 export * from './process-groups.ts'

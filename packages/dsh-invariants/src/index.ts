@@ -16,14 +16,10 @@ import { Tripwire } from './tripwire.ts'
 export const name = 'dsh-invariants'
 export const inject = ['sessions']
 
-export interface Config {
-  /** Deep-freeze each logged event after it is checked, so mutating history throws. */
-  freeze: boolean
-}
-
-export const Config: Schema<Config> = Schema.object({
+export const Config = Schema.object({
   freeze: Schema.boolean().default(true).description('Deep-freeze each logged event after it is checked, so mutating history throws.'),
 })
+export type Config = Schemastery.TypeT<typeof Config>
 
 /**
  * The dev/test tripwire: asserts the harness event contract on every

@@ -1,6 +1,7 @@
 import type { Context } from '@deepseek-ai/cordis'
 import Schema from '@deepseek-ai/schemastery'
 import { resolve } from 'node:path'
+import { optional } from 'dsh-common'
 import { loadScript, parseScript, type ScriptStep } from './script.ts'
 import { createScriptedAdapter } from './scripted.ts'
 import './index.ts'
@@ -8,17 +9,11 @@ import './index.ts'
 export const name = 'dsh-llm/scripted'
 export const inject = ['llm']
 
-export interface Config {
-  /** Path of a JSON Lines script (relative to the process cwd). */
-  path?: string
-  /** Inline script text, used when `path` is not given. */
-  script?: string
-}
-
-export const Config: Schema<Config> = Schema.object({
-  path: Schema.string().description('Path of a JSON Lines script (relative to the process cwd).'),
-  script: Schema.string().description('Inline JSON Lines script, used when path is not given.'),
+export const Config = Schema.object({
+  path: optional(Schema.string().description('Path of a JSON Lines script (relative to the process cwd).')),
+  script: optional(Schema.string().description('Inline JSON Lines script, used when path is not given.')),
 })
+export type Config = Schemastery.TypeT<typeof Config>
 
 /** Registers the scripted adapter; a malformed script throws at apply, before anything runs. */
 export function apply(ctx: Context, config: Config) {

@@ -29,22 +29,7 @@ declare module '@deepseek-ai/cordis' {
 export const name = 'dsh-proofchain'
 export const inject = ['sessions']
 
-export interface Config {
-  /** Approximate token budget of the summary shown to the model (≈ 4 characters a token). */
-  budgetTokens: number
-  /** When to show the summary, if it changed since last shown: each turn start, each step start, or never. */
-  inject: 'turn' | 'step' | 'never'
-  /** Cap on an entry's detail, in UTF-8 bytes. */
-  detailMaxBytes: number
-  /** Prune the chain file to about half when it grows past this many bytes; 0 never prunes. */
-  maxBytes: number
-  /** fsync each appended batch before it counts as written. */
-  fsync: boolean
-  /** A chain lock older than this many milliseconds (or held by a dead process) is broken. */
-  lockStaleMs: number
-}
-
-export const Config: Schema<Config> = Schema.object({
+export const Config = Schema.object({
   budgetTokens: Schema.natural().min(64).default(400).description('Approximate token budget of the summary shown to the model (≈ 4 characters a token).'),
   inject: Schema.union(['turn', 'step', 'never'] as const).default('turn').description('When to show the summary, if it changed since last shown: each turn start, each step start, or never.'),
   detailMaxBytes: Schema.natural().min(64).default(1024).description("Cap on an entry's detail, in UTF-8 bytes."),
@@ -52,6 +37,7 @@ export const Config: Schema<Config> = Schema.object({
   fsync: Schema.boolean().default(false).description('fsync each appended batch before it counts as written.'),
   lockStaleMs: Schema.natural().min(100).default(10_000).description('A chain lock older than this many milliseconds (or held by a dead process) is broken.'),
 })
+export type Config = Schemastery.TypeT<typeof Config>
 
 /**
  * Records every proof the suite emits in the session vault's chain

@@ -161,6 +161,6 @@ describe('lifecycle', () => {
     })
     expect(run.exitCode, run.output).toBe(0)
     expect(JSON.parse(run.stdout)).toEqual({ ok: true, entries: 1 })
-    expect(Proofchain.Config({ budgetTokens: 128 } as Proofchain.Config)).toEqual({ budgetTokens: 128, inject: 'turn', detailMaxBytes: 1024, maxBytes: 8388608, fsync: false, lockStaleMs: 10000 })
+    expect(Proofchain.Config({ budgetTokens: 128 })).toEqual({ budgetTokens: 128, inject: 'turn', detailMaxBytes: 1024, maxBytes: 8388608, fsync: false, lockStaleMs: 10000 })
   })
 })

@@ -10,14 +10,10 @@ import './index.ts'
 export const name = 'dsh-session/jsonl'
 export const inject = ['sessions']
 
-export interface Config {
-  /** Milliseconds between background drains; 0 drains only on `session/flush` and dispose. */
-  intervalMs: number
-}
-
-export const Config: Schema<Partial<Config>, Config> = Schema.object({
+export const Config = Schema.object({
   intervalMs: Schema.natural().default(1000).description('Milliseconds between background drains; 0 drains only on session/flush and dispose.'),
 })
+export type Config = Schemastery.TypeT<typeof Config>
 
 /**
  * Write-behind JSON Lines persistence: appended events are buffered and
