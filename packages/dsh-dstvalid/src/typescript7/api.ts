@@ -85,30 +85,39 @@ export class Tsc7ApiServer {
     const previous = this._snapshot
     this._snapshot = snap.snapshot
     if (previous !== undefined) await this._rpc.request('release', { snapshot: previous }).catch(() => {})
-    const texts = new Map<string, string | undefined>()
-    const diagnostics: TsDiagnostic[] = []
-    const files = new Set<string>()
     // In build order (referenced projects first), as `tsc -b` reports them.
     const rank = (p: ApiProject) => {
       const i = this.configs.indexOf(p.configFileName)
       return i < 0 ? this.configs.length : i
     }
-    for (const project of [...snap.projects].sort((a, b) => rank(a) - rank(b))) {
+    const projects = [...snap.projects].sort((a, b) => rank(a) - rank(b))
+    // Every request at once: the server answers them concurrently (measured faster than one by one); results are used in order.
+    const asked = projects.map(project => {
       const at = { snapshot: snap.snapshot, project: project.id }
       const options = project.compilerOptions
       const emitsDeclarations = (options.composite === true || options.declaration === true) && options.noEmit !== true
       const methods = ['getConfigFileParsingDiagnostics', 'getProgramDiagnostics', 'getSyntacticDiagnostics', 'getSemanticDiagnostics', 'getGlobalDiagnostics']
       if (emitsDeclarations) methods.push('getDeclarationDiagnostics')
-      for (const method of methods) {
-        const found = await this._rpc.request<ApiDiagnostic[] | null>(method, at)
+      return Promise.all([
+        Promise.all(methods.map(method => this._rpc.request<ApiDiagnostic[] | null>(method, at))),
+        this._rpc.request<string[] | null>('getSourceFileNames', at),
+      ])
+    })
+    // One Promise.all over everything, so a failing request never leaves the others' rejections unhandled.
+    const answers = await Promise.all(asked)
+    const texts = new Map<string, string | undefined>()
+    const diagnostics: TsDiagnostic[] = []
+    const files = new Set<string>()
+    for (const [perMethod, names] of answers) {
+      for (const found of perMethod) {
         for (const d of found ?? []) {
           const plain = this.toPlain(d, texts)
           if (plain) diagnostics.push(plain)
         }
       }
-      for (const f of (await this._rpc.request<string[] | null>('getSourceFileNames', at)) ?? []) files.add(f)
+      for (const f of names ?? []) files.add(f)
     }
-    return { diagnostics, files: [...files], projects: snap.projects.map(p => ({ config: p.configFileName, options: p.compilerOptions })) }
+    return { diagnostics, files: [...files], projects: projects.map(p => ({ config: p.configFileName, options: p.compilerOptions })) }
   }
 
   /** Kill the server's process group. */
