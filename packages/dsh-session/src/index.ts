@@ -37,7 +37,7 @@ export class SessionService extends Service implements SessionHost {
     const session = new Session(id, options, this)
     this._sessions.set(id, session)
     try {
-      this.ctx.emit('session/created', session)
+      this.ctx.emit(this, 'session/created', session)
       session.checkSeed()
     } catch (error) {
       this._sessions.delete(id)
@@ -55,11 +55,11 @@ export class SessionService extends Service implements SessionHost {
   }
 
   onAppend(session: Session, event: SessionEvent): void {
-    this.ctx.emit('session/event', session, event)
+    this.ctx.emit(this, 'session/event', session, event)
   }
 
   flush(session: Session): Promise<void> {
-    return this.ctx.parallel('session/flush', session)
+    return this.ctx.parallel(this, 'session/flush', session)
   }
 }
 

@@ -49,11 +49,11 @@ export class ToolService extends Service {
     // caller's fiber owns the registration and disposing it unregisters.
     return this.ctx.effect(() => {
       this._tools.set(def.name, { def: def as ToolDefinition, validate })
-      this.ctx.emit('tools/change')
+      this.ctx.emit(this, 'tools/change')
       return () => {
         if (this._tools.get(def.name)?.def === def) {
           this._tools.delete(def.name)
-          this.ctx.emit('tools/change')
+          this.ctx.emit(this, 'tools/change')
         }
       }
     }, `tools.register(${def.name})`)
@@ -94,7 +94,7 @@ export class ToolService extends Service {
   async execute(exec: Omit<ToolExecution, 'tool'>): Promise<ToolResult> {
     const entry = this._tools.get(exec.name)
     const full: ToolExecution = { ...exec, tool: entry?.def }
-    return this.ctx.waterfall('tools/execute', full, async () => {
+    return this.ctx.waterfall(this, 'tools/execute', full, async () => {
       if (!entry) return { content: `unknown tool "${exec.name}"; available: ${[...this._tools.keys()].sort().join(', ') || 'none'}`, isError: true }
       if (!entry.validate(exec.arguments)) return { content: invalidMessage(exec.name, entry.validate), isError: true }
       try {
