@@ -58,6 +58,8 @@ export class TsWorkerClient {
   private _ready?: Promise<WorkerReady>
   private _nextId = 0
   private _pending?: { id: number; settle: (a: Answer) => void }
+  /** Fails the start in progress (set while a worker is starting). */
+  private _failStart?: (why: string) => void
 
   constructor(private readonly init: WorkerInit, private readonly options: TsWorkerOptions) {}
 
@@ -79,8 +81,10 @@ export class TsWorkerClient {
     })
     this._worker = worker
     this._ready = new Promise<WorkerReady>((resolve, reject) => {
+      this._failStart = why => reject(new Error(why))
       const onMessage = (message: WorkerReady | WorkerReply) => {
         if ('ready' in message) {
+          this._failStart = undefined
           resolve(message)
           worker.unref()
           return
@@ -148,7 +152,15 @@ export class TsWorkerClient {
   /** Terminate the worker (its warm program is lost). */
   async dispose(): Promise<void> {
     const worker = this._worker
+    const pending = this._pending
+    const failStart = this._failStart
+    this._pending = undefined
+    this._failStart = undefined
     this.forget()
+    // A start or request in flight is answered now, so no caller waits (and no
+    // timeout timer keeps the process alive) after disposal.
+    failStart?.('type-check worker disposed')
+    pending?.settle({ status: 'error', error: 'type-check worker disposed' })
     await worker?.terminate()
   }
 
