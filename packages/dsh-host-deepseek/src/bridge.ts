@@ -60,7 +60,7 @@ function sameResult(a: ToolResult, b: ToolResult): boolean {
 }
 
 /** The paths a call of a table tool may write, from its argument fields. */
-export function pathsOf(effect: ToolEffect, args: unknown): string[] {
+function pathsOf(effect: ToolEffect, args: unknown): string[] {
   const fields = (args ?? {}) as Record<string, unknown>
   if (effect.readCommands?.includes(String(fields.command))) return []
   return (effect.paths ?? []).map(f => fields[f]).filter((p): p is string => typeof p === 'string' && p.length > 0)

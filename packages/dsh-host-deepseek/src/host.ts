@@ -41,7 +41,7 @@ interface MessageModule {
 
 const GROUP = Symbol.for('cordis.group')
 const INIT = Symbol.for('cordis.init')
-export const OPTIONS_PLUGIN = 'dsh-host-deepseek/options'
+const OPTIONS_PLUGIN = 'dsh-host-deepseek/options'
 
 /** Resolve a child plugin's name from this package first, so the suite loads from this repository. */
 function resolveChild(name: string): string {
@@ -55,7 +55,7 @@ function resolveChild(name: string): string {
 }
 
 /** Read the host's options from its `dsh-host-deepseek/options` child entry (literal values only). */
-export function hostOptionsOf(entries: readonly HostEntry[]): HostOptions {
+function hostOptionsOf(entries: readonly HostEntry[]): HostOptions {
   const row = entries.find(e => e.name === OPTIONS_PLUGIN)
   return HostOptions((row?.config ?? {}) as Partial<HostOptions>)
 }
