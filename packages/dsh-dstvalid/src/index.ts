@@ -25,8 +25,10 @@ declare module '@deepseek-ai/cordis' {
 
 declare module 'dsh-session' {
   interface SessionEventMap {
-    /** A command (or in-process check) dsh-dstvalid ran to judge a write: the harness's own record of what ran. */
+    /** A command (or in-process check) dsh-dstvalid ran to judge a write: the harness's own record of what ran. `outcome` is what the command found, not the verdict. */
     'verify/run': RunRecord
+    /** The verdict of one check on one write call (the `verify/result` payload), kept in the log so a stored session shows it. */
+    'verify/verdict': VerifyResult
   }
 }
 
@@ -51,7 +53,10 @@ export class DstValidService extends Service {
       commit: request => commitSnapshot(ctx, request),
       tracked: request => shellTracked(ctx, request),
       shellChanges: request => shellChanges(ctx, request),
-      result: result => ctx.emit('verify/result', result),
+      result: result => {
+        ctx.sessions.get(result.sessionId)?.append('verify/verdict', result)
+        ctx.emit('verify/result', result)
+      },
       learning: learning => ctx.emit('verify/learning', learning),
       warn: text => logger.warn(text),
     })

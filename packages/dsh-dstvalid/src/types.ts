@@ -69,6 +69,13 @@ export interface RunRecord {
   cwd: string
   exitCode: number | null
   durationMs: number
+  /**
+   * What the command found, never the verdict on the write: `pass` it found
+   * nothing wrong (exit 0; pytest's 5, no tests, too), `fail` it found
+   * problems (a compile that hit a syntax error, a vet run with findings —
+   * even findings the verdict tolerates as test-first work), `timeout` killed,
+   * `error` it could not run. The verdict is `verify/verdict`.
+   */
   outcome: 'pass' | 'fail' | 'timeout' | 'error'
 }
 

@@ -68,6 +68,15 @@ describe.skipIf(!hasGo)('Go profile (go.mod → go build, go vet, go test -json)
       'calc/mul_test.go:6 FAIL test file does not build yet (left out of the run): calc/mul_test.go:6: undefined: Mul',
     ])
     expect(readText(root, 'calc/mul_test.go')).toBe(mulTest)
+    // The log tells both: vet found something (its run failed), the verdict tolerated it (pass, with the warning).
+    expect(runs(h.session).filter(r => r.check === 'vet').at(-1)!.outcome).toBe('fail')
+    const verdicts = h.session.ofType('verify/verdict').map(e => e.data)
+    expect(verdicts.map(v => [v.check, v.outcome, v.newProblems])).toEqual([
+      ['compile', 'pass', []],
+      ['vet', 'pass', ['calc/mul_test.go:6 vet undeclared name: Mul']],
+      ['test', 'pass', ['calc/mul_test.go:6 FAIL test file does not build yet (left out of the run): calc/mul_test.go:6: undefined: Mul']],
+    ])
+    expect(verdicts).toEqual(h.results)
 
     const broken = await h.exec('edit_file', { path: 'calc/calc.go', old_string: '100-percent', new_string: '100+percent' })
     expect(broken.content).toBe('rolled back: test failed after edit_file on calc/calc.go\ncalc FAIL TestDiscount — calc_test.go:13: Discount = 1099, want 899')

@@ -75,6 +75,7 @@ describe('pytest: what a change affects, as pytest and Python see the project', 
     expect(syntax.content).toBe('rolled back: compile failed after edit_file on src/shop/calc.py\nsrc/shop/calc.py:2 SyntaxError invalid syntax')
     const compiles = runs(h.session).filter(r => r.check === 'compile')
     expect(compiles.map(r => [r.exitCode, r.outcome])).toEqual([[0, 'pass'], [1, 'fail'], [0, 'pass']])
+    expect(h.session.ofType('verify/verdict').map(e => [e.data.check, e.data.outcome])).toEqual([['compile', 'rolled-back']])
   })
 })
 
