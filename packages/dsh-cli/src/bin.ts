@@ -1,10 +1,10 @@
 #!/usr/bin/env -S node --import tsx
-import { main } from './main.ts'
+import { nodeTooOld } from './node-check.ts'
 
-main(process.argv.slice(2)).then(
-  (code) => { process.exitCode = code },
-  (error) => {
-    process.stderr.write(`dsh: ${(error as Error)?.stack ?? String(error)}\n`)
-    process.exitCode = 1
-  },
-)
+const tooOld = nodeTooOld()
+if (tooOld) {
+  process.stderr.write(`${tooOld}\n`)
+  process.exit(1)
+}
+const { runMain } = await import('./main.ts')
+process.exitCode = await runMain(process.argv.slice(2))

@@ -1,10 +1,14 @@
+import { parseArgs as utilParseArgs } from 'node:util'
+
 /** Streams a command writes to; tests pass their own. */
 export interface CliIO {
   stdout(text: string): void
   stderr(text: string): void
   stdin: NodeJS.ReadableStream
-  /** True when stdout is an interactive terminal (spinners, colours). */
-  isTTY: boolean
+  /** True when stderr, where the spinner draws, is an interactive terminal (stdout's own state does not matter). */
+  stderrIsTTY: boolean
+  /** stderr's width in columns, when it is a terminal (the spinner line is cut to fit, never wrapped). */
+  columns?: () => number | undefined
   /** Environment seen by the command (defaults to process.env). */
   env: NodeJS.ProcessEnv
 }
@@ -40,52 +44,38 @@ export interface ParsedArgs {
 
 /**
  * Parse `--flag value`, `--flag=value`, `--bool`, repeated `strings` flags
- * and positionals. `--help`/`-h` is always accepted as a boolean.
+ * and positionals, with `node:util` `parseArgs` (strict). `--help`/`-h` is
+ * always accepted as a boolean; `--` ends the flags.
  * @throws UsageError for an unknown flag, a missing value, or a wrong positional count.
  */
 export function parseArgs(argv: readonly string[], spec: ArgSpec, command: string): ParsedArgs {
-  const flags: ParsedArgs['flags'] = {}
-  const positionals: string[] = []
-  const kinds: Record<string, FlagKind> = { help: 'boolean', ...spec.flags }
-  for (let i = 0; i < argv.length; i++) {
-    const arg = argv[i]!
-    if (arg === '--') {
-      positionals.push(...argv.slice(i + 1))
-      break
-    }
-    if (arg === '-h') {
-      flags.help = true
-      continue
-    }
-    if (arg.startsWith('--')) {
-      const eq = arg.indexOf('=')
-      const name = arg.slice(2, eq === -1 ? undefined : eq)
-      const kind = kinds[name]
-      if (!kind) throw new UsageError(`dsh ${command}: unknown flag --${name} (see dsh ${command} --help)`)
-      if (kind === 'boolean') {
-        if (eq !== -1) throw new UsageError(`dsh ${command}: --${name} takes no value`)
-        flags[name] = true
-        continue
-      }
-      let value: string | undefined
-      if (eq !== -1) value = arg.slice(eq + 1)
-      else {
-        value = argv[i + 1]
-        if (value === undefined || (value.startsWith('--') && value.length > 2)) throw new UsageError(`dsh ${command}: --${name} needs a value`)
-        i++
-      }
-      if (kind === 'strings') flags[name] = [...((flags[name] as string[] | undefined) ?? []), value]
-      else flags[name] = value
-      continue
-    }
-    if (arg.startsWith('-') && arg.length > 1) throw new UsageError(`dsh ${command}: unknown flag ${arg} (see dsh ${command} --help)`)
-    positionals.push(arg)
+  const options: Record<string, { type: 'string' | 'boolean'; multiple?: boolean; short?: string }> = { help: { type: 'boolean', short: 'h' } }
+  for (const [name, kind] of Object.entries(spec.flags)) options[name] = kind === 'boolean' ? { type: 'boolean' } : { type: 'string', multiple: kind === 'strings' }
+  let parsed: { values: Record<string, string | boolean | (string | boolean)[] | undefined>; positionals: string[] }
+  try {
+    parsed = utilParseArgs({ args: [...argv], options, strict: true, allowPositionals: true })
+  } catch (error) {
+    throw new UsageError(usageProblem(error as Error & { code?: string }, spec, command))
   }
+  const flags: ParsedArgs['flags'] = {}
+  for (const [name, value] of Object.entries(parsed.values)) flags[name] = Array.isArray(value) ? value.map(String) : value
+  const positionals = parsed.positionals
   if (flags.help) return { flags, positionals }
   const { min = 0, max = 0, name = 'argument' } = spec.positionals ?? {}
   if (positionals.length < min) throw new UsageError(`dsh ${command}: missing ${name} (see dsh ${command} --help)`)
   if (positionals.length > max) throw new UsageError(`dsh ${command}: unexpected argument "${positionals[max]}" (see dsh ${command} --help)`)
   return { flags, positionals }
+}
+
+/** One line for what `util.parseArgs` rejected, in dsh's words. */
+function usageProblem(error: Error & { code?: string }, spec: ArgSpec, command: string): string {
+  const flag = /'(-{1,2}[^' <]+)/.exec(error.message)?.[1] ?? ''
+  const name = flag.replace(/^-+/, '')
+  if (error.code === 'ERR_PARSE_ARGS_UNKNOWN_OPTION') return `dsh ${command}: unknown flag ${flag} (see dsh ${command} --help)`
+  if (error.code === 'ERR_PARSE_ARGS_INVALID_OPTION_VALUE') {
+    return spec.flags[name] === 'boolean' || name === 'help' ? `dsh ${command}: ${flag} takes no value` : `dsh ${command}: ${flag} needs a value`
+  }
+  return `dsh ${command}: ${error.message}`
 }
 
 export function str(parsed: ParsedArgs, name: string): string | undefined {

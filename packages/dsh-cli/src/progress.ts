@@ -13,22 +13,50 @@ import { renderEvent } from './transcript.ts'
  */
 export type ProgressMode = 'tty' | 'plain' | 'json'
 
+/**
+ * `tty` only when the spinner's own stream, stderr, is an interactive
+ * terminal that can redraw a line: not with `TERM=dumb`, not under CI
+ * (`CI` set, as CI services do), whatever stdout is (`dsh run … 2>log` in
+ * a terminal writes no frames into the log).
+ */
 export function progressMode(io: CliIO, json: boolean): ProgressMode {
-  return json ? 'json' : io.isTTY ? 'tty' : 'plain'
+  if (json) return 'json'
+  const ci = io.env.CI !== undefined && io.env.CI !== '' && io.env.CI !== 'false' && io.env.CI !== '0'
+  return io.stderrIsTTY && io.env.TERM !== 'dumb' && !ci ? 'tty' : 'plain'
 }
 
 const FRAMES = ['⠋', '⠙', '⠹', '⠸', '⠼', '⠴', '⠦', '⠧', '⠇', '⠏']
 const CLEAR_LINE = '\r\x1b[2K'
+const HIDE_CURSOR = '\x1b[?25l'
+const SHOW_CURSOR = '\x1b[?25h'
 
-/** A one-line spinner (frame, text, elapsed seconds) redrawn in place; for a terminal only. */
+/**
+ * A one-line spinner (frame, text, elapsed seconds) redrawn in place; for a
+ * terminal only. The cursor is hidden while it spins and shown again when it
+ * stops — or when the process exits with it still spinning. The line is cut
+ * to the terminal's width, so it never wraps (a wrapped line cannot be
+ * cleared with one carriage return).
+ *
+ * Ours rather than yocto-spinner or ora: yocto-spinner 1.2 installs its own
+ * SIGINT/SIGTERM handlers that call `process.exit` while it spins, which
+ * would skip the session-log flush of our stop handler; ora adds ten
+ * dependencies and a stdin discarder that fights `dsh chat`'s readline.
+ */
 export class Spinner {
   private _text?: string
   private _since = 0
   private _frame = 0
   private _timer?: NodeJS.Timeout
   private _drawn = false
+  private _hidden = false
+  private readonly _restore = () => this.write(SHOW_CURSOR)
 
-  constructor(private readonly write: (text: string) => void, private readonly intervalMs = 80, private readonly now: () => number = Date.now) {}
+  constructor(
+    private readonly write: (text: string) => void,
+    private readonly intervalMs = 80,
+    private readonly now: () => number = Date.now,
+    private readonly columns: () => number | undefined = () => undefined,
+  ) {}
 
   get text(): string | undefined {
     return this._text
@@ -42,12 +70,16 @@ export class Spinner {
     this.draw()
   }
 
-  /** Remove the line and stop. */
+  /** Remove the line, show the cursor, and stop. */
   stop() {
     clearInterval(this._timer)
     this._timer = undefined
     this._text = undefined
     this.clear()
+    if (!this._hidden) return
+    this._hidden = false
+    process.off('exit', this._restore)
+    this.write(SHOW_CURSOR)
   }
 
   /** Take the line away (before other output); the next tick or `draw` brings it back. */
@@ -60,7 +92,17 @@ export class Spinner {
   draw() {
     if (this._text === undefined) return
     const seconds = Math.floor((this.now() - this._since) / 1000)
-    this.write(`${CLEAR_LINE}${FRAMES[this._frame++ % FRAMES.length]} ${this._text}${seconds ? ` ${seconds}s` : ''}`)
+    let line = `${FRAMES[this._frame++ % FRAMES.length]} ${this._text}${seconds ? ` ${seconds}s` : ''}`
+    const width = this.columns()
+    // One column spare: writing the last column makes some terminals wrap.
+    if (width && [...line].length > width - 1) line = `${[...line].slice(0, Math.max(1, width - 2)).join('')}…`
+    let prefix = CLEAR_LINE
+    if (!this._hidden) {
+      this._hidden = true
+      process.once('exit', this._restore)
+      prefix = HIDE_CURSOR + CLEAR_LINE
+    }
+    this.write(prefix + line)
     this._drawn = true
   }
 }
@@ -90,18 +132,21 @@ export class ProgressView {
   private _model?: string
   private _tool?: string
   private _check?: string
+  private _closed = false
 
   constructor(private readonly io: CliIO, private readonly options: ProgressOptions) {
-    if (options.mode === 'tty') this._spinner = new Spinner(text => io.stderr(text), options.spinnerIntervalMs)
+    if (options.mode === 'tty') this._spinner = new Spinner(text => io.stderr(text), options.spinnerIntervalMs, Date.now, () => io.columns?.())
   }
 
   /** The loop is about to ask the model. */
   modelRequest() {
+    if (this._closed) return
     this._model = WAITING_FOR_MODEL
     this.refresh()
   }
 
   event(event: SessionEvent) {
+    if (this._closed) return
     if (this.options.mode === 'json') {
       this.io.stdout(JSON.stringify(event) + '\n')
       return
@@ -149,7 +194,7 @@ export class ProgressView {
   }
 
   notice(notice: Pick<DstvalidNotice, 'level' | 'text' | 'phase'>) {
-    if (this.options.mode === 'json') return
+    if (this._closed || this.options.mode === 'json') return
     if (notice.phase === 'start') {
       this._check = notice.text
       // On a terminal the spinner says it; elsewhere, a line.
@@ -162,7 +207,7 @@ export class ProgressView {
   }
 
   retry(info: RetryInfo) {
-    if (this.options.mode === 'json') return
+    if (this._closed || this.options.mode === 'json') return
     const wait = info.delayMs >= 1000 ? `${+(info.delayMs / 1000).toFixed(1)} s` : `${info.delayMs} ms`
     this.line('stderr', `  ! ${info.reason}; retrying in ${wait} (attempt ${info.attempt + 1} of ${info.maxAttempts})`)
   }
@@ -174,6 +219,7 @@ export class ProgressView {
   }
 
   dispose() {
+    this._closed = true
     this._model = undefined
     this._tool = undefined
     this._check = undefined
@@ -203,29 +249,39 @@ export class ProgressView {
   }
 }
 
+/** A {@link ProgressView} fed by a harness; `dispose` also removes its listeners. */
+export type AttachedProgress = Omit<ProgressView, 'dispose'> & {
+  /** Stop showing (nothing more is written from now on) and remove the listeners. */
+  dispose(): Promise<void>
+}
+
 /**
- * Show one session's progress on `io` until the returned disposer is called:
- * its log events, `agent/step-start` of its agent (the model is being
- * asked), `dstvalid/notice` and `llm/retry` for it. Works whichever of
- * those plugins are loaded.
+ * Show one session's progress on `io` until `dispose`: its log events,
+ * `agent/step-start` of its agent (the model is being asked),
+ * `dstvalid/notice` and `llm/retry` for it. Works whichever of those
+ * plugins are loaded. The listeners live in a child fiber of `ctx`, so
+ * disposing it (or `ctx`) removes them all.
  *
  * @example
- * const view = attachProgress(harness.ctx, session, io, { mode: progressMode(io, json) })
+ * const view = await attachProgress(harness.ctx, session, io, { mode: progressMode(io, json) })
  * await agent.send(prompt)
- * view.dispose()
+ * await view.dispose()
  */
-export function attachProgress(ctx: Context, session: Session, io: CliIO, options: ProgressOptions): ProgressView & { dispose(): void } {
+export async function attachProgress(ctx: Context, session: Session, io: CliIO, options: ProgressOptions): Promise<AttachedProgress> {
   const view = new ProgressView(io, options)
-  const offs = [
-    ctx.on('session/event', (s, event) => { if (s === session) view.event(event) }),
-    ctx.on('agent/step-start', async (agent: Agent) => { if (agent.session === session) view.modelRequest() }),
-    ctx.on('dstvalid/notice', (n) => { if (!n.sessionId || n.sessionId === session.id) view.notice(n) }),
-    ctx.on('llm/retry', (info) => { if (info.sessionId === session.id) view.retry(info) }),
-  ]
-  const dispose = view.dispose.bind(view)
-  view.dispose = () => {
-    for (const off of offs.splice(0)) off()
-    dispose()
-  }
-  return view
+  const fiber = ctx.plugin((ctx: Context) => {
+    ctx.on('session/event', (s, event) => { if (s === session) view.event(event) })
+    ctx.on('agent/step-start', async (agent: Agent) => { if (agent.session === session) view.modelRequest() })
+    ctx.on('dstvalid/notice', (n) => { if (!n.sessionId || n.sessionId === session.id) view.notice(n) })
+    ctx.on('llm/retry', (info) => { if (info.sessionId === session.id) view.retry(info) })
+  })
+  // The plugin applies on a later tick: wait, so no event of the session is missed.
+  await fiber
+  const close = view.dispose.bind(view)
+  return Object.assign(view, {
+    async dispose() {
+      close()
+      await fiber.dispose()
+    },
+  })
 }

@@ -58,7 +58,7 @@ export async function runSession(options: RunOptions, io: CliIO): Promise<RunOut
     const harness = await bootHarness({ ...options, log: line => io.stderr(`${line}\n`) })
     const { session, agent } = harness.createSession(options.sessionId)
     running = { harness, session, agent }
-    const view = attachProgress(harness.ctx, session, io, { mode: progressMode(io, options.json) })
+    const view = await attachProgress(harness.ctx, session, io, { mode: progressMode(io, options.json) })
     // The log so far (e.g. a handoff injected at creation), then live events.
     for (const event of session.events) view.event(event)
     let reason: string | undefined
@@ -67,7 +67,7 @@ export async function runSession(options: RunOptions, io: CliIO): Promise<RunOut
       if (reason !== 'completed') break
     }
     await session.flush()
-    view.dispose()
+    await view.dispose()
     return { harness, session, sessionId: session.id, reason, exitCode: reason === 'completed' ? 0 : 1 }
   } finally {
     release()

@@ -93,7 +93,7 @@ describe('dsh dev (the command)', () => {
       let stdout = ''
       let stderr = ''
       const code = await main(argv, {
-        stdout: (t) => { stdout += t }, stderr: (t) => { stderr += t }, stdin: Readable.from([]), isTTY: false, env: {},
+        stdout: (t) => { stdout += t }, stderr: (t) => { stderr += t }, stdin: Readable.from([]), stderrIsTTY: false, env: {},
       })
       return { code, stdout, stderr }
     }

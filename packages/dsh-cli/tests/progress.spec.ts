@@ -3,15 +3,15 @@ import { Readable } from 'node:stream'
 import { describe, expect, it } from 'vitest'
 import SessionService, { type SessionEvent } from 'dsh-session'
 import type { CliIO } from 'dsh-cli'
-import { attachProgress, ProgressView, Spinner } from '../src/progress.ts'
+import { attachProgress, progressMode, ProgressView, Spinner } from '../src/progress.ts'
 
-function fakeIO(isTTY: boolean) {
+function fakeIO(stderrIsTTY: boolean) {
   const writes: [string, string][] = []
   const io: CliIO = {
     stdout: text => { writes.push(['out', text]) },
     stderr: text => { writes.push(['err', text]) },
     stdin: Readable.from([]),
-    isTTY,
+    stderrIsTTY,
     env: {},
   }
   return { io, writes, text: (stream: 'out' | 'err') => writes.filter(w => w[0] === stream).map(w => w[1]).join('') }
@@ -23,6 +23,8 @@ function ev<T extends SessionEvent['type']>(type: T, data: Extract<SessionEvent,
 }
 
 const CLEAR = '\r\x1b[2K'
+const HIDE = '\x1b[?25l'
+const SHOW = '\x1b[?25h'
 
 describe('progress view', () => {
   it('tty: a spinner on stderr while waiting for the model, a tool or a check; streamed text on stdout never shares a line with it', () => {
@@ -38,19 +40,21 @@ describe('progress view', () => {
     view.event(ev('tool/result', { callId: 'c', name: 'edit_file', content: 'edited a.ts', isError: false }))
     view.event(ev('turn/end', { turn: 0, reason: 'completed' }))
     expect(writes).toEqual([
-      ['err', `${CLEAR}⠋ waiting for the model…`],
+      ['err', `${HIDE}${CLEAR}⠋ waiting for the model…`],
       ['err', CLEAR],
+      ['err', SHOW],
       ['out', 'assistant: Hel'],
       ['out', 'lo'],
       ['out', '\n'],
       ['out', '  → edit_file a.ts\n'],
-      ['err', `${CLEAR}⠙ running edit_file…`],
+      ['err', `${HIDE}${CLEAR}⠙ running edit_file…`],
       ['err', `${CLEAR}⠹ type-checking after edit_file a.ts…`],
       ['err', CLEAR],
       ['err', '  · typecheck passed\n'],
       ['err', `${CLEAR}⠸ running edit_file…`],
       ['err', CLEAR],
       ['out', '  ✓ edit_file\n      edited a.ts\n'],
+      ['err', SHOW],
     ])
   })
 
@@ -62,9 +66,33 @@ describe('progress view', () => {
     now = 2400
     await new Promise(r => setTimeout(r, 30))
     spinner.stop()
-    expect(frames[0]).toBe(`${CLEAR}⠋ waiting for the model…`)
-    expect(frames.at(-2)).toMatch(/^\r\x1b\[2K. waiting for the model… 2s$/)
-    expect(frames.at(-1)).toBe(CLEAR)
+    expect(frames[0]).toBe(`${HIDE}${CLEAR}⠋ waiting for the model…`)
+    expect(frames.at(-3)).toMatch(/^\r\x1b\[2K. waiting for the model… 2s$/)
+    expect(frames.slice(-2)).toEqual([CLEAR, SHOW])
+  })
+
+  it('the spinner line is cut to the terminal width (never wraps); the cursor comes back at exit if it still spins', () => {
+    const frames: string[] = []
+    const spinner = new Spinner(t => frames.push(t), 60_000, () => 0, () => 12)
+    const exitHooks = process.listenerCount('exit')
+    spinner.start('type-checking after edit_file src/very/long/path.ts…')
+    expect(frames).toEqual([`${HIDE}${CLEAR}⠋ type-che…`])
+    expect([...'⠋ type-che…'].length).toBe(11)
+    expect(process.listenerCount('exit')).toBe(exitHooks + 1)
+    process.listeners('exit').at(-1)!.call(process, 0)
+    expect(frames.at(-1)).toBe(SHOW)
+    spinner.stop()
+    expect(process.listenerCount('exit')).toBe(exitHooks)
+  })
+
+  it('the spinner is decided by stderr alone, and never with TERM=dumb or under CI', () => {
+    const io = (stderrIsTTY: boolean, env: NodeJS.ProcessEnv = {}) => ({ ...fakeIO(stderrIsTTY).io, env })
+    expect(progressMode(io(true), false)).toBe('tty')
+    expect(progressMode(io(false), false)).toBe('plain') // `dsh run … 2>log` in a terminal: no frames in the log
+    expect(progressMode(io(true, { TERM: 'dumb' }), false)).toBe('plain')
+    expect(progressMode(io(true, { CI: 'true' }), false)).toBe('plain')
+    expect(progressMode(io(true, { CI: 'false' }), false)).toBe('tty')
+    expect(progressMode(io(true), true)).toBe('json')
   })
 
   it('plain: no escape codes; notices and retries as lines on stderr; a message that was not streamed is printed whole', () => {
@@ -106,13 +134,14 @@ describe('attachProgress', () => {
     const mine = ctx.sessions.create('mine')
     const other = ctx.sessions.create('other')
     const { io, text } = fakeIO(false)
-    const view = attachProgress(ctx, mine, io, { mode: 'plain' })
+    const view = await attachProgress(ctx, mine, io, { mode: 'plain' })
     mine.append('user/message', { text: 'for me' })
     other.append('user/message', { text: 'not for me' })
     ctx.emit('dstvalid/notice', { sessionId: 'other', level: 'info', text: 'other check' })
     ctx.emit('dstvalid/notice', { sessionId: 'mine', level: 'info', text: 'my check' })
-    view.dispose()
+    const disposed = view.dispose()
     mine.append('user/message', { text: 'after dispose' })
+    await disposed
     expect(text('out')).toBe('› for me\n')
     expect(text('err')).toBe('  · my check\n')
     expect(hooks()).toEqual(before)

@@ -11,7 +11,7 @@ async function run(argv: string[]) {
   let stdout = ''
   let stderr = ''
   const exitCode = await main(argv, {
-    stdout: t => { stdout += t }, stderr: t => { stderr += t }, stdin: Readable.from([]), isTTY: false, env: process.env,
+    stdout: t => { stdout += t }, stderr: t => { stderr += t }, stdin: Readable.from([]), stderrIsTTY: false, env: process.env,
   })
   return { exitCode, stdout, stderr }
 }

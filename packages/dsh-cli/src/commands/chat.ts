@@ -97,7 +97,7 @@ async function chat(harness: Harness, io: CliIO, json: boolean, log: LogSink): P
   }
   const { session, agent } = harness.createSession()
   const interactive = !json && !!(io.stdin as { isTTY?: boolean }).isTTY
-  const view = attachProgress(harness.ctx, session, io, { mode: progressMode(io, json), echoUser: !interactive })
+  const view = await attachProgress(harness.ctx, session, io, { mode: progressMode(io, json), echoUser: !interactive })
   if (!json) log.write = line => view.say(line)
   const where = adapter.baseUrl ? `${adapter.model} at ${adapter.baseUrl}` : adapter.name
   view.say(`dsh chat: session ${session.id} · model ${where} · Ctrl-C aborts a turn, Ctrl-D ends`)
@@ -150,7 +150,7 @@ async function chat(harness: Harness, io: CliIO, json: boolean, log: LogSink): P
     process.off('SIGTERM', onSigterm)
     process.off('SIGHUP', onSighup)
     rl.close()
-    view.dispose()
+    await view.dispose()
   }
   await agent.idle()
   await session.flush()

@@ -1,6 +1,7 @@
 import { existsSync, statSync } from 'node:fs'
 import { resolve } from 'node:path'
 import { createInterface } from 'node:readline'
+import type { Context, Fiber } from '@deepseek-ai/cordis'
 import { ScriptError } from 'dsh-llm'
 import type { Agent } from 'dsh-agent'
 import type { Session, SessionEvent } from 'dsh-session'
@@ -45,14 +46,27 @@ Exit status: 0 stopped, 2 bad usage or bad input (nothing started).
 class PromptLoop {
   private session!: Session
   private agent!: Agent
+  /** The transcript listener, in a child fiber of the harness: `dispose` removes it. */
+  private readonly listeners: Fiber
 
   constructor(private readonly dev: DevHarness, private readonly io: CliIO) {
     this.open()
-    dev.harness.ctx.on('session/event', (s: Session, event: SessionEvent) => {
-      if (s !== this.session) return
-      const text = renderEvent(event)
-      if (text) io.stdout(text + '\n')
+    this.listeners = dev.harness.ctx.plugin((ctx: Context) => {
+      ctx.on('session/event', (s: Session, event: SessionEvent) => {
+        if (s !== this.session) return
+        const text = renderEvent(event)
+        if (text) io.stdout(text + '\n')
+      })
     })
+  }
+
+  /** Resolves once the transcript listener is in place. */
+  async ready(): Promise<void> {
+    await this.listeners
+  }
+
+  async dispose(): Promise<void> {
+    await this.listeners.dispose()
   }
 
   get sessionId(): string {
@@ -114,6 +128,7 @@ export const devCommand: Command = {
     }
 
     const loop = new PromptLoop(dev, io)
+    await loop.ready()
     const plugins = dev.reloader.track().length
     io.stderr(`[dev] watching ${dev.watcher.files.length} files of ${plugins} plugins and ${dev.harness.configFile}\n`)
     if (!script && !io.env.DSH_API_KEY && !io.env.DEEPSEEK_API_KEY) {
@@ -141,6 +156,7 @@ export const devCommand: Command = {
       process.off('SIGINT', stop)
       process.off('SIGTERM', stop)
       process.off('SIGHUP', stop)
+      await loop.dispose()
       await dev.close()
     }
     return 0

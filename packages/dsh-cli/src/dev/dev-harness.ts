@@ -49,6 +49,7 @@ export async function startDev(options: DevOptions): Promise<DevHarness> {
   }
   const configFile = realpathSync(harness.configFile)
   const reloader = new PluginReloader(harness.ctx, tree, { configFile, versions, watch: options.watch })
+  await reloader.ready
   const reports: DevReport[] = []
   let waiters: ((report: DevReport) => void)[] = []
   const publish = (report: DevReport) => {
@@ -93,7 +94,7 @@ export async function startDev(options: DevOptions): Promise<DevHarness> {
       if (closed) return
       closed = true
       await watcher.close()
-      reloader.dispose()
+      await reloader.dispose()
       await harness.dispose()
     },
   }

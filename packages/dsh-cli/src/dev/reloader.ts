@@ -82,23 +82,28 @@ export class PluginReloader {
   /** The entries as last applied (boot or cordis.yml reload); `!!js` toggles evaluated then. */
   private _applied: EntryState[]
   private _window?: Window
-  private readonly _disposeExporter: () => unknown
-  private readonly _disposeStatus: () => unknown
+  /** The reloader's own listeners, in a child fiber: disposing it removes them all. */
+  private readonly _listeners: Fiber
+  /** Resolves once the listeners are in place (a plugin applies on a later tick). */
+  readonly ready: Promise<void>
 
   constructor(private readonly ctx: Context, private readonly tree: Include, private readonly options: PluginReloaderOptions) {
-    this._disposeExporter = ctx.logger.exporter({
-      colors: false,
-      export: (message: Message) => {
-        if (message.type !== 'error' || !this._window) return
-        const error = message.args.find((a): a is Error => a instanceof Error)
-        this._window.errors.push(error ? locateError(error) : { message: String(message.args[0] ?? '') })
-      },
+    this._listeners = ctx.plugin((ctx: Context) => {
+      ctx.effect(() => ctx.logger.exporter({
+        colors: false,
+        export: (message: Message) => {
+          if (message.type !== 'error' || !this._window) return
+          const error = message.args.find((a): a is Error => a instanceof Error)
+          this._window.errors.push(error ? locateError(error) : { message: String(message.args[0] ?? '') })
+        },
+      }), 'dsh dev error capture')
+      ctx.on('internal/status', (fiber) => {
+        const id = fiber.entry?.id
+        if (!this._window || !id || this._window.ids.has(id)) return
+        if (fiber.state === LOADING) this._window.restarted.add(id)
+      })
     })
-    this._disposeStatus = ctx.on('internal/status', (fiber) => {
-      const id = fiber.entry?.id
-      if (!this._window || !id || this._window.ids.has(id)) return
-      if (fiber.state === LOADING) this._window.restarted.add(id)
-    })
+    this.ready = Promise.resolve(this._listeners).then(() => {})
     this.track()
     this._applied = this.states()
   }
@@ -236,9 +241,8 @@ export class PluginReloader {
   }
 
   /** Stop tracking and listening. The harness itself is the caller's. */
-  dispose(): void {
-    this._disposeExporter()
-    this._disposeStatus()
+  async dispose(): Promise<void> {
+    await this._listeners.dispose()
   }
 
   private states(): EntryState[] {
