@@ -51,6 +51,7 @@ const PROFILE_PATCH = `
 - id: dsh-dstvalid
   config:
     tests: 'off'
+    warmOnStart: false
 - insert:
     - id: mock-model
       name: ./mock-model.mjs
