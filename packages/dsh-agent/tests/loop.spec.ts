@@ -1,7 +1,13 @@
 import { readFileSync } from 'node:fs'
 import { join } from 'node:path'
 import { describe, expect, it } from 'vitest'
-import { harness } from './helpers.ts'
+import { harness as boot } from 'dsh-testkit'
+
+/** The real core harness with a scripted model (dsh-testkit); `ws` is the session's workspace. */
+async function harness(script: object[], agent: { maxSteps?: number } = {}) {
+  const h = await boot({ script, agent })
+  return { ...h, ws: h.workspace }
+}
 
 describe('agent loop', () => {
   it('a two-step turn with tool calls appends the core events in order', async () => {
@@ -94,7 +100,7 @@ describe('agent loop', () => {
       { text: 'never' },
     ])
     const turn = h.agent.send('go')
-    await new Promise(r => setTimeout(r, 300))
+    await h.waitFor('tool/call')
     h.agent.abort()
     expect(await turn).toBe('aborted')
     expect(h.session.ofType('turn/end').at(-1)!.data.reason).toBe('aborted')
@@ -103,7 +109,7 @@ describe('agent loop', () => {
     const statuses: string[] = []
     h2.ctx.on('agent/status', (_a, s) => { statuses.push(s) })
     const t2 = h2.agent.send('go')
-    await new Promise(r => setTimeout(r, 300))
+    await h2.waitFor('tool/call')
     await h2.agent.dispose()
     expect(await t2).toBe('disposed')
     expect(statuses).toEqual(['running', 'idle', 'disposed'])
@@ -118,5 +124,64 @@ describe('agent loop', () => {
     h.ctx.on('agent/request', async (req, next) => { requests.push(JSON.stringify(req.messages)); return next() })
     await h.agent.send('go')
     expect(requests[1]).toContain('marker-42')
+  })
+
+  it('maxSteps ends a turn whose model keeps calling tools, with an error naming the limit', async () => {
+    const step = { toolCalls: [{ name: 'bash', arguments: { command: 'true' } }] }
+    const h = await harness([step, step, step, { text: 'never reached' }], { maxSteps: 2 })
+    expect(await h.agent.send('go')).toBe('error')
+    expect(h.session.ofType('step/start')).toHaveLength(2)
+    expect(h.session.ofType('error').map(e => e.data.message)).toEqual(['step limit reached: maxSteps is 2 (dsh-agent config)'])
+  })
+
+  it('agent/request: listeners nest in the order they were added; the outermost result is what the model is sent', async () => {
+    const h = await harness([{ text: 'ok' }])
+    const sent: string[] = []
+    const order: string[] = []
+    h.ctx.on('agent/request', async (_req, next) => {
+      order.push('outer')
+      const r = await next()
+      sent.push(r.messages.at(-1)!.content)
+      return r
+    })
+    h.ctx.on('agent/request', async (_req, next) => {
+      order.push('inner')
+      const r = await next()
+      return { ...r, messages: [...r.messages, { role: 'user' as const, content: 'appended by a plugin' }] }
+    })
+    await h.agent.send('go')
+    expect(order).toEqual(['outer', 'inner'])
+    expect(sent).toEqual(['appended by a plugin'])
+  })
+
+  it("agent/step-results: a plugin rewrites a step's results before they are logged, once per step (empty for a step without calls)", async () => {
+    const h = await harness([
+      { toolCalls: [{ id: 'a', name: 'bash', arguments: { command: 'echo one' } }, { id: 'b', name: 'bash', arguments: { command: 'echo two' } }] },
+      { text: 'done' },
+    ])
+    const batches: string[][] = []
+    h.ctx.on('agent/step-results', async (batch, next) => {
+      const results = await next()
+      batches.push(results.map(r => r.call.callId))
+      return results.map(r => r.call.callId === 'b' ? { ...r, result: { ...r.result, content: 'rewritten b' } } : r)
+    })
+    await h.agent.send('go')
+    expect(batches).toEqual([['a', 'b'], []])
+    expect(h.session.ofType('tool/result').map(e => [e.data.callId, e.data.content])).toEqual([['a', 'one\n[exit code 0]'], ['b', 'rewritten b']])
+  })
+
+  it('a resumed session continues its turn numbering and its seq', async () => {
+    const first = await harness([{ text: 'one' }, { text: 'two' }])
+    await first.agent.send('a')
+    await first.agent.send('b')
+    const seed = first.session.events.map(e => ({ ...e }))
+    const resumed = await boot({ script: [{ text: 'three' }] })
+    const session = resumed.ctx.sessions.create(undefined, { cwd: first.workspace, seed })
+    const agent = resumed.ctx.agents.create(session)
+    await agent.send('c')
+    expect(session.ofType('turn/start').map(e => e.data.turn)).toEqual([0, 1, 2])
+    expect(session.ofType('step/start').map(e => [e.data.turn, e.data.step])).toEqual([[0, 0], [1, 0], [2, 0]])
+    expect(session.ofType('turn/end').map(e => e.data.reason)).toEqual(['completed', 'completed', 'completed'])
+    expect(session.events.map(e => e.seq)).toEqual(session.events.map((_, i) => i))
   })
 })

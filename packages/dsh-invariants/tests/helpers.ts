@@ -1,16 +1,10 @@
-import { Context, type Fiber } from '@deepseek-ai/cordis'
-import { mkdtempSync, rmSync } from 'node:fs'
-import { tmpdir } from 'node:os'
+import type { Context, Fiber } from '@deepseek-ai/cordis'
 import { dirname, join, resolve } from 'node:path'
 import { fileURLToPath } from 'node:url'
 import { runCommand, type RunResult } from 'dsh-common'
-import AgentService from 'dsh-agent'
-import LlmService from 'dsh-llm'
-import * as Scripted from 'dsh-llm/scripted'
-import SessionService, { type RawSessionEvent } from 'dsh-session'
+import type { RawSessionEvent } from 'dsh-session'
 import * as SessionJsonl from 'dsh-session/jsonl'
-import ToolService from 'dsh-tools'
-import * as WorkspaceTools from 'dsh-tools-workspace'
+import { harness, type PluginSpec } from 'dsh-testkit'
 import * as Invariants from 'dsh-invariants'
 
 export interface HarnessOptions {
@@ -33,40 +27,21 @@ export interface Harness {
   dispose(): Promise<void>
 }
 
-/** A real Context with the real harness plugins (and dsh-invariants unless told otherwise). */
+/** The shared test kit's real harness, plus dsh-invariants (unless told otherwise) loaded so a test can reload it. */
 export async function createHarness(options: HarnessOptions = {}): Promise<Harness> {
-  const ctx = new Context()
-  const workspace = mkdtempSync(join(tmpdir(), 'dsh-'))
-  const fibers: Fiber[] = []
-  const load = async (plugin: Parameters<Context['plugin']>[0], config?: unknown) => {
-    const fiber = ctx.plugin(plugin, config)
-    fibers.push(fiber)
-    await fiber.await()
-    return fiber
-  }
-  await load(SessionService)
-  await load(ToolService)
-  await load(WorkspaceTools, {})
-  if (options.jsonl) await load(SessionJsonl, { intervalMs: 0 })
-  if (options.script !== undefined) {
-    await load(LlmService)
-    await load(Scripted, { script: options.script })
-    await load(AgentService, {})
-  }
-  const harness: Harness = {
-    ctx,
-    workspace,
+  const plugins: PluginSpec[] = options.jsonl ? [[SessionJsonl, { intervalMs: 0 }]] : []
+  const h = await harness({ ...(options.script !== undefined ? { script: options.script } : {}), plugins })
+  const invariants: Harness = {
+    ctx: h.ctx,
+    workspace: h.workspace,
     async loadInvariants(config = {}) {
-      harness.invariants = await load(Invariants, config)
-      return harness.invariants
+      invariants.invariants = await h.load([Invariants, config])
+      return invariants.invariants
     },
-    async dispose() {
-      for (const fiber of fibers.reverse()) await fiber.dispose()
-      rmSync(workspace, { recursive: true, force: true })
-    },
+    dispose: () => h.dispose(),
   }
-  if (options.invariants !== false) await harness.loadInvariants(options.invariants || {})
-  return harness
+  if (options.invariants !== false) await invariants.loadInvariants(options.invariants || {})
+  return invariants
 }
 
 /** Listener counts of the events dsh-invariants listens on. */

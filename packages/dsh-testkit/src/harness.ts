@@ -1,0 +1,94 @@
+import { Context, type Fiber } from '@deepseek-ai/cordis'
+import AgentService, { type Agent } from 'dsh-agent'
+import LlmService from 'dsh-llm'
+import * as Scripted from 'dsh-llm/scripted'
+import SessionService, { type Session, type SessionEvent, type SessionEventType } from 'dsh-session'
+import ToolService from 'dsh-tools'
+import * as WorkspaceTools from 'dsh-tools-workspace'
+import { tempDir } from './temp.ts'
+import { waitFor, type WaitOptions } from './wait.ts'
+
+/** A plugin to load, with its config: what a cordis.yml entry names. */
+export type PluginSpec = Parameters<Context['plugin']>[0] | [Parameters<Context['plugin']>[0], unknown]
+
+export interface HarnessOptions {
+  /**
+   * Scripted model steps (objects or JSON Lines): with it, dsh-llm, the
+   * scripted adapter and dsh-agent are loaded, and `agent` exists.
+   */
+  script?: readonly object[] | string
+  /** Plugins loaded after the core, in order (the suite plugins under test). */
+  plugins?: readonly PluginSpec[]
+  /** Config of dsh-tools-workspace, or false to leave the workspace tools out. */
+  workspaceTools?: Partial<WorkspaceTools.Config> | false
+  /** Config of dsh-agent (with `script`). */
+  agent?: Partial<AgentService.Config>
+  /** The workspace of the first session (default: a fresh temp dir). */
+  workspace?: string
+}
+
+export interface Harness {
+  ctx: Context
+  /** The first session's workspace. */
+  workspace: string
+  /** A session on `workspace`, created after every plugin was loaded. */
+  session: Session
+  /** An agent on `session` (only with `script`). */
+  agent: Agent
+  /** Event types of `session`'s log, in order. */
+  types(): string[]
+  /** Load one more plugin (a hot reload, a toggle); disposed with the harness. */
+  load(plugin: PluginSpec): Promise<Fiber>
+  /** `waitFor` on this harness's context; `session` by default. */
+  waitFor<K extends SessionEventType>(type: K, options?: WaitOptions<K> & { session?: Session }): Promise<SessionEvent<K>>
+  /** Dispose every plugin, last loaded first. Idempotent. */
+  dispose(): Promise<void>
+}
+
+/**
+ * A real harness in one Context: dsh-session, dsh-tools, the workspace
+ * tools, the scripted model and the agent loop (with `script`), then the
+ * plugins under test — the same plugins `cordis.yml` loads, no mocks.
+ */
+export async function harness(options: HarnessOptions = {}): Promise<Harness> {
+  const ctx = new Context()
+  const fibers: Fiber[] = []
+  const load = async (spec: PluginSpec): Promise<Fiber> => {
+    const [plugin, config] = Array.isArray(spec) ? spec : [spec, undefined]
+    const fiber = ctx.plugin(plugin, config)
+    fibers.push(fiber)
+    await fiber.await()
+    return fiber
+  }
+  await load(SessionService)
+  await load(ToolService)
+  if (options.workspaceTools !== false) await load([WorkspaceTools, options.workspaceTools ?? {}])
+  if (options.script !== undefined) {
+    const script = typeof options.script === 'string' ? options.script : options.script.map(s => JSON.stringify(s)).join('\n')
+    await load(LlmService)
+    await load([Scripted, { script }])
+    await load([AgentService, options.agent ?? {}])
+  }
+  for (const plugin of options.plugins ?? []) await load(plugin)
+  const workspace = options.workspace ?? tempDir()
+  const session = ctx.sessions.create(undefined, { cwd: workspace })
+  const agent = options.script !== undefined ? ctx.agents.create(session) : undefined
+  let disposed = false
+  return {
+    ctx,
+    workspace,
+    session,
+    get agent(): Agent {
+      if (!agent) throw new Error('harness: no agent without a script (pass { script })')
+      return agent
+    },
+    types: () => session.events.map(e => e.type),
+    load,
+    waitFor: (type, opts = {}) => waitFor(ctx, opts.session ?? session, type, opts),
+    async dispose() {
+      if (disposed) return
+      disposed = true
+      for (const fiber of fibers.reverse()) await fiber.dispose()
+    },
+  }
+}

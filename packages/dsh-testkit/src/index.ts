@@ -1,0 +1,9 @@
+/**
+ * dsh-testkit — the one test set-up of the suite (private, tests only):
+ * `tempDir()` that cleans up after the test file, `harness()` — a real
+ * Context with the real core plugins and a scripted model — and
+ * `waitFor(session, type)` instead of fixed sleeps.
+ */
+export * from './temp.ts'
+export * from './harness.ts'
+export * from './wait.ts'

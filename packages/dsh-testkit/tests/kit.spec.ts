@@ -1,0 +1,45 @@
+import { existsSync } from 'node:fs'
+import { fileURLToPath } from 'node:url'
+import { runCommand } from 'dsh-common'
+import { describe, expect, it } from 'vitest'
+import { harness, tempDir, waitFor } from 'dsh-testkit'
+
+const early = tempDir('dsh-kit-')
+
+describe('dsh-testkit', () => {
+  it('tempDir gives a real, existing directory, removed when the process exits', async () => {
+    expect(existsSync(early)).toBe(true)
+    const script = "import { tempDir } from 'dsh-testkit'; process.stdout.write(tempDir())"
+    const r = await runCommand([process.execPath, '--import', 'tsx', '--input-type=module', '-e', script], { cwd: fileURLToPath(new URL('.', import.meta.url)), timeoutMs: 60_000 })
+    expect(r.exitCode).toBe(0)
+    expect(r.stdout).toMatch(/dsh-test-/)
+    expect(existsSync(r.stdout)).toBe(false)
+  })
+
+  it('harness loads the real core; waitFor resolves on an event appended later', async () => {
+    const h = await harness({ script: [{ text: 'hello' }] })
+    const ended = h.waitFor('turn/end')
+    await h.agent.send('go')
+    expect((await ended).data.reason).toBe('completed')
+    expect(h.types()).toContain('assistant/message')
+    await h.dispose()
+    await h.dispose()
+  })
+
+  it('waitFor returns an event already logged, filtered by where', async () => {
+    const h = await harness()
+    h.session.append('user/message', { text: 'one' })
+    h.session.append('user/message', { text: 'two' })
+    const second = await waitFor(h.ctx, h.session, 'user/message', { where: e => e.data.text === 'two' })
+    expect(second.seq).toBe(1)
+    await h.dispose()
+  })
+
+  it('waitFor rejects after its timeout, saying what was logged meanwhile', async () => {
+    const h = await harness()
+    const waiting = h.waitFor('turn/end', { timeoutMs: 50 })
+    h.session.append('user/message', { text: 'x' })
+    await expect(waiting).rejects.toThrow('waitFor: no turn/end event within 50 ms; logged meanwhile: user/message')
+    await h.dispose()
+  })
+})
