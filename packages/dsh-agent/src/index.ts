@@ -32,19 +32,21 @@ declare module '@deepseek-ai/cordis' {
   }
 }
 
+const Config = Schema.object({
+  maxSteps: Schema.natural().min(1).default(50).description('Steps (model requests) allowed in one turn before it ends with an error.'),
+  systemPrompt: Schema.string().default(
+    'You are a coding agent working in a workspace. Use the tools to read, write and edit files and to run commands. '
+    + 'Writes are verified after each change; a result that starts with "rolled back:" means your change was undone — read why and fix it.',
+  ).description('System prompt sent first in every request.'),
+})
+
 /** The `agents` service: one agent loop per session. */
 export class AgentService extends Service {
   static inject = ['sessions', 'tools', 'llm']
-  static Config: Schema<Partial<AgentService.Config>, AgentService.Config> = Schema.object({
-    maxSteps: Schema.natural().min(1).default(50).description('Steps (model requests) allowed in one turn before it ends with an error.'),
-    systemPrompt: Schema.string().default(
-      'You are a coding agent working in a workspace. Use the tools to read, write and edit files and to run commands. '
-      + 'Writes are verified after each change; a result that starts with "rolled back:" means your change was undone — read why and fix it.',
-    ).description('System prompt sent first in every request.'),
-  })
+  static Config = Config
   private readonly _agents = new Set<Agent>()
 
-  constructor(ctx: Context, public config: AgentService.Config = { maxSteps: 50 }) {
+  constructor(ctx: Context, public config: AgentService.Config = Config({})) {
     super(ctx, 'agents')
     ctx.effect(() => () => Promise.all([...this._agents].map(a => a.dispose())).then(() => {}))
     // A disposed agent leaves the service: a long chat or dev session does not grow without bound.
@@ -66,10 +68,7 @@ export class AgentService extends Service {
 }
 
 export namespace AgentService {
-  export interface Config {
-    maxSteps: number
-    systemPrompt?: string
-  }
+  export type Config = Schemastery.TypeT<typeof Config>
 }
 
 export default AgentService
