@@ -15,8 +15,9 @@ export interface ActivityOptions {
   /** Which tool calls are shell runs (`arguments.command`). Default: the tool named `bash`. */
   isShellTool?: (name: string) => boolean
   /**
-   * A fixed cut-off seq: only runs after it count. Without it the cut-off is
-   * the session start, moved to each `claims/checkpoint` event as it is read.
+   * A fixed cut-off seq: only runs after it count. Without it every run of
+   * the session counts (a claim carried into a later checkpoint is still
+   * backed by a run before the previous one; the last run counts).
    */
   after?: number
   /** For merged streams whose events carry `sessionId`: keep only this session's. */
@@ -32,7 +33,11 @@ export interface Activity {
   runs: ReadonlyMap<string, RunRecord>
   /** Last run per program, whatever its first argument (a claim naming only `pytest` matches any pytest run). */
   lastByProgram: ReadonlyMap<string, RunRecord>
-  /** Last failing run per key. */
+  /**
+   * Last failing run per key, of the commands the agent ran (shell tools).
+   * The harness's own checks (`verify/run`: a baseline failing on
+   * pre-existing problems, a check that timed out) are not the agent's failures.
+   */
   failures: ReadonlyMap<string, RunRecord>
   /** A `claims/questioned` marker is in the session log (anywhere, not only after the cut-off). */
   questioned: boolean
@@ -63,11 +68,11 @@ interface OpenCall { command: string; seq: number }
 export class ActivityRecorder {
   private readonly _isShell: (name: string) => boolean
   private readonly _open = new Map<string, OpenCall>()
-  private _runs = new Map<string, RunRecord>()
-  private _byProgram = new Map<string, RunRecord>()
-  private _failures = new Map<string, RunRecord>()
-  private _cutoff: number
-  private _since: Activity['since'] = 'session-start'
+  private readonly _runs = new Map<string, RunRecord>()
+  private readonly _byProgram = new Map<string, RunRecord>()
+  private readonly _failures = new Map<string, RunRecord>()
+  private readonly _cutoff: number
+  private readonly _since: Activity['since']
   private _questioned = false
   private _count = 0
   private readonly _memo = new Map<string, KeyedOutcome[]>()
@@ -75,6 +80,7 @@ export class ActivityRecorder {
   constructor(private readonly options: ActivityOptions = {}) {
     this._isShell = options.isShellTool ?? (name => name === 'bash')
     this._cutoff = options.after ?? -1
+    this._since = this._cutoff < 0 ? 'session-start' : 'checkpoint'
   }
 
   /** Add one event. Events of unknown types are ignored. */
@@ -102,16 +108,6 @@ export class ActivityRecorder {
       }
       case 'verify/run':
         if (data && Array.isArray(data.argv)) this.recordVerify(event.seq, data)
-        return
-      case 'claims/checkpoint':
-        if (this.options.after === undefined) {
-          this._cutoff = event.seq
-          this._since = 'checkpoint'
-          this._runs = new Map()
-          this._byProgram = new Map()
-          this._failures = new Map()
-          this._count = 0
-        }
         return
       case 'claims/questioned':
         this._questioned = true
@@ -178,7 +174,7 @@ export class ActivityRecorder {
       this._runs.delete(k.key)
       this._runs.set(k.key, run)
       this._byProgram.set(k.program, run)
-      if (run.outcome === 'fail') this._failures.set(k.key, run)
+      if (run.outcome === 'fail' && source === 'shell') this._failures.set(k.key, run)
     }
   }
 }

@@ -18,7 +18,7 @@ function ranIn(activity: Activity) {
  * marked `failing` when one of its commands' last run did not pass, else
  * `unseen` when one never ran after the cut-off, else `unconfirmed` when one
  * last ran with its status hidden; a line naming no command is `noEvidence`.
- * When `failed` is empty but runs failed after the cut-off, the report asks
+ * When `failed` is empty but shell runs of the agent failed, the report asks
  * about it — unless this session's log already holds the question.
  */
 export function checkClaims(checkpoint: Pick<Checkpoint, 'verified' | 'failed'>, activity: Activity, sessionId: string): ClaimsReport {

@@ -11,7 +11,7 @@ import type { Checkpoint, ClaimsReport, FailedRun } from './types.ts'
 
 declare module 'dsh-session' {
   interface SessionEventMap {
-    /** A checkpoint as the agent gave it, with the report on its claims; the next checkpoint's cut-off. */
+    /** A checkpoint as the agent gave it, with the report on its claims. */
     'claims/checkpoint': Checkpoint & { report: ClaimsReport; callId?: string }
     /** An empty `failed` was questioned; appended before the question is asked, so it is asked once per session. */
     'claims/questioned': { failedRuns: FailedRun[]; callId?: string }

@@ -8,7 +8,7 @@ import type { Checkpoint, ClaimsReport } from './types.ts'
 export interface OfflineOptions {
   /** Tool names that are shell tools (definitions are not available offline). Default `['bash']`. */
   shellTools?: readonly string[]
-  /** Fixed cut-off seq; default: the session start or the log's last checkpoint. */
+  /** Fixed cut-off seq: only runs after it count; default: the whole session. */
   after?: ActivityOptions['after']
 }
 

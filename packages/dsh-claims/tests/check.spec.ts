@@ -85,18 +85,34 @@ describe('holding verified lines against the activity record', () => {
   })
 })
 
-describe('the cut-off', () => {
-  it('runs before the previous checkpoint of the session do not count', () => {
-    const events = log(...shellRun('pnpm test', 0), ['claims/checkpoint', { summary: '', verified: [], failed: [], next: [] }], ...shellRun('pnpm build', 0))
+describe('the whole session counts', () => {
+  it('a claim carried into a second checkpoint is backed by a run before the first one', () => {
+    const events = log(...shellRun('pnpm test', 0), ['claims/checkpoint', { summary: '', verified: ['tests — pnpm test'], failed: [], next: [] }], ...shellRun('pnpm build', 0))
     const report = check(events, ['tests — pnpm test', 'build — pnpm build'])
-    expect(report.unseen).toEqual(['tests — pnpm test'])
-    expect(report).toMatchObject({ since: 'checkpoint', cutoff: 2 })
+    expect(report.marks).toEqual([])
+    expect(report).toMatchObject({ since: 'session-start', cutoff: -1 })
   })
 
-  it('a failure before the cut-off is forgotten too', () => {
-    const events = log(...shellRun('pnpm test', 1), ['claims/checkpoint', { summary: '', verified: [], failed: [], next: [] }], ...shellRun('pnpm test', 0))
-    const report = check(events, ['tests — pnpm test'])
+  it('the last run counts, across checkpoints', () => {
+    const events = log(...shellRun('pnpm test', 0), ['claims/checkpoint', { summary: '', verified: [], failed: [], next: [] }], ...shellRun('pnpm test', 1))
+    expect(check(events, ['tests — pnpm test']).failing).toEqual(['tests — pnpm test'])
+    const fixed = log(...shellRun('pnpm test', 1), ['claims/checkpoint', { summary: '', verified: [], failed: [], next: [] }], ...shellRun('pnpm test', 0))
+    const report = check(fixed, ['tests — pnpm test'])
     expect(report.marks).toEqual([])
+    expect(report.failedRuns).toEqual([{ key: 'test', exitCode: 1, stillFailing: false }])
+  })
+})
+
+describe('the harness\'s own checks are not the agent\'s failures', () => {
+  it('a failing baseline, a timed-out or errored check leave an empty failed unquestioned', () => {
+    const events = log(verifyRun(['tsc', '--noEmit'], 'fail', 2), verifyRun(['vitest', 'run'], 'timeout', null), verifyRun(['go', 'vet'], 'error', null))
+    const report = check(events, [])
+    expect(report).toMatchObject({ asked: false, questioned: false, failedRuns: [] })
+  })
+
+  it('a verify/run still answers a claim that names its command', () => {
+    const report = check(log(verifyRun(['tsc', '--noEmit'], 'timeout', null)), ['types — tsc --noEmit'])
+    expect(report.failing).toEqual(['types — tsc --noEmit'])
     expect(report.failedRuns).toEqual([])
   })
 })

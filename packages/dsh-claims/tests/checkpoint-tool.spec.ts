@@ -98,7 +98,7 @@ describe('the checkpoint tool', () => {
     expect(stored.report).toEqual(event.data.report)
   })
 
-  it('asks about an empty failed once per session; later checkpoints count from the previous one', async () => {
+  it('asks about an empty failed once per session; a later checkpoint judges over the whole session (the last run counts)', async () => {
     const h = await setup()
     const { session } = await h.run('s1', [
       { toolCalls: [bash('FAKE_EXIT=1 node_modules/.bin/vitest run')] },
@@ -110,7 +110,7 @@ describe('the checkpoint tool', () => {
     expect(first).toContain('- failed is empty, but a command failed in this session: `vitest run` (exit 1).')
     expect(second).toBe([
       'Recorded as given; 1 claim marked for the next agent:',
-      '- "login rejects expired tokens — pnpm vitest run tests/auth.test.ts": `vitest run` not seen run since the last checkpoint — run it or drop the claim.',
+      '- "login rejects expired tokens — pnpm vitest run tests/auth.test.ts": last run of `vitest run` did not pass (exit 1) — fix it or move the claim to failed.',
     ].join('\n'))
     expect(session.events.filter(e => e.type === 'claims/questioned')).toHaveLength(1)
   })

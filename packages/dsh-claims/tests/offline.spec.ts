@@ -32,9 +32,9 @@ describe('checking a stored session log', () => {
     expect({ ...report, questioned: false, asked: false }).toEqual({ ...logged.data.report, questioned: false, asked: false })
     expect(report.sessionId).toBe('s1')
     expect(report.failing).toEqual(['types — npx tsc --noEmit'])
-    // Read as a whole, the log's checkpoint is the cut-off and its question is on record.
+    // Read as a whole, every run of the session counts (the last one), and the log's question is on record.
     const after = await checkSessionLog(file, { verified, failed: [] })
-    expect(after).toMatchObject({ since: 'checkpoint', unseen: verified, questioned: true, asked: false })
+    expect(after).toMatchObject({ since: 'session-start', unseen: [], failing: ['types — npx tsc --noEmit'], questioned: true, asked: false })
   })
 
   it('tolerates a torn last line and names a corrupt line elsewhere', async () => {

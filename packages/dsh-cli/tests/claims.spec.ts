@@ -1,4 +1,4 @@
-import { chmodSync, mkdirSync, writeFileSync } from 'node:fs'
+import { chmodSync, mkdirSync, utimesSync, writeFileSync } from 'node:fs'
 import { join } from 'node:path'
 import { describe, expect, it } from 'vitest'
 import { dsh, tempDir, writeScript } from './helpers.ts'
@@ -41,6 +41,21 @@ describe('dsh claims check', () => {
     const other = await dsh(['claims', 'check', '--vault', vault, '--session', 's2', '--verified', 'types — pnpm tsc --noEmit'])
     expect(other.stdout).toBe('session s2: 1 claim, none marked\n')
     expect(other.exitCode).toBe(0)
+  })
+
+  it('without --session: says which log and how old it is, and refuses a stale one unless asked', async () => {
+    const vault = join(tempDir(), '.dsh')
+    writeLog(vault, 'old', [...run('a', 'pnpm test', 0)])
+    const file = join(vault, 'sessions', 'old.jsonl')
+    const threeHoursAgo = new Date(Date.now() - 3 * 3600_000)
+    utimesSync(file, threeHoursAgo, threeHoursAgo)
+    const claim = ['--verified', 'tests — pnpm test']
+    const stale = await dsh(['claims', 'check', '--vault', vault, ...claim])
+    expect(stale).toMatchObject({ exitCode: 2, stdout: '', stderr: `dsh claims check: the newest session log, ${file}, was last written 3 h ago (over --max-age 60 min); name it with --session ID, or pass --any-age\n` })
+    const anyAge = await dsh(['claims', 'check', '--vault', vault, '--any-age', ...claim])
+    expect(anyAge).toMatchObject({ exitCode: 0, stdout: 'session old: 1 claim, none marked\n', stderr: `dsh claims check: newest session log ${file}, last written 3 h ago\n` })
+    expect((await dsh(['claims', 'check', '--vault', vault, '--max-age', '240', ...claim])).exitCode).toBe(0)
+    expect((await dsh(['claims', 'check', '--vault', vault, '--session', 'old', ...claim])).stderr).toBe('')
   })
 
   it('bad usage exits 2 with one line', async () => {
