@@ -25,12 +25,12 @@ export interface GeneratedProject {
   tests: number
 }
 
-const LAYERS = ['core', 'model', 'service', 'feature'] as const
+export const LAYERS = ['core', 'model', 'service', 'feature'] as const
 const SHARE = [0.2, 0.3, 0.3, 0.2]
 const MOD = 1_000_003
 
 /** mulberry32: a small, fast, seeded PRNG. */
-function prng(seed: number) {
+export function prng(seed: number) {
   let a = seed >>> 0
   return () => {
     a = (a + 0x6d2b79f5) >>> 0
@@ -41,7 +41,7 @@ function prng(seed: number) {
   }
 }
 
-interface Mod {
+export interface Mod {
   id: number
   layer: number
   name: string
@@ -50,7 +50,7 @@ interface Mod {
   typeDeps: number[]
 }
 
-function planModules(options: GenOptions): Mod[] {
+export function planModules(options: GenOptions): Mod[] {
   const rand = prng(options.seed)
   const pick = (from: number[], n: number) => {
     const pool = [...from]
@@ -80,7 +80,7 @@ function relImport(from: Mod, to: Mod): string {
   return from.layer === to.layer ? `./${to.name}.ts` : `../${LAYERS[to.layer]}/${to.name}.ts`
 }
 
-function moduleSource(m: Mod, mods: Mod[]): string {
+export function moduleSource(m: Mod, mods: Mod[]): string {
   const lines: string[] = [`// Generated module ${m.name} (layer ${LAYERS[m.layer]}).`]
   for (const d of m.deps) lines.push(`import { compute${d}, type Record${d} } from '${relImport(m, mods[d]!)}'`)
   for (const d of m.typeDeps) lines.push(`import type { Record${d} } from '${relImport(m, mods[d]!)}'`)
@@ -133,7 +133,7 @@ function moduleSource(m: Mod, mods: Mod[]): string {
   return lines.join('\n') + '\n'
 }
 
-function computeValue(mods: Mod[], memo: Map<string, number>, id: number, x: number): number {
+export function computeValue(mods: Mod[], memo: Map<string, number>, id: number, x: number): number {
   const key = `${id}:${x}`
   const hit = memo.get(key)
   if (hit !== undefined) return hit
