@@ -137,12 +137,28 @@ describe('warm test runner (the workspace\'s vitest through its Node API)', () =
     await until(() => !groupAlive(pid))
   }, 180_000)
 
-  it('recycles a runner past its memory bound; falls back to the CLI for a vitest whose Node API differs', async () => {
+  it('reads a file changed behind its back again; recycles past its memory bound; falls back to the CLI for a vitest whose Node API differs', async () => {
     const root = makeWorkspace()
     const command = vitestCommand(root)!
     const notices: string[] = []
     const io: CheckIO = { record: () => {}, notice: (_, text) => { notices.push(text) }, timeoutMs: 120_000, maxOutputBytes: 1 << 20 }
     const cli = new VitestCheck({ root, command, mode: 'related', extraArgs: ['--pool=threads'] })
+
+    // A file changed behind the runner's back (put back by someone else, not announced) is read again: found by its stamp.
+    const quiet = new WarmVitestCheck({ root, vitestNode: resolveFromWorkspace(root, 'vitest/node')!, mode: 'related', extraArgs: ['--pool=threads'], cli, maxRssMb: 0 })
+    try {
+      const money = readText(root, 'src/money.ts')
+      writeFile(root, 'src/money.ts', money.replace('return a + b', 'return a - b'))
+      const bad = await quiet.measure({ paths: [join(root, 'src/money.ts')], files: ['src/money.ts'] }, io)
+      expect(bad.problems.map(p => p.key).sort()).toEqual(['tests/cart.test.ts > cart > applies the discount to the subtotal', 'tests/cart.test.ts > cart > sums line prices times quantities', 'tests/money.test.ts > money > adds cents'])
+      writeFile(root, 'src/money.ts', money)
+      const other = await quiet.measure({ paths: [join(root, 'src/cart.ts')], files: ['src/cart.ts'] }, io)
+      expect(other.scope).toEqual(['tests/cart.test.ts'])
+      expect(other.problems).toEqual([])
+      expect(quiet.starts).toBe(1)
+    } finally {
+      await quiet.dispose()
+    }
 
     const bounded = new WarmVitestCheck({ root, vitestNode: resolveFromWorkspace(root, 'vitest/node')!, mode: 'related', extraArgs: ['--pool=threads'], cli, maxRssMb: 1 })
     try {

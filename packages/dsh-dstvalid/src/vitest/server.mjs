@@ -79,8 +79,8 @@ try {
     reporters: [{}],
   })
   const missing = REQUIRED.filter(name => typeof vitest[name] !== 'function')
-  if (missing.length || !Array.isArray(vitest.projects)) {
-    send({ unsupported: `vitest ${vitest.version ?? '?'} lacks ${missing.join(', ') || 'projects'}` })
+  if (missing.length || !Array.isArray(vitest.projects) || !vitest.projects.every(canWalk)) {
+    send({ unsupported: `vitest ${vitest.version ?? '?'} lacks ${missing.join(', ') || (Array.isArray(vitest.projects) ? 'a readable transform pipeline' : 'projects')}` })
     await shutdown(0)
   }
   await vitest.globTestSpecifications()
@@ -107,7 +107,8 @@ function invalidate(/** @type {string[]} */ changed) {
   for (const [file, stamp] of stamps) if (stampOf(file) !== stamp) dirty.add(file)
   for (const file of dirty) {
     vitest.invalidateFile(file)
-    stamps.delete(file)
+    // The next transform reads the file as it is now.
+    stamps.set(file, stampOf(file))
     const exists = existsSync(file)
     for (const project of vitest.projects) {
       if (!exists) project._removeCachedTestFile?.(file)
@@ -115,6 +116,31 @@ function invalidate(/** @type {string[]} */ changed) {
     }
     vitest.clearSpecificationsCache?.(file)
   }
+}
+
+/** Stamp every file vite has read that has no stamp yet (a test run reads more than the related-files walk). */
+function stampGraph() {
+  for (const project of vitest.projects) {
+    const graph = project.vitenode ? project.vite.moduleGraph : project.vite.environments?.ssr?.moduleGraph
+    for (const file of graph?.fileToModulesMap?.keys() ?? []) {
+      if (!stamps.has(file) && !file.includes('/node_modules/')) stamps.set(file, stampOf(file))
+    }
+  }
+}
+
+/**
+ * A module's transform as this vitest version keeps it: vitest 3 through
+ * vite-node (`ssrTransformResult`), vitest 4 through vite's `ssr` environment.
+ */
+async function transformOf(/** @type {any} */ project, /** @type {string} */ file) {
+  if (project.vitenode) return project.vite.moduleGraph.getModuleById(file)?.ssrTransformResult || await project.vitenode.transformRequest(file)
+  const env = project.vite.environments.ssr
+  return env.moduleGraph.getModuleById(file)?.transformResult || await env.transformRequest(file)
+}
+
+/** Whether every project exposes a transform pipeline the related-files walk can read. */
+function canWalk(/** @type {any} */ project) {
+  return !!project.vitenode?.transformRequest || typeof project.vite?.environments?.ssr?.transformRequest === 'function'
 }
 
 /**
@@ -135,8 +161,7 @@ async function related(/** @type {any[]} */ specs, /** @type {string[]} */ chang
     /** @type {string[]} */
     let deps = []
     try {
-      const mod = project.vite.moduleGraph.getModuleById(file)
-      const transformed = mod?.ssrTransformResult || await project.vitenode.transformRequest(file)
+      const transformed = await transformOf(project, file)
       if (!stamps.has(file)) stamps.set(file, stampOf(file))
       for (const dep of [...(transformed?.deps ?? []), ...(transformed?.dynamicDeps ?? [])]) {
         const abs = dep.startsWith('/@fs/') ? dep.slice(4) : join(project.config.root, dep)
@@ -240,6 +265,7 @@ async function run(request) {
   if (request.pattern) vitest.setGlobalTestNamePattern(new RegExp(request.pattern))
   try {
     const result = await vitest.runTestSpecifications(specs, request.mode === 'all')
+    stampGraph()
     const ran = new Set(specs.map((/** @type {any} */ s) => `${s.project.name}\0${s.moduleId}`))
     // The task state keeps earlier runs' modules: report only what this run ran.
     return report(result.testModules.filter((/** @type {any} */ m) => ran.has(`${m.project.name}\0${m.moduleId}`)))
