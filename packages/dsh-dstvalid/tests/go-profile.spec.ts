@@ -22,7 +22,8 @@ describe.skipIf(!hasGo)('Go profile (go.mod → go build, go vet, go test -json)
 
     const before = readText(root, 'calc/calc.go')
     const compile = await h.exec('edit_file', { path: 'calc/calc.go', old_string: 'return a + b', new_string: 'return a + c' })
-    expect(compile.content).toBe('rolled back: compile failed after edit_file on calc/calc.go\ncalc/calc.go:6 go undefined: c')
+    // report imports calc: Go skips it silently; the judgement names it.
+    expect(compile.content).toBe('rolled back: compile failed after edit_file on calc/calc.go\ncalc/calc.go:6 go undefined: c\nreport go not checked: imports example.com/shop/calc, which does not build')
     expect(readText(root, 'calc/calc.go')).toBe(before)
 
     const test = await h.exec('edit_file', { path: 'report/report.go', old_string: '"%d cents"', new_string: '"%d cent"' })

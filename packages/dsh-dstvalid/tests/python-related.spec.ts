@@ -64,6 +64,10 @@ describe('pytest: what a change affects, as pytest and Python see the project', 
     expect(conftest.content).toContain('tests/sub/check_fixture.py FAIL test_amount — assert 10 == 100')
     expect(lastTargets(h)).toEqual(['tests/sub/check_fixture.py'])
 
+    // A conftest.py that does not load stops pytest before any report: the test files under it are named, with the cause.
+    const unloadable = await h.exec('edit_file', { path: 'tests/sub/conftest.py', old_string: 'import pytest\n', new_string: 'import pytest\nimport nosuchmodule\n' })
+    expect(unloadable.content).toBe("rolled back: test failed after edit_file on tests/sub/conftest.py\ntests/sub/check_fixture.py FAIL test file failed to load: tests/sub/conftest.py: ModuleNotFoundError: No module named 'nosuchmodule'")
+
     // The log says what each command found: the compile run that found nothing passed.
     expect(runs(h.session).filter(r => r.check === 'compile').every(r => r.outcome === 'pass')).toBe(true)
   }, 120_000)

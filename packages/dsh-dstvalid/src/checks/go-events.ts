@@ -55,7 +55,7 @@ const TEST_OUTPUT_CHARS = 700
  * and `m/calc_test [m/calc.test]` are the test build of `m/calc`; `m/x` alone
  * is `m/x` itself (a non-test package, e.g. a dependency).
  */
-function buildPackage(header: string): string {
+export function buildPackage(header: string): string {
   const test = /\[(\S+)\.test\]\s*$/.exec(header)
   if (test) return test[1]!
   return header.trim().split(/\s+/)[0]!

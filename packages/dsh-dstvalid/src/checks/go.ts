@@ -4,7 +4,7 @@ import { basename, dirname, join } from 'node:path'
 import { toPosixRelative } from 'dsh-common'
 import { FILE_LEVEL } from '../accepted.ts'
 import { diagnostic, failingTest } from '../problems.ts'
-import { describeBuildErrors, readGoTestRun, type GoBuildError } from './go-events.ts'
+import { buildPackage, describeBuildErrors, readGoTestRun, type GoBuildError } from './go-events.ts'
 
 export { parseGoBuildOutput, parseGoTestJson, readGoTestRun, type GoBuildError, type GoTestRun } from './go-events.ts'
 import { runRecorded, whyNotJudged } from '../run.ts'
@@ -40,7 +40,30 @@ abstract class GoDiagnosticsCheck implements Check {
     if (r.exitCode !== 0 && !problems.length) {
       problems.push(diagnostic(this.name, '', undefined, 'exit', `${this.argv.join(' ')} exited ${r.exitCode}: ${r.output.trim().split('\n').slice(-1)[0] ?? ''}`))
     }
+    if (r.exitCode !== 0 && problems.length) problems.push(...await this.unchecked(r.output, io))
     return { status: 'ok', problems, scope: 'all' }
+  }
+
+  /**
+   * Go does not compile a package whose import does not build, and says
+   * nothing about it: its own breakage stays hidden until the import is
+   * fixed. Name each such package, so one judgement shows every package the
+   * write left unchecked.
+   */
+  private async unchecked(output: string, io: CheckIO): Promise<Problem[]> {
+    const broken = new Set([...output.matchAll(/^# (\S+)/gm)].map(m => buildPackage(m[1]!)))
+    if (!broken.size) return []
+    const r = await runRecorded(this.name, ['go', 'list', '-e', '-f', '{{.ImportPath}}\t{{.Dir}}\t{{join .Deps " "}}', './...'], this.root, io)
+    if (r.exitCode !== 0) return []
+    const problems: Problem[] = []
+    for (const line of r.stdout.split('\n').filter(Boolean)) {
+      const [importPath, dir, deps] = line.split('\t')
+      if (broken.has(importPath!)) continue
+      const cause = (deps ?? '').split(' ').find(d => broken.has(d))
+      const rel = toPosixRelative(this.root, dir!) || importPath!
+      if (cause) problems.push(diagnostic(this.name, rel, undefined, 'go', `not checked: imports ${cause}, which does not build`))
+    }
+    return problems
   }
 }
 
