@@ -17,6 +17,11 @@ export interface JudgeRules {
 export interface Comparison {
   regressions: Problem[]
   warnings: Problem[]
+  /**
+   * Failing tests in files the accepted state never measured and the write
+   * did not touch: nothing to compare with, so neither blamed nor excused.
+   */
+  unknown: Problem[]
 }
 
 /**
@@ -28,6 +33,9 @@ export class AcceptedState {
   private _problems: Problem[] = []
   private readonly _passed = new Map<string, string>()
   private _measured = false
+  /** Files (test files, packages) some measurement covered; `_all`: a whole-workspace measurement did. */
+  private readonly _covered = new Set<string>()
+  private _all = false
 
   get measured(): boolean {
     return this._measured
@@ -35,6 +43,11 @@ export class AcceptedState {
 
   get problems(): readonly Problem[] {
     return this._problems
+  }
+
+  /** Whether some measurement of the accepted state covered this file (a test file, a package). */
+  covers(file: string): boolean {
+    return this._all || this._covered.has(file)
   }
 
   /** Whether a test id passed in the accepted state. */
@@ -47,8 +60,10 @@ export class AcceptedState {
     if (m.scope === 'all') {
       this._problems = [...m.problems]
       this._passed.clear()
+      this._all = true
     } else {
       const scope = new Set(m.scope)
+      for (const file of scope) this._covered.add(file)
       this._problems = this._problems.filter(p => !scope.has(p.file)).concat(m.problems)
       for (const [key, file] of this._passed) if (scope.has(file)) this._passed.delete(key)
     }
@@ -60,28 +75,41 @@ export class AcceptedState {
   reset(): void {
     this._problems = []
     this._passed.clear()
+    this._covered.clear()
+    this._all = false
     this._measured = false
   }
 
-  /** Problems `m` has that the accepted state did not, split into regressions and tolerated warnings. */
-  compare(m: Measurement, rules: JudgeRules): Comparison {
+  /**
+   * Problems `m` has that the accepted state did not, split into regressions,
+   * tolerated warnings, and failures with nothing measured to compare with.
+   * `touched`: workspace-relative files the judged write changed.
+   */
+  compare(m: Measurement, rules: JudgeRules, touched: ReadonlySet<string> = new Set()): Comparison {
     const scope = m.scope === 'all' ? undefined : new Set(m.scope)
     const before = scope ? this._problems.filter(p => scope.has(p.file)) : this._problems
-    const out: Comparison = { regressions: [], warnings: [] }
+    const out: Comparison = { regressions: [], warnings: [], unknown: [] }
     for (const p of newProblems(before, m.problems)) {
-      out[this.blame(p, rules) === 'regression' ? 'regressions' : 'warnings'].push(p)
+      const blame = this.blame(p, rules, touched)
+      out[blame === 'regression' ? 'regressions' : blame === 'warning' ? 'warnings' : 'unknown'].push(p)
     }
     return out
   }
 
-  private blame(p: Problem, rules: JudgeRules): Blame {
+  private blame(p: Problem, rules: JudgeRules, touched: ReadonlySet<string>): Blame | 'unknown' {
+    // The write's own breakage (a file it touched no longer parses): whatever the accepted state knew.
+    if (p.own) return 'regression'
+    if (p.kind === 'test') {
+      if (this._passed.has(p.key)) return 'regression'
+      if (p.key.endsWith(FILE_LEVEL)) {
+        // A test file that had tests in the accepted state and now fails as a whole.
+        for (const file of this._passed.values()) if (file === p.file) return 'regression'
+      }
+      // A test in a file never measured that the write did not touch: no accepted result to judge it by.
+      if (!this.covers(p.file) && !touched.has(p.file)) return 'unknown'
+    }
     if (rules.strictTests) return 'regression'
     if (p.kind === 'diagnostic') return rules.isTestFile(p.file) ? 'warning' : 'regression'
-    if (this._passed.has(p.key)) return 'regression'
-    if (p.key.endsWith(FILE_LEVEL)) {
-      // A test file that had tests in the accepted state and now fails as a whole.
-      for (const file of this._passed.values()) if (file === p.file) return 'regression'
-    }
     // A test the accepted state never had (written before its implementation).
     return 'warning'
   }

@@ -15,8 +15,10 @@ export interface Config {
   profiles: ProfileName[]
   /** `related`: only tests whose import graph reaches the changed files; `all`: the whole suite; `off`: no tests. */
   tests: 'related' | 'all' | 'off'
-  /** Extra arguments for the test runner (e.g. `--pool=threads` for vitest). */
+  /** Extra arguments for vitest, go test, pytest and cargo test (e.g. `--pool=threads` for vitest). */
   testArgs: string[]
+  /** Extra arguments for Jest (e.g. `--maxWorkers=2`). */
+  jestArgs: string[]
   /** Make new failing tests and new diagnostics in test files regressions too (no test-first leniency). */
   strictTests: boolean
   /** Re-run a newly failing test once, alone, before blaming the write. */
@@ -68,7 +70,8 @@ export const Config: Schema<Config> = Schema.object({
   per: Schema.union(['call', 'step']).default('call').description('call: judge each write call; step: one judgement for all writes of an agent step.'),
   profiles: Schema.array(Schema.union(['typescript', 'go', 'python', 'rust', 'generic'])).default([]).description('Toolchain profiles to use; empty: detect from the workspace.'),
   tests: Schema.union(['related', 'all', 'off']).default('related').description('related: only tests whose import graph reaches the changed files; all: the whole suite; off: no tests.'),
-  testArgs: Schema.array(String).default([]).description('Extra arguments for the test runner (e.g. --pool=threads for vitest).'),
+  testArgs: Schema.array(String).default([]).description('Extra arguments for vitest, go test, pytest and cargo test (e.g. --pool=threads for vitest).'),
+  jestArgs: Schema.array(String).default([]).description('Extra arguments for Jest (e.g. --maxWorkers=2).'),
   strictTests: Schema.boolean().default(false).description('Make new failing tests and new diagnostics in test files regressions too.'),
   confirmFlaky: Schema.boolean().default(true).description('Re-run a newly failing test once, alone, before blaming the write.'),
   shell: Schema.boolean().default(true).description('Judge shell calls that changed files like writes (false: not judged; the state they leave is re-measured before the next write).'),

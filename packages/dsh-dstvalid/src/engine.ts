@@ -1,5 +1,6 @@
 import { AcceptedState, type JudgeRules } from './accepted.ts'
 import { SerialQueue } from './queue.ts'
+import { seconds } from './run.ts'
 import type { ImpactList } from './impact/graph.ts'
 import type { Change, Check, CheckIO, CheckVerdict, ImpactSource, Measurement, Problem, RunRecord, Verdict } from './types.ts'
 
@@ -39,7 +40,14 @@ export class Guard {
   readonly queue = new SerialQueue()
   private readonly _accepted = new Map<Check, AcceptedState>()
   private _dirty = false
-  private _baselined = false
+  /** Workspace-relative files whose related results (the lazy checks') are measured in the accepted state. */
+  private readonly _known = new Set<string>()
+  /** The lazy checks measured the whole workspace (a judged shell call needs it). */
+  private _knownAll = false
+  /** Per changed file: the test files (or packages) its related measurements covered. */
+  private readonly _related = new Map<string, Set<string>>()
+  /** Why a check's accepted state could not be measured the last time it was tried. */
+  private readonly _unmeasured = new Map<Check, string>()
   /** Aborts running commands when the guard is disposed. */
   private readonly _abort = new AbortController()
 
@@ -68,28 +76,92 @@ export class Guard {
   }
 
   /**
-   * Make sure the accepted state is measured before a write runs: the
-   * baseline (whole workspace) the first time, or — after an unjudged change —
-   * a re-measure of what the coming write can affect. Call inside `queue`.
+   * Make sure the accepted state is measured before a write runs. Whole-
+   * workspace checks (type-check, compile): once, or — after an unjudged
+   * change — what the coming write can affect. Lazy checks (targeted tests):
+   * only what `upcoming` can affect and nothing measured yet covers, so no
+   * write waits for a whole suite; `upcoming` undefined (a judged shell
+   * call, whose paths are unknown before it runs): the whole workspace, once.
+   * Call inside `queue`.
    */
   async prepare(io: GuardIO, upcoming?: Change): Promise<void> {
-    const baseline = !this._baselined
-    if (!baseline && !this._dirty) return
-    this._baselined = true
+    const dirty = this._dirty
     this._dirty = false
-    for (const check of this.options.checks) {
-      const state = this._accepted.get(check)!
-      if (!baseline && !state.measured) continue
-      io.notice('info', `measuring the ${baseline ? 'baseline' : 'current'} state: ${check.verb}…`, 'start')
-      const m = await check.measure(baseline ? undefined : upcoming, this.checkIO(io))
-      if (m.status === 'ok') {
-        state.advance(m)
-        check.advance?.(m)
-        io.notice('info', `${check.name}: ${m.problems.length} existing problem${m.problems.length === 1 ? '' : 's'} in the accepted state`, 'end')
-      } else {
-        io.notice('warn', `${check.name}: could not measure the accepted state (${m.error ?? m.status})`, 'end')
-      }
+    if (dirty) {
+      this._known.clear()
+      this._knownAll = false
     }
+    for (const check of this.options.checks) {
+      if (check.lazyBaseline) continue
+      if (!this._accepted.get(check)!.measured) await this.measureAccepted(check, undefined, io)
+      else if (dirty) await this.measureAccepted(check, upcoming, io)
+    }
+    const lazy = this.options.checks.filter(c => c.lazyBaseline)
+    if (!lazy.length || this._knownAll) return
+    if (!upcoming) {
+      let all = true
+      for (const check of lazy) all = (await this.measureAccepted(check, undefined, io)) && all
+      this._knownAll = all
+      return
+    }
+    const unknown = upcoming.files.map((file, i) => ({ file, path: upcoming.paths[i]! })).filter(x => !this._known.has(x.file))
+    if (!unknown.length) return
+    const change: Change = { paths: unknown.map(x => x.path), files: unknown.map(x => x.file) }
+    let all = true
+    for (const check of lazy) all = (await this.measureAccepted(check, change, io)) && all
+    if (all) for (const { file } of unknown) this._known.add(file)
+  }
+
+  /** Before the first write (session start): measure the whole-workspace checks; lazy checks wait for a write's paths. Call inside `queue`. */
+  async warm(io: GuardIO): Promise<void> {
+    for (const check of this.options.checks) {
+      if (!check.lazyBaseline && !this._accepted.get(check)!.measured) await this.measureAccepted(check, undefined, io)
+    }
+  }
+
+  /** Measure the accepted content for one check (before a write runs) and advance its accepted state; false when it could not. */
+  private async measureAccepted(check: Check, change: Change | undefined, io: GuardIO): Promise<boolean> {
+    const state = this._accepted.get(check)!
+    const what = !change ? (state.measured ? 'current' : 'baseline') : check.lazyBaseline ? 'accepted' : 'current'
+    const of = change && check.lazyBaseline ? ` of what ${change.files.join(', ')} can affect` : ''
+    io.notice('info', `measuring the ${what} state${of}: ${check.verb}…`, 'start')
+    const m = await check.measure(change, this.checkIO(io))
+    if (m.status !== 'ok') {
+      const why = m.error ?? m.status
+      this._unmeasured.set(check, m.status === 'timeout' && change && check.lazyBaseline ? `it took longer than ${seconds(this.options.timeoutMs)}` : why)
+      io.notice('warn', `${check.name}: could not measure the accepted state (${why})`, 'end')
+      return false
+    }
+    this._unmeasured.delete(check)
+    state.advance(m)
+    check.advance?.(m)
+    if (change && m.scope !== 'all') this.relate(change, m.scope)
+    const covered = change && check.lazyBaseline && m.scope !== 'all' ? ` of ${plural(this.relatedCount(change) ?? 0, 'related test file')}` : ''
+    io.notice('info', `${check.name}: ${plural(m.problems.length, 'existing problem')} in the accepted state${covered}`, 'end')
+    return true
+  }
+
+  /** Remember which test files (packages) a change's files are related to, for the timeout message. */
+  private relate(change: Change, scope: readonly string[]) {
+    for (const file of change.files) {
+      const set = this._related.get(file) ?? new Set<string>()
+      // A touched source file in a test check's scope (its own parse error) is not a related test file.
+      for (const s of scope) if (!change.files.includes(s) || this.options.rules.isTestFile(s)) set.add(s)
+      this._related.set(file, set)
+    }
+  }
+
+  /** How many test files (packages) measurements so far related to a change; undefined when none was measured. */
+  private relatedCount(change: Change): number | undefined {
+    const all = new Set<string>()
+    let any = false
+    for (const file of change.files) {
+      const set = this._related.get(file)
+      if (!set) continue
+      any = true
+      for (const s of set) all.add(s)
+    }
+    return any ? all.size : undefined
   }
 
   /**
@@ -117,13 +189,23 @@ export class Guard {
     const base: CheckVerdict = { check: check.name, outcome: 'pass', regressions: [], warnings: [], flaky: [], durationMs: 0, ...(check.advisory ? { advisory: true } : {}) }
     const m = await check.measure(change, this.checkIO(io))
     if (m.notes?.length) base.notes = m.notes
-    if (m.status !== 'ok') return { ...base, outcome: 'error', error: m.error ?? `${check.name} ${m.status}` }
-    if (!state.measured) {
-      // No baseline to compare with: accept this state as the new baseline, say so.
-      measurements.set(check, m)
-      return { ...base, outcome: 'error', error: `${check.name}: no measured baseline to compare with; this state is now the baseline` }
+    if (m.status !== 'ok') {
+      if (m.status === 'timeout' && check.lazyBaseline) {
+        const n = this.relatedCount(change)
+        const files = n === undefined ? 'related test files not counted' : plural(n, 'related test file')
+        return { ...base, outcome: 'error', error: `${check.name} took longer than ${seconds(this.options.timeoutMs)} (${files})` }
+      }
+      return { ...base, outcome: 'error', error: m.error ?? `${check.name} ${m.status}` }
     }
-    let { regressions, warnings } = state.compare(m, this.options.rules)
+    if (m.scope !== 'all') this.relate(change, m.scope)
+    if (!state.measured) {
+      // Nothing measured to compare with, and a post-write state is never a
+      // baseline: not judged. The next write measures the accepted state again first.
+      const why = this._unmeasured.get(check)
+      return { ...base, outcome: 'error', error: `${check.name} has no measured accepted state to compare with${why ? ` (${why})` : ''}` }
+    }
+    const touched = new Set(change.files)
+    let { regressions, warnings, unknown } = state.compare(m, this.options.rules, touched)
     if (check.advisory) {
       // An advisory check warns, never rolls back.
       warnings = [...regressions, ...warnings]
@@ -146,6 +228,14 @@ export class Guard {
     measurements.set(check, flaky.length
       ? { ...m, problems: m.problems.filter(p => !flakyKeys.has(p.key)), passed: [...(m.passed ?? []), ...flaky.map(p => ({ key: p.key, file: p.file }))] }
       : m)
+    if (!regressions.length && unknown.length) {
+      const files = [...new Set(unknown.map(p => p.file))]
+      const why = this._unmeasured.get(check)
+      return {
+        ...base, outcome: 'error', warnings, flaky, unknown,
+        error: `${check.name}: ${plural(unknown.length, 'failing test')} in ${files.join(', ')} with no accepted result to compare with${why ? ` (measuring them before the write failed: ${why})` : ''}`,
+      }
+    }
     return { ...base, outcome: regressions.length ? 'fail' : 'pass', regressions, warnings, flaky }
   }
 
@@ -193,7 +283,7 @@ export class Guard {
         errors.push(m.error ?? `${check.name} ${m.status}`)
         continue
       }
-      const { regressions } = state.compare(m, this.options.rules)
+      const { regressions } = state.compare(m, this.options.rules, new Set(change.files))
       leftover.push(...regressions)
       io.notice(regressions.length ? 'error' : 'info', regressions.length ? `${check.name}: the accepted state is NOT back` : `${check.name}: accepted state confirmed`, 'end')
     }
@@ -215,7 +305,8 @@ export class Guard {
   async dispose(): Promise<void> {
     this._abort.abort()
     for (const state of this._accepted.values()) state.reset()
-    this._baselined = false
+    this._known.clear()
+    this._knownAll = false
     await Promise.all(this.options.checks.map(async c => {
       try {
         await c.dispose?.()

@@ -72,7 +72,7 @@ export function keptNotes(verdicts: readonly CheckVerdict[], limits: MessageLimi
         : `warning: kept, but ${v.check} has new problems in tests (test-first work? make them pass):`)
       lines.push(...problemLines(v.warnings, limits))
     }
-    if (v.outcome === 'error') lines.push(`warning: not verified — ${v.error}`)
+    if (v.outcome === 'error') lines.push(`warning: not verified: ${v.error}`)
     lines.push(...v.notes ?? [])
   }
   return lines

@@ -3,6 +3,7 @@ import { createRequire } from 'node:module'
 import { dirname, join, resolve } from 'node:path'
 import { CommandCheck } from './checks/command.ts'
 import { GoBuildCheck, GoTestCheck, GoVetCheck } from './checks/go.ts'
+import { JestCheck } from './checks/jest.ts'
 import { findPython, PythonAnnouncer, PythonCompileCheck, PytestCheck } from './checks/python.ts'
 import { CargoCheck, CargoTestCheck } from './checks/rust.ts'
 import { CoverageCheck } from './checks/coverage.ts'
@@ -42,6 +43,34 @@ export function vitestCommand(root: string): string[] | undefined {
   }
   const shim = join(root, 'node_modules', '.bin', 'vitest')
   return existsSync(shim) ? [shim] : undefined
+}
+
+/** `[node, <jest>/bin/jest.js]` for the workspace's own Jest, without a package runner. */
+export function jestCommand(root: string): string[] | undefined {
+  const pkg = resolveFromWorkspace(root, 'jest/package.json')
+  if (!pkg) return undefined
+  const bin = (JSON.parse(readFileSync(pkg, 'utf8')) as { bin?: string | Record<string, string> }).bin
+  const rel = typeof bin === 'string' ? bin : bin?.jest
+  return rel ? [process.execPath, resolve(dirname(pkg), rel)] : undefined
+}
+
+const JEST_CONFIGS = ['jest.config.js', 'jest.config.ts', 'jest.config.mjs', 'jest.config.cjs', 'jest.config.cts', 'jest.config.mts', 'jest.config.json']
+const VITEST_CONFIGS = ['vitest.config', 'vitest.workspace', 'vitest.projects'].flatMap(base => ['ts', 'mts', 'cts', 'js', 'mjs', 'cjs', 'json'].map(ext => `${base}.${ext}`))
+
+/** Whether the workspace configures Jest: a `jest.config.*`, or a `jest` key in package.json. */
+export function configuresJest(root: string): boolean {
+  if (JEST_CONFIGS.some(f => existsSync(join(root, f)))) return true
+  try {
+    return 'jest' in (JSON.parse(readFileSync(join(root, 'package.json'), 'utf8')) as object)
+  } catch {
+    // No package.json, or not JSON: nothing configures Jest there.
+    return false
+  }
+}
+
+/** Whether the workspace configures vitest itself (a vitest config or workspace file). */
+export function configuresVitest(root: string): boolean {
+  return VITEST_CONFIGS.some(f => existsSync(join(root, f)))
 }
 
 export interface BuiltProfiles {
@@ -86,7 +115,14 @@ export function buildProfiles(root: string, config: Config): BuiltProfiles {
           impact.push(typecheck)
         }
         style()
-        if (config.tests !== 'off') {
+        const jest = config.tests !== 'off' && configuresJest(root)
+        if (jest) {
+          const command = jestCommand(root)
+          if (command) checks.push(new JestCheck({ root, command, mode: config.tests === 'all' ? 'all' : 'related', extraArgs: config.jestArgs }))
+          else notes.push('the workspace configures Jest but jest is not installed in it; its tests are not run')
+        }
+        // A workspace that configures Jest runs vitest only when it configures vitest too.
+        if (config.tests !== 'off' && (!jest || configuresVitest(root))) {
           const command = vitestCommand(root)
           const covered = coverage && !!command && installedInWorkspace(root, '@vitest/coverage-v8')
           if (coverage && command && !covered) notes.push('@vitest/coverage-v8 is not installed in the workspace; coverage is not measured')

@@ -22,6 +22,12 @@ export interface Problem {
   code: string
   /** One line. */
   message: string
+  /**
+   * The write's own breakage, whatever the accepted state had: a file the
+   * write touched no longer parses or transforms, so tests that load it
+   * cannot run (a runner that reports no per-test results still says so).
+   */
+  own?: boolean
 }
 
 /** Outcome of running one check as a whole (not whether the write was good). */
@@ -125,6 +131,15 @@ export interface Check {
    * that judges numbers (coverage) keeps its accepted readings here.
    */
   advance?(m: Measurement): void
+  /**
+   * The accepted state is measured per write instead of once for the whole
+   * workspace: before a write runs, `measure(upcoming)` on the accepted
+   * content covers what the same call covers after the write (targeted
+   * tests: the tests related to the paths), so no verdict waits for a
+   * whole-suite baseline. Measured again only for paths not measured yet,
+   * or after an unjudged change.
+   */
+  readonly lazyBaseline?: boolean
 }
 
 /** A toolchain profile: detected from the workspace, contributes checks. */
@@ -159,6 +174,8 @@ export interface CheckVerdict {
   flaky: Problem[]
   durationMs: number
   error?: string
+  /** Newly failing tests with no accepted result to compare with (reported as not verified, never blamed). */
+  unknown?: Problem[]
   /** From an advisory check: its warnings are not about tests (see {@link Check.advisory}). */
   advisory?: boolean
   /** The measurement's {@link Measurement.notes}. */

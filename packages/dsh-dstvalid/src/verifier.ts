@@ -242,7 +242,7 @@ export class Verifier {
       this.host.commit({ sessionId: session.id, ...scope })
       io.notice('error', `dsh-dstvalid failed while judging ${describe}: ${message}`)
       this.host.warn(`dsh-dstvalid failed while judging ${describe}: ${(error as Error)?.stack ?? message}`)
-      return { kept: true, notes: [`warning: not verified — dsh-dstvalid failed: ${message}`] }
+      return { kept: true, notes: [`warning: not verified: dsh-dstvalid failed: ${message}`] }
     }
   }
 
@@ -295,7 +295,7 @@ export class Verifier {
       return
     }
     guard.startWorkers()
-    guard.queue.run(() => guard.prepare(this.io(session))).catch(error => {
+    guard.queue.run(() => guard.warm(this.io(session))).catch(error => {
       this.host.notice({ sessionId: session.id, level: 'error', text: `baseline failed: ${(error as Error).message}` })
     })
   }

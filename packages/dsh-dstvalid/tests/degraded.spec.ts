@@ -41,7 +41,7 @@ describe('a hung check', () => {
     const r = await write
     expect(Date.now() - started).toBeLessThan(10_000)
     expect(r).toEqual({
-      content: 'created a.txt (1 bytes)\nwarning: not verified — `sleep 30; echo never` timed out after 1 s (process group killed)',
+      content: 'created a.txt (1 bytes)\nwarning: not verified: `sleep 30; echo never` timed out after 1 s (process group killed)',
     })
     expect(runs(h.session).map(x => [x.check, x.outcome, x.exitCode])).toEqual([['test', 'timeout', null], ['test', 'timeout', null]])
     expect(h.results).toEqual([expect.objectContaining({ check: 'test', outcome: 'error', newProblems: ['`sleep 30; echo never` timed out after 1 s (process group killed)'] })])
@@ -51,7 +51,7 @@ describe('a hung check', () => {
     const root = makeWorkspace()
     h = await boot(root, { tests: 'off', timeoutMs: 50 })
     const r = await h.exec('edit_file', { path: 'src/money.ts', old_string: 'return a + b', new_string: 'return b + a' })
-    expect(r).toEqual({ content: 'edited src/money.ts\nwarning: not verified — type-check timed out after 0.1 s (worker terminated)' })
+    expect(r).toEqual({ content: 'edited src/money.ts\nwarning: not verified: type-check timed out after 0.1 s (worker terminated)' })
     expect(runs(h.session).map(x => [x.argv.at(-1), x.outcome])).toEqual([['(in-process, cold)', 'timeout'], ['(in-process, cold)', 'timeout']])
   })
 })

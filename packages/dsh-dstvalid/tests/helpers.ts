@@ -28,15 +28,15 @@ const dirs: string[] = []
 export const packageNodeModules = join(here, '..', 'node_modules')
 
 /**
- * A temp copy of a fixture with `node_modules` symlinked to the repository's
+ * A temp copy of a fixture (`''`: none, only `files`) with `node_modules` symlinked to the repository's
  * (or, `nodeModules: 'package'`, to this package's, for the style and coverage tools).
  */
 export function makeWorkspace(fixture = 'shop', files: Record<string, string> = {}, options: { nodeModules?: 'repo' | 'package' } = {}): string {
   const root = mkdtempSync(join(tmpdir(), 'dsh-dstvalid-'))
   dirs.push(root)
-  cpSync(join(here, 'fixtures', fixture), root, { recursive: true })
-  if (existsSync(join(root, 'package.json'))) symlinkSync(options.nodeModules === 'package' ? packageNodeModules : repoNodeModules, join(root, 'node_modules'))
+  if (fixture) cpSync(join(here, 'fixtures', fixture), root, { recursive: true })
   for (const [rel, text] of Object.entries(files)) writeFile(root, rel, text)
+  if (existsSync(join(root, 'package.json'))) symlinkSync(options.nodeModules === 'package' ? packageNodeModules : repoNodeModules, join(root, 'node_modules'))
   return root
 }
 

@@ -36,8 +36,10 @@ describe('test guard through the vitest CLI (vitest related, type-checking tests
     expect(readText(root, 'src/money.ts')).toBe(before)
     expect(h.results.map(x => [x.check, x.outcome])).toEqual([['typecheck', 'pass'], ['test', 'rolled-back']])
     const tests = runs(h.session).filter(x => x.check === 'test')
-    // Baseline (whole suite), the related run, the failing test alone, the re-check after the rollback.
-    expect(tests.map(x => [x.argv[2], x.outcome])).toEqual([['run', 'pass'], ['related', 'fail'], ['run', 'fail'], ['related', 'pass']])
+    // The accepted state of the tests related to src/money.ts (measured before the write, never the whole
+    // suite), the related run, the failing test alone, the re-check after the rollback.
+    expect(tests.map(x => [x.argv[2], x.outcome])).toEqual([['related', 'pass'], ['related', 'fail'], ['run', 'fail'], ['related', 'pass']])
+    expect(tests[0]!.argv.slice(3, 5)).toEqual(['src/money.ts', '--run'])
     expect(tests[1]!.argv.slice(3, 5)).toEqual(['src/money.ts', '--run'])
     expect(tests[2]!.argv.slice(3, 6)).toEqual(['tests/money.test.ts', '-t', '^(money applies a percentage discount)$'])
 
@@ -61,13 +63,15 @@ describe('test guard through the vitest CLI (vitest related, type-checking tests
       `tests/unwritten.test.ts:2 TS2305 Module '"../src/money.ts"' has no exported member 'subtract'.`,
     ])
 
-    // Flaky: the test fails once, then passes alone — the edit is kept.
+    // Flaky: the test fails once, then passes alone — the edit is kept. (The first edit of
+    // src/greeting.ts measures its related tests before it runs: arm the flake after that.)
+    expect(await h.exec('edit_file', { path: 'src/greeting.ts', old_string: 'export function greet', new_string: '/** Greets. */\nexport function greet' })).toEqual({ content: 'edited src/greeting.ts' })
     writeFileSync(join(root, '.flaky-armed'), '')
-    const comment = await h.exec('edit_file', { path: 'src/greeting.ts', old_string: 'export function greet', new_string: '/** Greets. */\nexport function greet' })
+    const comment = await h.exec('edit_file', { path: 'src/greeting.ts', old_string: '/** Greets. */', new_string: '/** Greets someone. */' })
     expect(comment).toEqual({ content: 'edited src/greeting.ts' })
     expect(h.notices.map(n => n.text)).toContain('1 failure did not repeat (flaky); not blamed on the write')
     // It stays "passing" in the accepted state: a real failure later is still caught.
     const real = await h.exec('edit_file', { path: 'src/greeting.ts', old_string: 'Hello,', new_string: 'Hi,' })
     expect(real.content.split('\n')[0]).toBe('rolled back: test failed after edit_file on src/greeting.ts')
-  })
+  }, 180_000)
 })

@@ -14,6 +14,8 @@ export interface CoverageSource {
    * undefined when that run had no changed source file to cover.
    */
   lastCoverage(): CoverageReading | undefined
+  /** The test check measures its accepted state per write; coverage follows it. */
+  readonly lazyBaseline?: boolean
 }
 
 export interface CoverageOptions {
@@ -41,6 +43,11 @@ export class CoverageCheck implements Check {
   private readonly _accepted = new Map<string, number>()
 
   constructor(private readonly source: CoverageSource, private readonly options: CoverageOptions) {}
+
+  /** Measured with its test check's run: per write when that one is. */
+  get lazyBaseline(): boolean {
+    return this.source.lazyBaseline === true
+  }
 
   /** Accepted coverage of a file, in percent (for tests and status). */
   accepted(file: string): number | undefined {

@@ -126,6 +126,11 @@ export class GoTestCheck implements Check, CoverageSource {
   /** `coverage`: also write a cover profile (the coverage mode) on `measure` runs. */
   constructor(private readonly root: string, private readonly mode: 'related' | 'all', private readonly extraArgs: string[] = [], private readonly coverage = false) {}
 
+  /** Related packages: the accepted state is measured per write (see {@link Check.lazyBaseline}). */
+  get lazyBaseline(): boolean {
+    return this.mode === 'related'
+  }
+
   lastCoverage(): CoverageReading | undefined {
     return this._coverage
   }

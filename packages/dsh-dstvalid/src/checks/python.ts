@@ -174,6 +174,11 @@ export class PytestCheck implements Check {
     this.announcer = python instanceof PythonAnnouncer ? python : new PythonAnnouncer(python)
   }
 
+  /** Related tests: the accepted state is measured per write (see {@link Check.lazyBaseline}). */
+  get lazyBaseline(): boolean {
+    return this.mode === 'related'
+  }
+
   async measure(change: Change | undefined, io: CheckIO): Promise<Measurement> {
     const config = readPytestConfig(this.root)
     if (!change || this.mode === 'all' || (config.file && change.files.includes(config.file))) return this.run([], io, config)

@@ -1,10 +1,11 @@
-import { mkdtempSync, readFileSync, rmSync } from 'node:fs'
+import { existsSync, mkdtempSync, readFileSync, rmSync } from 'node:fs'
 import { tmpdir } from 'node:os'
 import { join } from 'node:path'
+import { fileURLToPath } from 'node:url'
 import { toPosixRelative } from 'dsh-common'
 import { FILE_LEVEL } from '../accepted.ts'
-import { failingTest } from '../problems.ts'
-import { runRecorded, whyNotJudged } from '../run.ts'
+import { diagnostic, failingTest } from '../problems.ts'
+import { checkEnv, runRecorded, whyNotJudged, type RecordedRun } from '../run.ts'
 import type { Change, Check, CheckIO, Measurement, Problem } from '../types.ts'
 import { parseCoverageSummary, type CoverageReading, type CoverageSource } from './coverage.ts'
 
@@ -26,6 +27,24 @@ export interface VitestReport {
     }[]
   }[]
 }
+
+/** What `vitest-reporter.mjs` writes: every test module with its project, every test, the unhandled errors. */
+interface DshVitestReport {
+  projects: string[]
+  modules: {
+    project: string
+    /** Absolute path of the test file. */
+    file: string
+    /** `pass`, `fail`, `skip`, `none` (never ran). */
+    state: string
+    error: string
+    tests: { titles: string[]; name: string; state: string; error: string; line?: number }[]
+  }[]
+  errors: string[]
+}
+
+/** The reporter the workspace's vitest loads (plain JavaScript, any vitest version). */
+const REPORTER = fileURLToPath(new URL('./vitest-reporter.mjs', import.meta.url))
 
 export interface VitestCheckOptions {
   root: string
@@ -54,28 +73,85 @@ export function escapeRegExp(text: string): string {
   return text.replace(/[.*+?^${}()|[\]\\]/g, '\\$&')
 }
 
+/** Markers of a parse/transform failure in vitest's output (esbuild, oxc/rolldown, Vite, Node). */
+const PARSE_FAILURE = /Transform failed|PARSE_ERROR|Parse failure|Failed to parse|SyntaxError|Unexpected token|Expected .{1,80} but found|Unterminated|Unexpected end of/i
+
 /**
- * Tests through the workspace's own vitest, read from its JSON reporter.
- * A test id is `file > suite > name`; a test file that fails as a whole (it
- * no longer loads) is one problem keyed by the file.
+ * Parse failures of files the write touched, named in vitest's errors: the
+ * write's own breakage, reported even when no test result could be (vitest
+ * `related` cannot even build its graph). One diagnostic per touched file.
+ */
+export function ownParseErrors(check: string, root: string, touched: readonly string[], texts: readonly string[]): Problem[] {
+  const problems: Problem[] = []
+  for (const file of touched) {
+    const abs = join(root, file)
+    for (const text of texts) {
+      if (!PARSE_FAILURE.test(text)) continue
+      const lines = text.split('\n')
+      const at = lines.findIndex(l => l.includes(abs) || l.includes(file))
+      if (at < 0) continue
+      const where = lines[at]!
+      const named = where.includes(abs) ? abs : file
+      const [pre = '', post = ''] = where.split(named, 2)
+      // `path:3:0`, or Babel's `path: message (3:0)`.
+      const line = /^:(\d+)/.exec(post)?.[1] ?? /\((\d+):\d+\)\s*$/.exec(post)?.[1]
+      // The message without the path and position, so the same error keys the same wherever it moves.
+      const kind = /(\w*Error):?\s*$/.exec(pre.trim())?.[1]
+      const detail = `${kind ? `${kind}: ` : ''}${post.replace(/^[\s:\d]*/, '').replace(/\s*\(\d+:\d+\)\s*$/, '')}`.trim()
+      const head = lines.map(l => l.trim()).find(Boolean) ?? ''
+      const message = detail && PARSE_FAILURE.test(detail) ? detail : [head, detail].filter(Boolean).join(' ')
+      problems.push({ ...diagnostic(check, file, line === undefined ? undefined : Number(line), 'PARSE_ERROR', message || 'parse error'), own: true })
+      break
+    }
+  }
+  return problems
+}
+
+/**
+ * Tests through the workspace's own vitest, read through this package's
+ * reporter (test modules with their project). A test id is
+ * `file > suite > name` (with ` [project]` when the config has several
+ * projects); a test file that fails as a whole (it no longer loads) is one
+ * problem keyed by the file. A project that cannot start here (a missing
+ * environment, pool, browser or runtime) is found once, reported, and left
+ * out of every later run: it is that project's pre-existing problem, and the
+ * other projects are judged as usual.
  */
 export class VitestCheck implements Check, CoverageSource {
   readonly name = 'test'
   readonly verb = 'testing'
   readonly coverageUnit = 'lines'
-  /** Full names for `-t`, by test id. */
-  private readonly _names = new Map<string, string>()
+  /** Test name for `-t` and project for `--project`, by test id. */
+  private readonly _names = new Map<string, { full: string; project: string }>()
   private _coverage?: CoverageReading
+  /** Project names of the config, once a run reported them. */
+  private _projects: string[] = []
+  /** Projects that cannot start here, with why. */
+  private readonly _broken = new Map<string, string>()
+  private _probed = false
 
   constructor(private readonly options: VitestCheckOptions) {}
+
+  /** Related tests: the accepted state is measured per write (see {@link Check.lazyBaseline}). */
+  get lazyBaseline(): boolean {
+    return this.options.mode === 'related'
+  }
+
+  /** Projects left out because they cannot start here, with why (for status and tests). */
+  get brokenProjects(): ReadonlyMap<string, string> {
+    return this._broken
+  }
 
   async measure(change: Change | undefined, io: CheckIO): Promise<Measurement> {
     const args = change && this.options.mode === 'related' ? ['related', ...change.files, '--run'] : ['run']
     this._coverage = undefined
-    if (!this.options.coverage) return this.runReport(args, io)
+    // Nothing can import a file that does not exist yet (the accepted state of a file a write creates).
+    if (change && this.options.mode === 'related' && !change.paths.some(p => existsSync(p))) return { status: 'ok', problems: [], passed: [], scope: [] }
+    const touched = change?.files ?? []
+    if (!this.options.coverage) return this.runReport(args, io, undefined, touched)
     const include = change?.files.filter(f => COVERABLE.test(f))
-    if (include && !include.length) return this.runReport(args, io)
-    return this.runReport(args, io, include ?? 'all')
+    if (include && !include.length) return this.runReport(args, io, undefined, touched)
+    return this.runReport(args, io, include ?? 'all', touched)
   }
 
   lastCoverage(): CoverageReading | undefined {
@@ -83,14 +159,19 @@ export class VitestCheck implements Check, CoverageSource {
   }
 
   async confirm(problems: Problem[], io: CheckIO): Promise<Problem[] | undefined> {
-    const byFile = new Map<string, Problem[]>()
-    for (const p of problems) byFile.set(p.file, [...(byFile.get(p.file) ?? []), p])
+    const groups = new Map<string, Problem[]>()
+    for (const p of problems) {
+      const project = this._names.get(p.key)?.project ?? ''
+      const id = `${project}\u0000${p.file}`
+      groups.set(id, [...(groups.get(id) ?? []), p])
+    }
     const still: Problem[] = []
-    for (const [file, group] of byFile) {
+    for (const [id, group] of groups) {
+      const [project, file] = id.split('\u0000') as [string, string]
       const whole = group.some(p => p.key.endsWith(FILE_LEVEL))
-      const names = group.map(p => this._names.get(p.key)).filter((n): n is string => !!n)
+      const names = group.map(p => this._names.get(p.key)?.full).filter((n): n is string => !!n)
       const filter = whole || !names.length ? [] : ['-t', `^(${names.map(escapeRegExp).join('|')})$`]
-      const m = await this.runReport(['run', file, ...filter], io)
+      const m = await this.runReport(['run', file, ...filter, ...(project ? ['--project', project] : [])], io, undefined, [], false)
       // A re-run that could not be judged confirms nothing: keep the failures.
       if (m.status !== 'ok') return undefined
       const failing = new Set(m.problems.map(p => p.key))
@@ -99,8 +180,14 @@ export class VitestCheck implements Check, CoverageSource {
     return still
   }
 
-  /** One vitest run read through its JSON report; `coverage`: also read v8 coverage of these files (or of everything). */
-  private async runReport(args: string[], io: CheckIO, coverage?: 'all' | string[]): Promise<Measurement> {
+  /** `--project` for every project that can start, once some cannot (none otherwise: vitest runs them all). */
+  private projectArgs(args: readonly string[]): string[] {
+    if (!this._broken.size || args.includes('--project')) return []
+    return this._projects.filter(p => !this._broken.has(p)).flatMap(p => ['--project', p])
+  }
+
+  /** One run of the workspace's vitest with this package's reporter; the report is undefined when vitest wrote none. */
+  private async runOnce(args: string[], io: CheckIO, coverage?: 'all' | string[]): Promise<{ run: RecordedRun; report?: DshVitestReport }> {
     const dir = mkdtempSync(join(tmpdir(), 'dsh-vitest-'))
     const out = join(dir, 'report.json')
     const coverageDir = join(dir, 'coverage')
@@ -109,21 +196,85 @@ export class VitestCheck implements Check, CoverageSource {
       ...(coverage === 'all' ? [] : coverage.map(f => `--coverage.include=${f}`)),
     ] : []
     try {
-      const r = await runRecorded(this.name, [
-        ...this.options.command, ...args,
-        '--reporter=json', `--outputFile=${out}`, '--passWithNoTests', '--includeTaskLocation', '--no-cache', ...coverageArgs, ...(this.options.extraArgs ?? []),
-      ], this.options.root, io)
+      const run = await runRecorded(this.name, [
+        ...this.options.command, ...args, ...this.projectArgs(args),
+        `--reporter=${REPORTER}`, '--passWithNoTests', '--includeTaskLocation', '--no-cache', ...coverageArgs, ...(this.options.extraArgs ?? []),
+      ], this.options.root, io, { env: checkEnv({ DSH_VITEST_REPORT: out }) })
       if (coverage) this._coverage = this.readCoverage(join(coverageDir, 'coverage-summary.json'), coverage)
-      let report: VitestReport
       try {
-        report = JSON.parse(readFileSync(out, 'utf8')) as VitestReport
+        return { run, report: JSON.parse(readFileSync(out, 'utf8')) as DshVitestReport }
       } catch {
         // No report: vitest crashed, timed out or never started.
-        return { status: r.timedOut ? 'timeout' : 'error', problems: [], scope: [], error: whyNotJudged('vitest', r, io.timeoutMs) }
+        return { run }
       }
-      return readVitestReport(this.options.root, report, this._names, this.name)
     } finally {
       rmSync(dir, { recursive: true, force: true })
+    }
+  }
+
+  /**
+   * One vitest run read through the reporter; `coverage`: also read v8
+   * coverage of these files (or of everything). `touched`: files the judged
+   * write changed (their own parse errors are looked for). The first run
+   * whose projects did not all start finds the ones that cannot, and runs
+   * again without them.
+   */
+  private async runReport(args: string[], io: CheckIO, coverage?: 'all' | string[], touched: readonly string[] = [], probe = true): Promise<Measurement> {
+    let { run, report } = await this.runOnce(args, io, coverage)
+    // The union of every run's projects: a run with --project filters reports only those.
+    for (const p of report?.projects ?? []) if (!this._projects.includes(p)) this._projects.push(p)
+    const known = this._broken.size
+    // The write's own parse error makes every project fail: not a project that cannot start.
+    const own = report ? ownParseErrors(this.name, this.options.root, touched, report.errors) : []
+    if (probe && report && !own.length && this.findBroken(report)) await this.probeProjects(args, io, report)
+    if (this._broken.size > known) {
+      for (const [project, why] of [...this._broken].slice(known)) {
+        io.notice('warn', `vitest project "${project}" cannot start here (${why}); its tests are left out — a pre-existing problem of that project`)
+      }
+      if (this._broken.size && this._projects.every(p => this._broken.has(p))) {
+        return { status: 'error', problems: [], scope: [], error: `vitest: no project can start here (${[...this._broken].map(([p, why]) => `${p}: ${why}`).join('; ')})` }
+      }
+      if (!report?.modules.some(m => !this._broken.has(m.project))) ({ run, report } = await this.runOnce(args, io, coverage))
+    }
+    if (!report) {
+      const own = ownParseErrors(this.name, this.options.root, touched, [run.output])
+      if (own.length) return { status: 'ok', problems: own, passed: [], scope: [...touched] }
+      return { status: run.timedOut ? 'timeout' : 'error', problems: [], scope: [], error: whyNotJudged('vitest', run, io.timeoutMs) }
+    }
+    if (!report.modules.length && report.errors.length && run.exitCode !== 0) {
+      const own = ownParseErrors(this.name, this.options.root, touched, report.errors)
+      if (own.length) return { status: 'ok', problems: own, passed: [], scope: [...touched] }
+      return { status: 'error', problems: [], scope: [], error: `vitest failed before running tests: ${firstLine(report.errors[0])}` }
+    }
+    return this.parse(report, touched)
+  }
+
+  /**
+   * Whether a multi-project run shows a project that did not start. Projects
+   * whose every module never ran while others did are marked here; a run
+   * where nothing ran needs each project tried alone (true).
+   */
+  private findBroken(report: DshVitestReport): boolean {
+    if (this._probed || report.projects.length < 2) return false
+    const ran = (project: string) => report.modules.some(m => m.project === project && (m.tests.length > 0 || m.state === 'pass' || m.state === 'fail'))
+    const present = new Set(report.modules.map(m => m.project))
+    if (!report.errors.length) return false
+    if (!report.modules.length) return true
+    this._probed = true
+    for (const project of present) {
+      if (!ran(project)) this._broken.set(project, firstLine(report.errors.find(e => e.includes(project)) ?? report.errors[0]))
+    }
+    return false
+  }
+
+  /** Try each project alone (once per check): the ones that start nothing and report errors cannot start here. */
+  private async probeProjects(args: string[], io: CheckIO, report: DshVitestReport) {
+    this._probed = true
+    for (const project of report.projects) {
+      const alone = await this.runOnce([...args, '--project', project], io)
+      const ran = alone.report?.modules.some(m => m.tests.length > 0 || m.state === 'pass' || m.state === 'fail')
+      if (ran || (alone.run.exitCode === 0 && !alone.report?.errors.length)) continue
+      this._broken.set(project, firstLine(alone.report?.errors[0] ?? alone.run.output.trim().split('\n').at(-1)))
     }
   }
 
@@ -141,6 +292,38 @@ export class VitestCheck implements Check, CoverageSource {
     } catch (error) {
       return { status: 'error', error: `coverage: unreadable coverage report (${(error as Error).message})` }
     }
+  }
+
+  private parse(report: DshVitestReport, touched: readonly string[]): Measurement {
+    const problems: Problem[] = []
+    const passed: { key: string; file: string }[] = []
+    const scope = new Set<string>(touched)
+    const multi = this._projects.length > 1
+    const loadErrors: string[] = [...report.errors]
+    for (const mod of report.modules) {
+      if (this._broken.has(mod.project)) continue
+      const file = toPosixRelative(this.options.root, mod.file)
+      const tag = multi && mod.project ? ` [${mod.project}]` : ''
+      scope.add(file)
+      let failedTests = 0
+      for (const t of mod.tests) {
+        const path = [...t.titles, t.name]
+        const key = `${[file, ...path].join(' > ')}${tag}`
+        this._names.set(key, { full: path.join(' '), project: multi ? mod.project : '' })
+        if (t.state === 'pass') passed.push({ key, file })
+        else if (t.state === 'fail') {
+          failedTests++
+          const why = firstLine(t.error)
+          problems.push(failingTest(this.name, key, file, t.line, `${path.join(' > ')}${tag}${why ? ` — ${why}` : ''}`))
+        }
+      }
+      if (mod.state === 'fail' && !failedTests) {
+        loadErrors.push(mod.error)
+        problems.push(failingTest(this.name, `${file}${tag}${FILE_LEVEL}`, file, undefined, `test file failed${tag}: ${firstLine(mod.error) || 'no tests ran'}`))
+      }
+    }
+    problems.push(...ownParseErrors(this.name, this.options.root, touched, loadErrors))
+    return { status: 'ok', problems, passed, scope: [...scope] }
   }
 }
 

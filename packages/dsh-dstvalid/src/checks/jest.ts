@@ -1,0 +1,145 @@
+import { existsSync, mkdtempSync, readFileSync, rmSync } from 'node:fs'
+import { tmpdir } from 'node:os'
+import { join } from 'node:path'
+import { toPosixRelative } from 'dsh-common'
+import { FILE_LEVEL } from '../accepted.ts'
+import { failingTest } from '../problems.ts'
+import { runRecorded, whyNotJudged } from '../run.ts'
+import type { Change, Check, CheckIO, Measurement, Problem } from '../types.ts'
+import { ownParseErrors } from './vitest.ts'
+
+/** The parts of Jest's `--json` report this check reads. */
+interface JestReport {
+  testResults: {
+    name: string
+    status: string
+    message?: string
+    assertionResults: {
+      ancestorTitles: string[]
+      title: string
+      fullName: string
+      status: string
+      failureMessages?: string[]
+      location?: { line: number; column: number } | null
+    }[]
+  }[]
+}
+
+export interface JestCheckOptions {
+  root: string
+  /** How to start the workspace's own Jest, e.g. `[node, <ws>/node_modules/jest/bin/jest.js]`. */
+  command: string[]
+  /** `related`: `--findRelatedTests` on the changed files; `all`: the whole suite every time. */
+  mode: 'related' | 'all'
+  /** Appended to every Jest invocation. */
+  extraArgs?: string[]
+}
+
+function firstLine(text: string | undefined): string {
+  return (text ?? '').split('\n').map(l => l.trim()).find(Boolean) ?? ''
+}
+
+function escapeRegExp(text: string): string {
+  return text.replace(/[.*+?^${}()|[\]\\]/g, '\\$&')
+}
+
+/** The first line of a Jest failure that says what went wrong ("Test suite failed to run" is only a heading). */
+function why(text: string | undefined): string {
+  const lines = (text ?? '').split('\n').map(l => l.trim()).filter(Boolean)
+  return lines.find(l => l !== 'Test suite failed to run' && !l.startsWith('●')) ?? lines[0] ?? ''
+}
+
+/**
+ * Tests through the workspace's own Jest (`jest.config.*` or a `jest` key
+ * in package.json): `--findRelatedTests` with the JSON report, judged like
+ * vitest — per-test delta, a test file that no longer loads, flaky re-runs
+ * (`--runTestsByPath <file> -t`), the write's own parse errors.
+ */
+export class JestCheck implements Check {
+  readonly name = 'test'
+  readonly verb = 'testing'
+  /** Full names for `-t`, by test id. */
+  private readonly _names = new Map<string, string>()
+
+  constructor(private readonly options: JestCheckOptions) {}
+
+  /** Related tests: the accepted state is measured per write (see {@link Check.lazyBaseline}). */
+  get lazyBaseline(): boolean {
+    return this.options.mode === 'related'
+  }
+
+  async measure(change: Change | undefined, io: CheckIO): Promise<Measurement> {
+    if (!change || this.options.mode === 'all') return this.runReport([], io, [])
+    // Nothing can import a file that does not exist yet (the accepted state of a file a write creates).
+    if (!change.paths.some(p => existsSync(p))) return { status: 'ok', problems: [], passed: [], scope: [] }
+    return this.runReport(['--findRelatedTests', ...change.files], io, change.files)
+  }
+
+  async confirm(problems: Problem[], io: CheckIO): Promise<Problem[] | undefined> {
+    const byFile = new Map<string, Problem[]>()
+    for (const p of problems) byFile.set(p.file, [...(byFile.get(p.file) ?? []), p])
+    const still: Problem[] = []
+    for (const [file, group] of byFile) {
+      const whole = group.some(p => p.key.endsWith(FILE_LEVEL))
+      const names = group.map(p => this._names.get(p.key)).filter((n): n is string => !!n)
+      const filter = whole || !names.length ? [] : ['-t', `^(${names.map(escapeRegExp).join('|')})$`]
+      const m = await this.runReport(['--runTestsByPath', file, ...filter], io, [])
+      // A re-run that could not be judged confirms nothing: keep the failures.
+      if (m.status !== 'ok') return undefined
+      const failing = new Set(m.problems.map(p => p.key))
+      still.push(...group.filter(p => failing.has(p.key)))
+    }
+    return still
+  }
+
+  private async runReport(args: string[], io: CheckIO, touched: readonly string[]): Promise<Measurement> {
+    const dir = mkdtempSync(join(tmpdir(), 'dsh-jest-'))
+    const out = join(dir, 'report.json')
+    try {
+      const r = await runRecorded(this.name, [
+        ...this.options.command, ...args,
+        '--json', `--outputFile=${out}`, '--passWithNoTests', '--testLocationInResults', '--ci', '--watchman=false', ...(this.options.extraArgs ?? []),
+      ], this.options.root, io)
+      let report: JestReport
+      try {
+        report = JSON.parse(readFileSync(out, 'utf8')) as JestReport
+      } catch {
+        // No report: Jest crashed, timed out or never started; the write's own parse error may still be named.
+        const own = ownParseErrors(this.name, this.options.root, touched, [r.output])
+        if (own.length && !r.timedOut) return { status: 'ok', problems: own, passed: [], scope: [...touched] }
+        return { status: r.timedOut ? 'timeout' : 'error', problems: [], scope: [], error: whyNotJudged('jest', r, io.timeoutMs) }
+      }
+      return this.parse(report, touched)
+    } finally {
+      rmSync(dir, { recursive: true, force: true })
+    }
+  }
+
+  private parse(report: JestReport, touched: readonly string[]): Measurement {
+    const problems: Problem[] = []
+    const passed: { key: string; file: string }[] = []
+    const scope = new Set<string>(touched)
+    const loadErrors: string[] = []
+    for (const suite of report.testResults) {
+      const file = toPosixRelative(this.options.root, suite.name)
+      scope.add(file)
+      let failedTests = 0
+      for (const t of suite.assertionResults) {
+        const key = [file, ...t.ancestorTitles, t.title].join(' > ')
+        this._names.set(key, t.fullName)
+        if (t.status === 'passed') passed.push({ key, file })
+        else if (t.status === 'failed') {
+          failedTests++
+          const reason = firstLine(t.failureMessages?.[0])
+          problems.push(failingTest(this.name, key, file, t.location?.line ?? undefined, `${[...t.ancestorTitles, t.title].join(' > ')}${reason ? ` — ${reason}` : ''}`))
+        }
+      }
+      if (suite.status === 'failed' && !failedTests) {
+        loadErrors.push(suite.message ?? '')
+        problems.push(failingTest(this.name, `${file}${FILE_LEVEL}`, file, undefined, `test file failed: ${why(suite.message) || 'no tests ran'}`))
+      }
+    }
+    problems.push(...ownParseErrors(this.name, this.options.root, touched, loadErrors))
+    return { status: 'ok', problems, passed, scope: [...scope] }
+  }
+}

@@ -1,0 +1,217 @@
+import { afterAll, beforeAll, describe, expect, it } from 'vitest'
+import { boot, cleanupWorkspaces, makeWorkspace, readText, runs, type Harness } from './helpers.ts'
+
+/*
+ * The test runners real projects use, on small layouts: a library whose
+ * vitest config has three projects (one cannot start here: its environment
+ * is not installed), with a pre-existing failing test and a suite longer
+ * than the timeout; and a Jest project. No tsconfig: the test check alone judges.
+ */
+
+/** Longer than TIMEOUT_MS: the whole suite can never finish inside one judgement. */
+const SLEEPY_MS = 60_000
+/** Small on purpose: a whole-suite baseline would time out; related runs fit. */
+const TIMEOUT_MS = 25_000
+
+const library: Record<string, string> = {
+  'package.json': JSON.stringify({ name: 'lib', private: true, type: 'module' }),
+  'vitest.config.ts': `import { defineConfig } from 'vitest/config'
+export default defineConfig({ test: { projects: [
+  { test: { name: 'unit', include: ['tests/unit/**/*.test.ts'] } },
+  { test: { name: 'integration', include: ['tests/int/**/*.test.ts'] } },
+  { test: { name: 'dom', include: ['tests/dom/**/*.test.ts'], environment: 'happy-dom' } },
+] } })
+`,
+  'src/money.ts': `export function discount(amount: number, percent: number): number {
+  return Math.round(amount * (1 - percent / 100))
+}
+`,
+  'src/label.ts': `import { discount } from './money.ts'
+
+export function label(amount: number): string {
+  return \`\${discount(amount, 10)} cents\`
+}
+`,
+  'src/legacy.ts': 'export const legacy = () => 1\n',
+  'src/slow.ts': 'export const delayMs = 0\n',
+  'tests/unit/money.test.ts': `import { expect, it } from 'vitest'
+import { discount } from '../../src/money.ts'
+
+it('discounts', () => expect(discount(999, 10)).toBe(899))
+`,
+  'tests/unit/legacy.test.ts': `import { expect, it } from 'vitest'
+import { legacy } from '../../src/legacy.ts'
+
+it('was always broken', () => expect(legacy()).toBe(2))
+`,
+  'tests/int/label.test.ts': `import { expect, it } from 'vitest'
+import { label } from '../../src/label.ts'
+
+it('labels', () => expect(label(1000)).toBe('900 cents'))
+`,
+  'tests/int/slow.test.ts': `import { expect, it } from 'vitest'
+import { delayMs } from '../../src/slow.ts'
+
+it('waits', async () => {
+  await new Promise(resolve => setTimeout(resolve, delayMs))
+  expect(delayMs).toBeGreaterThanOrEqual(0)
+}, 600_000)
+`,
+  'tests/int/sleepy.test.ts': `import { expect, it } from 'vitest'
+
+it('takes longer than any judgement may', async () => {
+  await new Promise(resolve => setTimeout(resolve, ${SLEEPY_MS}))
+  expect(true).toBe(true)
+}, 600_000)
+`,
+  'tests/dom/money.test.ts': `import { expect, it } from 'vitest'
+import { discount } from '../../src/money.ts'
+
+it('discounts in a page', () => expect(discount(100, 50)).toBe(50))
+`,
+}
+
+describe('vitest with projects, one of which cannot start; a suite longer than the timeout', () => {
+  let h: Harness
+  let root: string
+  beforeAll(async () => {
+    root = makeWorkspace('', library)
+    h = await boot(root, { timeoutMs: TIMEOUT_MS })
+  })
+  afterAll(async () => {
+    await h?.dispose()
+    cleanupWorkspaces()
+  })
+
+  it('keeps an unrelated good edit without waiting for the whole suite; the project that cannot start is left out', async () => {
+    const r = await h.exec('edit_file', { path: 'src/label.ts', old_string: '`${discount(amount, 10)} cents`', new_string: "discount(amount, 10) + ' cents'" })
+    expect(r).toEqual({ content: 'edited src/label.ts' })
+    expect(h.notices.map(n => n.text)).toContain('test: 0 existing problems in the accepted state of 1 related test file')
+    // Only related runs: the accepted state of what src/label.ts affects, measured before the write, then after it.
+    expect(runs(h.session).map(x => x.argv.slice(2, 5))).toEqual([['related', 'src/label.ts', '--run'], ['related', 'src/label.ts', '--run']])
+    expect(h.results.map(x => [x.check, x.outcome])).toEqual([['test', 'pass']])
+  })
+
+  it('rolls back a behaviour change that fails a test, byte for byte, naming the test and its project', async () => {
+    const before = readText(root, 'src/money.ts')
+    const r = await h.exec('edit_file', { path: 'src/money.ts', old_string: 'Math.round', new_string: 'Math.ceil' })
+    expect(r).toEqual({
+      isError: true,
+      content: [
+        'rolled back: test failed after edit_file on src/money.ts',
+        'tests/unit/money.test.ts:4 FAIL discounts [unit] — AssertionError: expected 900 to be 899 // Object.is equality',
+      ].join('\n'),
+    })
+    expect(readText(root, 'src/money.ts')).toBe(before)
+    expect(h.notices.map(n => n.text)).toContainEqual(expect.stringMatching(/^vitest project "dom" cannot start here \(Error: Cannot find package 'happy-dom'.*\); its tests are left out — a pre-existing problem of that project$/))
+    // The two projects that start are run; the one that cannot is not.
+    const related = runs(h.session).filter(x => x.argv[2] === 'related').at(-1)!
+    expect(related.argv.filter((a, i) => related.argv[i - 1] === '--project')).toEqual(['unit', 'integration'])
+  })
+
+  it('rolls back a parse error in the edited source file, which vitest `related` reports with no test result', async () => {
+    const before = readText(root, 'src/money.ts')
+    const r = await h.exec('edit_file', { path: 'src/money.ts', old_string: 'percent: number): number {', new_string: 'percent: number): number {{' })
+    expect(r.isError).toBe(true)
+    expect(r.content.split('\n')).toEqual([
+      'rolled back: test failed after edit_file on src/money.ts',
+      'src/money.ts:4 PARSE_ERROR ERROR: Unexpected end of file',
+    ])
+    expect(readText(root, 'src/money.ts')).toBe(before)
+  })
+
+  it('keeps a test-first test file with the warning', async () => {
+    const r = await h.exec('write_file', {
+      path: 'tests/unit/half.test.ts',
+      content: "import { expect, it } from 'vitest'\nimport { discount } from '../../src/money.ts'\n\nit('halves', () => expect(discount(3, 50)).toBe(1))\n",
+    })
+    expect(r).toEqual({
+      content: [
+        'created tests/unit/half.test.ts (135 bytes)',
+        'warning: kept, but test has new problems in tests (test-first work? make them pass):',
+        'tests/unit/half.test.ts:4 FAIL halves [unit] — AssertionError: expected 2 to be 1 // Object.is equality',
+      ].join('\n'),
+    })
+  })
+
+  it('a related run longer than the timeout is reported as not verified, with the number of related test files', async () => {
+    const r = await h.exec('edit_file', { path: 'src/slow.ts', old_string: 'delayMs = 0', new_string: `delayMs = ${SLEEPY_MS}` })
+    expect(r).toEqual({ content: `edited src/slow.ts\nwarning: not verified: test took longer than ${TIMEOUT_MS / 1000} s (1 related test file)` })
+    // Never the whole suite, whose sleepy test alone takes longer than the timeout.
+    expect(runs(h.session).filter(x => x.argv[2] === 'run' && !x.argv[3]?.startsWith('tests/'))).toEqual([])
+  })
+})
+
+const jestProject: Record<string, string> = {
+  'package.json': JSON.stringify({ name: 'jp', private: true, jest: { testEnvironment: 'node' } }),
+  'src/sum.js': 'function sum(a, b) {\n  return a + b\n}\nmodule.exports = { sum }\n',
+  'src/total.js': "const { sum } = require('./sum')\n\nexports.total = list => list.reduce(sum, 0)\n",
+  'src/legacy.js': 'exports.legacy = () => 1\n',
+  'tests/sum.test.js': "const { sum } = require('../src/sum')\n\ntest('adds', () => expect(sum(1, 2)).toBe(3))\n",
+  'tests/total.test.js': "const { total } = require('../src/total')\n\ndescribe('total', () => {\n  test('sums a list', () => expect(total([1, 2, 3])).toBe(6))\n})\n",
+  'tests/legacy.test.js': "const { legacy } = require('../src/legacy')\n\ntest('was always broken', () => expect(legacy()).toBe(2))\n",
+}
+
+describe('Jest (a jest key in package.json): --findRelatedTests with its JSON report', () => {
+  let h: Harness
+  let root: string
+  beforeAll(async () => {
+    root = makeWorkspace('', jestProject, { nodeModules: 'package' })
+    h = await boot(root, { testArgs: [] })
+  })
+  afterAll(async () => {
+    await h?.dispose()
+    cleanupWorkspaces()
+  })
+
+  it('keeps an unrelated good edit next to a pre-existing failure, with the workspace\'s own jest', async () => {
+    const r = await h.exec('edit_file', { path: 'src/total.js', old_string: 'list.reduce(sum, 0)', new_string: 'list.reduce((a, b) => sum(a, b), 0)' })
+    expect(r).toEqual({ content: 'edited src/total.js' })
+    const argv = runs(h.session).map(x => x.argv)
+    expect(argv.map(a => a.slice(1, 4))).toEqual([
+      [expect.stringMatching(/node_modules\/jest\/bin\/jest\.js$/), '--findRelatedTests', 'src/total.js'],
+      [expect.stringMatching(/node_modules\/jest\/bin\/jest\.js$/), '--findRelatedTests', 'src/total.js'],
+    ])
+  })
+
+  it('rolls back a behaviour change failing a test, byte for byte, after re-running it alone', async () => {
+    const before = readText(root, 'src/sum.js')
+    const r = await h.exec('edit_file', { path: 'src/sum.js', old_string: 'return a + b', new_string: 'return a - b' })
+    expect(r).toEqual({
+      isError: true,
+      content: [
+        'rolled back: test failed after edit_file on src/sum.js',
+        'tests/sum.test.js:3 FAIL adds — Error: expect(received).toBe(expected) // Object.is equality',
+        'tests/total.test.js:4 FAIL total > sums a list — Error: expect(received).toBe(expected) // Object.is equality',
+      ].join('\n'),
+    })
+    expect(readText(root, 'src/sum.js')).toBe(before)
+    expect(runs(h.session).map(x => x.argv[2])).toContain('--runTestsByPath')
+  })
+
+  it('rolls back a syntax error in an edited source file', async () => {
+    const before = readText(root, 'src/sum.js')
+    const r = await h.exec('edit_file', { path: 'src/sum.js', old_string: 'return a + b', new_string: 'return a +' })
+    expect(r).toEqual({
+      isError: true,
+      content: [
+        'rolled back: test failed after edit_file on src/sum.js',
+        'tests/sum.test.js FAIL test file failed: Jest encountered an unexpected token',
+        'tests/total.test.js FAIL test file failed: Jest encountered an unexpected token',
+        'src/sum.js:3 PARSE_ERROR SyntaxError: Unexpected token',
+      ].join('\n'),
+    })
+    expect(readText(root, 'src/sum.js')).toBe(before)
+  })
+
+  it('keeps a test-first test file with the warning', async () => {
+    const r = await h.exec('write_file', { path: 'tests/twice.test.js', content: "const { sum } = require('../src/sum')\n\ntest('doubles', () => expect(sum(2)).toBe(4))\n" })
+    expect(r).toEqual({
+      content: [
+        'created tests/twice.test.js (85 bytes)',
+        'warning: kept, but test has new problems in tests (test-first work? make them pass):',
+        'tests/twice.test.js:3 FAIL doubles — Error: expect(received).toBe(expected) // Object.is equality',
+      ].join('\n'),
+    })
+  })
+})
