@@ -26,5 +26,5 @@ describe.skipIf(!hasPytest)('Python profile (pyproject.toml → compile, pytest)
       'rolled back: test failed after edit_file on calc.py',
       expect.stringMatching(/^tests\/test_calc\.py FAIL test_discount — assert 8996 == 899\b/),
     ])
-  })
+  }, 120_000)
 })
