@@ -120,7 +120,8 @@ export class JestCheck implements Check {
     const passed: { key: string; file: string }[] = []
     const scope = new Set<string>(touched)
     const loadErrors: string[] = []
-    for (const suite of report.testResults) {
+    // Jest finishes files in any order (parallel workers): one order for the message.
+    for (const suite of [...report.testResults].sort((a, b) => a.name.localeCompare(b.name))) {
       const file = toPosixRelative(this.options.root, suite.name)
       scope.add(file)
       let failedTests = 0

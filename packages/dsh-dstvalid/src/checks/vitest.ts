@@ -300,7 +300,9 @@ export class VitestCheck implements Check, CoverageSource {
     const scope = new Set<string>(touched)
     const multi = this._projects.length > 1
     const loadErrors: string[] = [...report.errors]
-    for (const mod of report.modules) {
+    // One order for the message, whatever order the workers finished in.
+    const order = (m: DshVitestReport['modules'][number]) => `${m.file}\u0000${this._projects.indexOf(m.project)}`
+    for (const mod of [...report.modules].sort((a, b) => order(a).localeCompare(order(b)))) {
       if (this._broken.has(mod.project)) continue
       const file = toPosixRelative(this.options.root, mod.file)
       const tag = multi && mod.project ? ` [${mod.project}]` : ''
