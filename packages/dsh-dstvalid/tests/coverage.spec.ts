@@ -40,7 +40,7 @@ describe('coverage mode (vitest v8 coverage of the targeted tests)', () => {
     // The accepted coverage of the changed file, measured before the first write (no whole-suite run);
     // each write only the changed file, in the same (targeted) test run.
     expect(coverageArgs(h)).toEqual(['--coverage.include=src/money.ts', '--coverage.include=src/money.ts', '--coverage.include=src/money.ts'])
-  })
+  }, 120_000)
 
   it('warns when a changed file drops more than maxDrop points from its accepted coverage', async () => {
     const root = makeWorkspace('shop', {}, { nodeModules: 'package' })
@@ -48,7 +48,7 @@ describe('coverage mode (vitest v8 coverage of the targeted tests)', () => {
     expect(await h.exec('edit_file', addRefund)).toEqual({
       content: ['edited src/money.ts', warned, 'src/money.ts coverage 63.6% of lines covered, down from 100% (more than 5 points)'].join('\n'),
     })
-  })
+  }, 120_000)
 
   it('threshold 0 switches the mode off: no coverage run, no coverage check', async () => {
     const root = makeWorkspace('shop', {}, { nodeModules: 'package' })
@@ -56,7 +56,7 @@ describe('coverage mode (vitest v8 coverage of the targeted tests)', () => {
     expect(h.ctx.dstvalid.guardFor(root).checks.map(c => c.name)).toEqual(['typecheck', 'test'])
     expect(await h.exec('edit_file', addRefund)).toEqual({ content: 'edited src/money.ts' })
     expect(coverageArgs(h)).toEqual(['none', 'none'])
-  })
+  }, 120_000)
 })
 
 const hasGo = spawnSync('go', ['version']).status === 0

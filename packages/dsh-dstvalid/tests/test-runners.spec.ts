@@ -1,3 +1,4 @@
+import { ownParseErrors } from 'dsh-dstvalid'
 import { afterAll, beforeAll, describe, expect, it } from 'vitest'
 import { boot, cleanupWorkspaces, makeWorkspace, readText, runs, type Harness } from './helpers.ts'
 
@@ -213,5 +214,28 @@ describe('Jest (a jest key in package.json): --findRelatedTests with its JSON re
         'tests/twice.test.js:3 FAIL doubles — Error: expect(received).toBe(expected) // Object.is equality',
       ].join('\n'),
     })
+  })
+})
+
+describe('the write\'s own parse errors, as each runner words them', () => {
+  const root = '/ws'
+  const touched = ['src/a.ts']
+  const found = (text: string) => ownParseErrors('test', root, touched, [text]).map(p => [p.file, p.line, p.code, p.message, p.own])
+
+  it('esbuild (vitest ≤ 3), oxc (vitest 4, with colours), Babel (Jest)', () => {
+    expect(found('Error: Transform failed with 1 error:\n/ws/src/a.ts:3:0: ERROR: Expected identifier but found end of file\n')).toEqual([
+      ['src/a.ts', 3, 'PARSE_ERROR', 'ERROR: Expected identifier but found end of file', true],
+    ])
+    expect(found('\x1b[31m⎯⎯ Unhandled Error ⎯⎯\x1b[39m\nError: Transform failed with 1 error:\n\n[PARSE_ERROR] Expected `,` or `)` but found `}`\n   ╭─[ src/a.ts:3:1 ]\n   │\n')).toEqual([
+      ['src/a.ts', 3, 'PARSE_ERROR', '[PARSE_ERROR] Expected `,` or `)` but found `}`', true],
+    ])
+    expect(found('Jest encountered an unexpected token\n\n    SyntaxError: /ws/src/a.ts: Unexpected token (3:0)\n')).toEqual([
+      ['src/a.ts', 3, 'PARSE_ERROR', 'SyntaxError: Unexpected token', true],
+    ])
+  })
+
+  it('nothing for an error that is not a parse failure, or that names no touched file', () => {
+    expect(found("Error: Cannot find package 'happy-dom' imported from /ws/src/a.ts")).toEqual([])
+    expect(found('/ws/src/b.ts:3:0: ERROR: Expected identifier but found end of file')).toEqual([])
   })
 })

@@ -85,7 +85,8 @@ export function ownParseErrors(check: string, root: string, touched: readonly st
   const problems: Problem[] = []
   for (const file of touched) {
     const abs = join(root, file)
-    for (const text of texts) {
+    for (const raw of texts) {
+      const text = raw.replace(/\x1b\[[0-9;]*m/g, '')
       if (!PARSE_FAILURE.test(text)) continue
       const lines = text.split('\n')
       const at = lines.findIndex(l => l.includes(abs) || l.includes(file))
@@ -98,9 +99,10 @@ export function ownParseErrors(check: string, root: string, touched: readonly st
       // The message without the path and position, so the same error keys the same wherever it moves.
       const kind = /(\w*Error):?\s*$/.exec(pre.trim())?.[1]
       const detail = `${kind ? `${kind}: ` : ''}${post.replace(/^[\s:\d]*/, '').replace(/\s*\(\d+:\d+\)\s*$/, '')}`.trim()
-      const head = lines.map(l => l.trim()).find(Boolean) ?? ''
-      const message = detail && PARSE_FAILURE.test(detail) ? detail : [head, detail].filter(Boolean).join(' ')
-      problems.push({ ...diagnostic(check, file, line === undefined ? undefined : Number(line), 'PARSE_ERROR', message || 'parse error'), own: true })
+      // Else the nearest line above that says what failed (oxc: `[PARSE_ERROR] Expected … but found …` above `╭─[ path:3:1 ]`).
+      const above = lines.slice(0, at).reverse().map(l => l.trim()).find(l => PARSE_FAILURE.test(l) && !/^(Error: )?Transform failed/.test(l))
+      const message = detail && PARSE_FAILURE.test(detail) ? detail : above ?? (firstLine(text) || 'parse error')
+      problems.push({ ...diagnostic(check, file, line === undefined ? undefined : Number(line), 'PARSE_ERROR', message), own: true })
       break
     }
   }
