@@ -164,7 +164,7 @@ describe('warm test runner (the workspace\'s vitest through its Node API)', () =
     try {
       const m = await bounded.measure({ paths: [join(root, 'src/money.ts')], files: ['src/money.ts'] }, io)
       expect(m.status).toBe('ok')
-      expect(m.scope).toEqual(['tests/cart.test.ts', 'tests/money.test.ts'])
+      expect(m.scope).toEqual(['src/money.ts', 'tests/cart.test.ts', 'tests/money.test.ts'])
       expect(bounded.lastRssKb).toBeGreaterThan(1024)
       expect(notices.at(-1)).toMatch(/^warm test runner uses \d+ MB \(bound 1 MB\): recycling it$/)
       await until(() => bounded.starts === 2)
@@ -179,7 +179,7 @@ describe('warm test runner (the workspace\'s vitest through its Node API)', () =
       const m = await old.measure({ paths: [join(root, 'src/money.ts')], files: ['src/money.ts'] }, io)
       expect(notices.at(-1)).toBe('warm test runner not available (vitest/node has no createVitest); using the vitest CLI')
       expect(m.status).toBe('ok')
-      expect(m.scope).toEqual(['tests/cart.test.ts', 'tests/money.test.ts'])
+      expect(m.scope).toEqual(['src/money.ts', 'tests/cart.test.ts', 'tests/money.test.ts'])
       expect(old.unsupported).toBe('vitest/node has no createVitest')
       expect(old.pid).toBeUndefined()
     } finally {

@@ -48,6 +48,11 @@ export class WarmVitestCheck implements Check {
     this._client = new WarmVitestClient({ root: options.root, vitestNode: options.vitestNode, extraArgs: options.extraArgs ?? [] })
   }
 
+  /** Related tests: the accepted state is measured per write (see {@link Check.lazyBaseline}). */
+  get lazyBaseline(): boolean {
+    return this.options.mode === 'related'
+  }
+
   /** Why the warm runner is not used (this vitest's Node API differs), once known. */
   get unsupported(): string | undefined {
     return this._unsupported
@@ -86,7 +91,7 @@ export class WarmVitestCheck implements Check {
     const related = !!change && this.options.mode === 'related' && !change.files.some(f => RERUN_ALL.test(f))
     const request: WarmRunRequest = { changed: change?.paths ?? null, mode: related ? 'related' : 'all' }
     const argv = related ? ['vitest', 'related', ...change!.files, '--run', '(warm)'] : ['vitest', 'run', '(warm)']
-    const m = await this.runWarm(request, argv, io)
+    const m = await this.runWarm(request, argv, io, change?.files)
     return m ?? this.options.cli.measure(change, io)
   }
 
@@ -114,14 +119,14 @@ export class WarmVitestCheck implements Check {
   }
 
   /** One warm run, recorded; undefined when the CLI must do it instead (said in a notice). */
-  private async runWarm(request: WarmRunRequest, argv: string[], io: CheckIO): Promise<Measurement | undefined> {
+  private async runWarm(request: WarmRunRequest, argv: string[], io: CheckIO, touched: readonly string[] = []): Promise<Measurement | undefined> {
     const started = performance.now()
     const answer: WarmRunAnswer = await this._client.run(request, io.timeoutMs, io.signal)
     const durationMs = Math.round(performance.now() - started)
     const cwd = this.options.root
     switch (answer.status) {
       case 'ok': {
-        const m = readVitestReport(this.options.root, answer.report, this._names, this.name)
+        const m = readVitestReport(this.options.root, answer.report, this._names, this.name, touched)
         io.record({ check: this.name, argv, cwd, exitCode: m.problems.length ? 1 : 0, durationMs, outcome: m.problems.length ? 'fail' : 'pass' })
         this._lastRssKb = answer.rssKb
         if (this.options.maxRssMb && answer.rssKb !== undefined && answer.rssKb > this.options.maxRssMb * 1024) {

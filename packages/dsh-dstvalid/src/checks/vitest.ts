@@ -337,10 +337,11 @@ export class VitestCheck implements Check, CoverageSource {
  * as a whole (it no longer loads) is one problem keyed by the file. `names`
  * learns the full names (for `-t`) by test id.
  */
-export function readVitestReport(root: string, report: VitestReport, names: Map<string, string>, check = 'test'): Measurement {
+export function readVitestReport(root: string, report: VitestReport, names: Map<string, string>, check = 'test', touched: readonly string[] = []): Measurement {
   const problems: Problem[] = []
   const passed: { key: string; file: string }[] = []
-  const scope: string[] = []
+  const scope: string[] = [...touched]
+  const loadErrors: string[] = []
   for (const suite of report.testResults) {
     const file = toPosixRelative(root, suite.name)
     scope.push(file)
@@ -357,7 +358,10 @@ export function readVitestReport(root: string, report: VitestReport, names: Map<
     }
     if (suite.status === 'failed' && !failedTests) {
       problems.push(failingTest(check, `${file}${FILE_LEVEL}`, file, undefined, `test file failed: ${firstLine(suite.message) || 'no tests ran'}`))
+      loadErrors.push(suite.message ?? '')
     }
   }
+  // The write's own parse error, named in the load failure of a test that imports the file.
+  problems.push(...ownParseErrors(check, root, touched, loadErrors))
   return { status: 'ok', problems, passed, scope }
 }
