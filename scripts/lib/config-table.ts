@@ -1,14 +1,16 @@
-import { isDeepStrictEqual } from 'node:util'
 import { codeSpans, escapeCell, plainText, type MarkdownTable } from './markdown.ts'
 
 /**
- * A README Config table (`| key | type | default | description |`) checked
- * against the plugin's schemastery `Config`, row by row:
- * - key: the option name in backticks; one row per option (hidden options may be left out);
+ * The README Config table (`| key | type | default | description |`) a
+ * plugin's schemastery `Config` generates, one row per option that is not
+ * hidden:
+ * - key: the option name in backticks;
  * - type: the schema rendered by schemastery (`String(schema)`: `number`, `string[]`, `"a" | "b"`);
- * - default: `meta.default` as JSON (`1000`, `120_000`, `"x"`, `[]`), `—` when there is none,
+ * - default: `meta.default` as JSON, `—` when there is none, `required`,
  *   or a long string shown by its start and `…` (`"You are a coding agent…"`);
- * - description: `meta.description`, word for word (backticks and spacing aside).
+ * - description: `meta.description`, word for word.
+ * The check compares a README's table with it exactly; `compareConfigTable`
+ * names the row and cell that drifted.
  */
 
 export const CONFIG_HEADER = 'key | type | default | description'
@@ -36,9 +38,6 @@ export interface ConfigOption {
   hidden: boolean
 }
 
-const NO_DEFAULT = new Set(['', '—', '–', '-', 'none'])
-const MIN_PREFIX = 8
-
 export function isSchemaLike(value: unknown): value is SchemaLike {
   if (typeof value !== 'function' && (typeof value !== 'object' || value === null)) return false
   const candidate = value as { type?: unknown; meta?: unknown }
@@ -63,12 +62,19 @@ function configOptions(schema: SchemaLike): ConfigOption[] {
   }))
 }
 
-/** The table a README should carry for this schema (for `check-readmes --print-config`). */
+/** The generated rows, by option key: the cells as the table carries them. */
+function configRows(schema: SchemaLike): Map<string, string[]> {
+  const rows = new Map<string, string[]>()
+  for (const o of configOptions(schema)) {
+    if (o.hidden) continue
+    rows.set(o.key, [`\`${o.key}\``, `\`${escapeCell(o.type)}\``, formatDefault(o), escapeCell(o.description ?? '(add a .description() to the schema)')])
+  }
+  return rows
+}
+
+/** The table a README should carry for this schema (what `docs:check --write` writes). */
 export function formatConfigTable(schema: SchemaLike): string {
-  const rows = configOptions(schema).filter(o => !o.hidden).map(o => {
-    const cells = [`\`${o.key}\``, `\`${escapeCell(o.type)}\``, formatDefault(o), escapeCell(o.description ?? '(add a .description() to the schema)')]
-    return `| ${cells.join(' | ')} |`
-  })
+  const rows = [...configRows(schema).values()].map(cells => `| ${cells.join(' | ')} |`)
   return [`| ${CONFIG_HEADER} |`, '|---|---|---|---|', ...rows].join('\n')
 }
 
@@ -77,9 +83,12 @@ export interface ConfigRowProblem {
   message: string
 }
 
-/** Every way the table differs from the schema. */
+const COLUMNS = ['key', 'type', 'default', 'description'] as const
+
+/** Every row and cell in which a README table differs from the generated one. */
 export function compareConfigTable(schema: SchemaLike, table: MarkdownTable): ConfigRowProblem[] {
   const problems: ConfigRowProblem[] = []
+  const expected = configRows(schema)
   const options = new Map(configOptions(schema).map(o => [o.key, o]))
   const seen = new Map<string, number>()
   for (const row of table.rows) {
@@ -90,40 +99,24 @@ export function compareConfigTable(schema: SchemaLike, table: MarkdownTable): Co
       continue
     }
     seen.set(key, row.line)
-    const option = options.get(key)
-    if (!option) {
-      at('no such option in the schema (stale row?)')
+    const cells = expected.get(key)
+    if (!cells) {
+      at(options.get(key)?.hidden ? 'a hidden option; leave it out' : 'no such option in the schema (stale row?)')
       continue
     }
-    const type = plainText(row.cells[1] ?? '')
-    if (type !== option.type) at(`type is \`${type}\` here, the schema says \`${option.type}\``)
-    const shown = plainText(row.cells[2] ?? '')
-    if (!defaultMatches(shown, option)) at(`default is \`${shown || '(empty)'}\` here, the schema says ${formatDefault(option)}`)
-    const description = plainText(row.cells[3] ?? '')
-    if (option.description === undefined) at('the schema has no .description(), so this row cannot be checked; add one')
-    else if (description !== plainText(option.description)) at(`description differs from the schema: "${plainText(option.description)}"`)
+    if (options.get(key)?.description === undefined) at('the schema has no .description(); add one')
+    for (let i = 1; i < COLUMNS.length; i++) {
+      const shown = (row.cells[i] ?? '').trim()
+      if (shown !== cells[i] && !(i === 3 && options.get(key)?.description === undefined)) {
+        const show = (cell: string) => (COLUMNS[i] === 'description' ? `"${cell}"` : cell) || '(empty)'
+        at(`${COLUMNS[i]} is ${show(shown)} here, the schema says ${show(cells[i]!)}`)
+      }
+    }
   }
-  for (const option of options.values()) {
-    if (!seen.has(option.key) && !option.hidden) problems.push({ line: table.line, message: `Config \`${option.key}\`: missing from the table` })
+  for (const key of expected.keys()) {
+    if (!seen.has(key)) problems.push({ line: table.line, message: `Config \`${key}\`: missing from the table` })
   }
   return problems
-}
-
-export function defaultMatches(shown: string, option: Pick<ConfigOption, 'default' | 'required'>): boolean {
-  const value = option.default
-  if (value === undefined) return NO_DEFAULT.has(shown) || (option.required && /^required$/i.test(shown))
-  if (typeof value === 'string') {
-    if (shown === value || shown === JSON.stringify(value) || shown === `'${value}'`) return true
-    const abbreviated = /^(.*)…["']?$/s.exec(shown)
-    if (abbreviated) {
-      const prefix = unquotePrefix(abbreviated[1])
-      return prefix.length >= MIN_PREFIX && value.startsWith(prefix)
-    }
-    return false
-  }
-  if (isEmptyContainer(value) && NO_DEFAULT.has(shown)) return true
-  const parsed = parseLiteral(shown)
-  return parsed.ok && isDeepStrictEqual(parsed.value, value)
 }
 
 function formatDefault(option: Pick<ConfigOption, 'default' | 'required'>): string {
@@ -131,33 +124,6 @@ function formatDefault(option: Pick<ConfigOption, 'default' | 'required'>): stri
   if (value === undefined) return option.required ? 'required' : '—'
   if (typeof value === 'string' && value.length > 40) return `\`${JSON.stringify(value.slice(0, 30)).slice(0, -1)}…"\``
   return `\`${escapeCell(JSON.stringify(value))}\``
-}
-
-function parseLiteral(text: string): { ok: true; value: unknown } | { ok: false } {
-  if (/^-?\d[\d_]*(\.\d+)?$/.test(text)) return { ok: true, value: Number(text.replace(/_/g, '')) }
-  try {
-    return { ok: true, value: JSON.parse(text) }
-  } catch {
-    // Not JSON: the caller reports the mismatch with the expected value.
-    return { ok: false }
-  }
-}
-
-/** The start of a string as shown: `"abc` (JSON, escapes allowed), `'abc` or `abc`. */
-function unquotePrefix(text: string): string {
-  if (text.startsWith('"')) {
-    try {
-      return JSON.parse(text + '"') as string
-    } catch {
-      // Not a valid JSON string start: compare it as written.
-      return text.slice(1)
-    }
-  }
-  return text.replace(/^'/, '')
-}
-
-function isEmptyContainer(value: unknown): boolean {
-  return (Array.isArray(value) && value.length === 0) || (typeof value === 'object' && value !== null && Object.keys(value).length === 0)
 }
 
 function describe(description: unknown): string | undefined {
