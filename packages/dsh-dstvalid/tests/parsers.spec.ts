@@ -86,6 +86,7 @@ describe('toolchain output parsers', () => {
       <testcase classname="tests.test_calc" name="test_add" time="0.01" />
       <testcase classname="tests.test_calc.TestDiscount" name="test_round" time="0.01"><failure message="assert 900 == 899">long</failure></testcase>
       <testcase classname="tests.test_calc" name="test_skip"><skipped message="later" /></testcase>
+      <testcase classname="tests.test_calc" name="test_fixture"><error message="failed on setup with &quot;file ${root}/tests/test_calc.py, line 4&quot;">E fixture</error></testcase>
       <testcase classname="" name="tests.test_calc"><error message="collection failure">ImportError while importing test module '${root}/tests/test_calc.py'.
 Traceback:
 tests/test_calc.py:1: in &lt;module&gt;
@@ -96,6 +97,7 @@ E   ImportError: cannot import name 'frequencies' from 'shop' (${root}/shop/__in
     expect(m.passed).toEqual([{ key: 'tests/test_calc.py::test_add', file: 'tests/test_calc.py' }])
     expect(m.problems.map(p => [p.key, p.message])).toEqual([
       ['tests/test_calc.py::TestDiscount::test_round', 'TestDiscount::test_round — assert 900 == 899'],
+      ['tests/test_calc.py::test_fixture', 'test_fixture — failed on setup with "file tests/test_calc.py, line 4"'],
       [`tests/test_calc.py${FILE_LEVEL}`, "test file failed to load: ImportError: cannot import name 'frequencies' from 'shop' (shop/__init__.py)"],
     ])
   })

@@ -150,7 +150,8 @@ export function parseJunit(check: string, root: string, xml: string): Measuremen
     scope.add(file)
     const key = [file, ...rest, name].join('::')
     const failure = /(<(failure|error)\b[^>]*?)(?:\/>|>([\s\S]*?)<\/\2>)/.exec(body)
-    if (failure) problems.push(failingTest(check, key, file, undefined, `${[...rest, name].join('::')} — ${attr(failure[1]!, 'message') ?? firstLine(failure[3] ?? '') ?? failure[2]}`))
+    // pytest quotes absolute paths (a setup error's `file /abs/tests/x.py, line 4`): keep them workspace-relative.
+    if (failure) problems.push(failingTest(check, key, file, undefined, `${[...rest, name].join('::')} — ${(attr(failure[1]!, 'message') ?? firstLine(failure[3] ?? '') ?? failure[2]!).split(`${root}/`).join('')}`))
     else if (!/<skipped\b/.test(body)) passed.push({ key, file })
   }
   return { status: 'ok', problems, passed, scope: [...scope] }
