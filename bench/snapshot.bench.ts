@@ -9,6 +9,11 @@
 //     the plugin loaded (what a guarded write adds, end to end).
 //  4. shell: 'git' (opt-in): the pre-call working-tree snapshot of a git
 //     workspace, and the rollback of one changed file.
+//  5. shell: 'track' (default): a bash call that changes nothing, 1 file,
+//     100 files, through the real waterfall with a judge that asks what the
+//     call changed — beside the same call unguarded and beside a shadow-git
+//     checkpoint before it. Goal: ≤ 30 ms added to a call that changes
+//     nothing; cost growing with the bytes changed, not the workspace.
 import { execFileSync } from 'node:child_process'
 import { mkdirSync, mkdtempSync, rmSync, writeFileSync } from 'node:fs'
 import { tmpdir } from 'node:os'
@@ -87,6 +92,9 @@ function ours(root: string, writes: number, options: { fsync: SyncMode; bytes?: 
 const out: string[] = []
 const print = (line = '') => { out.push(line); console.log(line) }
 
+// DSH_BENCH_ONLY_SHELL=1: only section 5.
+const onlyShell = process.env.DSH_BENCH_ONLY_SHELL === '1'
+if (!onlyShell) {
 // 1. The headline: 10,000 files.
 const big = generate('ws10k', 10_000)
 const oursCapture = ours(big, WRITES, { fsync: 'capture' })
@@ -189,6 +197,109 @@ git({}, repo, 'commit', '-q', '-m', 'init')
   print('|---|---|---|')
   print(`| working-tree snapshot before a shell call (private index + objects) | ${fmt(median(snap))} | ${(shadow.per / median(snap)).toFixed(1)}× |`)
   print(`| rollback of one changed file | ${fmt(median(back))} | — |`)
+  print()
+}
+
+}
+
+// 5. shell: 'track' (the default): what a guarded bash call adds.
+const SHELL_CALLS = Number(process.env.DSH_BENCH_SHELL_CALLS ?? 30)
+type ShellMode = 'off' | 'track' | 'shadow'
+const shellCommands: Record<string, (i: number) => string> = {
+  'changes nothing': () => 'true',
+  'changes 1 file': i => `echo "// e${i}" >> src/m2/f${200 + (i % 100)}.ts`,
+  'changes 100 files': i => `for f in src/m3/*.ts; do echo "// e${i}" >> "$f"; done`,
+}
+
+/** A harness running bash calls on `root`: dsh-snapshot with shell tracking, or off; `shadow` checkpoints with git first. */
+async function shellHarness(root: string, mode: ShellMode) {
+  const ctx = new Context()
+  await ctx.plugin(SessionService)
+  await ctx.plugin(ToolService)
+  await ctx.plugin(WorkspaceTools, {})
+  const fiber = ctx.plugin(SnapshotPlugin, { shell: mode === 'track' ? 'track' : 'off' })
+  await fiber
+  // The judge dsh-dstvalid is, minus the checks: ask what the call changed, keep it.
+  ctx.on('snapshot/judge', exec => exec.tool?.effects === 'shell' || undefined)
+  ctx.on('tools/execute', async (exec, next) => {
+    const r = await next()
+    if (exec.tool?.effects === 'shell' && ctx.bail('snapshot/tracked', { sessionId: exec.session.id, callId: exec.callId })) {
+      await ctx.serial('snapshot/changes', { sessionId: exec.session.id, callId: exec.callId })
+    }
+    ctx.emit('snapshot/commit', { sessionId: exec.session.id, callId: exec.callId })
+    return r
+  })
+  await new Promise(r => setTimeout(r, 0))
+  const session = ctx.sessions.create(undefined, { cwd: root })
+  const env = { GIT_DIR: join(scratch, `${root.split('/').pop()}.shell-shadow.git`), GIT_WORK_TREE: root }
+  if (mode === 'shadow') {
+    git(env, root, 'init', '-q')
+    git(env, root, 'add', '-A')
+    git(env, root, 'commit', '-q', '--allow-empty', '-m', 'base')
+  }
+  let n = 0
+  return {
+    async call(command: string): Promise<number> {
+      const t = performance.now()
+      if (mode === 'shadow') {
+        git(env, root, 'add', '-A')
+        git(env, root, 'commit', '-q', '--allow-empty', '-m', `before call ${n}`)
+      }
+      const r = await ctx.tools.execute({ session, callId: `b${n++}`, name: 'bash', arguments: { command } })
+      if (r.isError) throw new Error(r.content)
+      return performance.now() - t
+    },
+    dispose: () => fiber.dispose(),
+  }
+}
+
+/**
+ * The three modes side by side, each on its own copy of the workspace,
+ * calls interleaved (off, track, shadow, off, …) so load drift on a shared
+ * machine hits all three alike. Returns medians; the first call of each is
+ * timed apart (it builds the tracker's picture).
+ */
+async function shellSideBySide(name: string, files: number, command: (i: number) => string, calls = SHELL_CALLS) {
+  const modes: ShellMode[] = ['off', 'track', 'shadow']
+  const roots = modes.map(m => {
+    const root = generate(`${name}-${m}`, files)
+    writeFileSync(join(root, '.gitignore'), '.dsh/\nnode_modules/\n')
+    return root
+  })
+  const hs = await Promise.all(modes.map((m, i) => shellHarness(roots[i]!, m)))
+  const first = await Promise.all(hs.map(h => h.call('true')))
+  const times: number[][] = modes.map(() => [])
+  for (let i = 0; i < calls; i++) {
+    for (let m = 0; m < modes.length; m++) times[m]!.push(await hs[m]!.call(command(i)))
+  }
+  for (const h of hs) await h.dispose()
+  for (const r of roots) rmSync(r, { recursive: true, force: true })
+  const [off, track, shadow] = times.map(median) as [number, number, number]
+  return { off, track, shadow, firstTrack: first[1]! }
+}
+
+{
+  print(`### shell: 'track' (default): a guarded bash call, 10,000-file workspace (medians of ${SHELL_CALLS} calls, modes interleaved)`)
+  print()
+  print('| bash call | unguarded (ms) | tracked (ms) | added by tracking | shadow git checkpoint + call (ms) | added by shadow git | shadow git added ÷ tracking added |')
+  print('|---|---|---|---|---|---|---|')
+  let firstCall = 0
+  for (const [name, command] of Object.entries(shellCommands)) {
+    const r = await shellSideBySide('shell10k', 10_000, command)
+    firstCall = r.firstTrack
+    const added = r.track - r.off
+    const addedShadow = r.shadow - r.off
+    print(`| ${name} | ${fmt(r.off)} | ${fmt(r.track)} | ${fmt(added)} | ${fmt(r.shadow)} | ${fmt(addedShadow)} | ${(addedShadow / Math.max(added, 0.01)).toFixed(1)}× |`)
+  }
+  print()
+  print(`First shell call of a session (builds the picture: packs every tracked file, watches every directory): ${fmt(firstCall)} ms.`)
+  print()
+  print('| files in workspace | call that changes nothing: added by tracking (ms) | added by shadow git (ms) |')
+  print('|---|---|---|')
+  for (const n of [1_000, 30_000]) {
+    const r = await shellSideBySide(`shell${n}`, n, shellCommands['changes nothing']!, Math.min(SHELL_CALLS, 15))
+    print(`| ${n.toLocaleString('en')} | ${fmt(r.track - r.off)} | ${fmt(r.shadow - r.off)} |`)
+  }
   print()
 }
 

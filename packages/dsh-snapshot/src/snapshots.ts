@@ -117,7 +117,7 @@ export class Snapshots {
    */
   capture(scope: ScopeRef, paths: readonly string[]): CaptureSummary {
     const targets = paths.map(p => this.contain(p))
-    return this.record(scope, (state, add) => {
+    return this.record(scope, true, (state, add) => {
       for (const abs of targets) this.readInto(state, abs, add, { total: 0 })
     })
   }
@@ -130,12 +130,12 @@ export class Snapshots {
    */
   captureDir(scope: ScopeRef, dir: string): CaptureSummary {
     const abs = this.contain(dir)
-    return this.record(scope, (state, add) => this.readInto(state, abs, add, { total: 0 }, true))
+    return this.record(scope, true, (state, add) => this.readInto(state, abs, add, { total: 0 }, true))
   }
 
   /** Record a prepared entry (a git working-tree snapshot) in the scope. */
   captureEntry(scope: ScopeRef, entry: CaptureEntry): CaptureSummary {
-    return this.record(scope, (state, add) => {
+    return this.record(scope, true, (state, add) => {
       if (state.has(entry.path)) state.keep(entry.path)
       else add({ entry })
     })
@@ -227,13 +227,13 @@ export class Snapshots {
     const diffs = await this._tracker.differences()
     const { items, changes } = capturesOf(diffs, held => this._tracker!.bytes(held))
     const ref: ScopeRef = { key: scope.key, callId }
-    this.record(ref, (state, add) => {
+    // Not fsynced: lost in a crash, recovery compares the whole workspace with the pack instead.
+    this.record(ref, false, (state, add) => {
       for (const item of items) {
         if (state.has(item.entry.path)) state.keep(item.entry.path)
         else add(item)
       }
     })
-    // Not fsynced on its own: lost in a crash, recovery compares the whole workspace instead.
     this.journal().append([{ record: { t: 'measured', scope: scope.id } }])
     scope.measured = true
     this._measured.set(callId, changes)
@@ -375,10 +375,10 @@ export class Snapshots {
   }
 
   /** Read into a scratch list, then journal it in one fsynced append, then update memory. */
-  private record(ref: ScopeRef, read: (state: ReadTarget, add: (p: { entry: CaptureEntry; payload?: Buffer }) => void) => void): CaptureSummary {
+  private record(ref: ScopeRef, durable: boolean, read: (state: ReadTarget, add: (p: { entry: CaptureEntry; payload?: Buffer }) => void) => void): CaptureSummary {
     if (this._closed) throw new SnapshotError('closed', `snapshots of session ${this.sessionId} were disposed`)
     try {
-      return this.recordUnsafe(ref, read)
+      return this.recordUnsafe(ref, durable, read)
     } catch (error) {
       const e = error as NodeJS.ErrnoException
       // An OS error reading the workspace is a refusal with a reason, not a crash of the turn.
@@ -389,7 +389,7 @@ export class Snapshots {
     }
   }
 
-  private recordUnsafe(ref: ScopeRef, read: (state: ReadTarget, add: (p: { entry: CaptureEntry; payload?: Buffer }) => void) => void): CaptureSummary {
+  private recordUnsafe(ref: ScopeRef, durable: boolean, read: (state: ReadTarget, add: (p: { entry: CaptureEntry; payload?: Buffer }) => void) => void): CaptureSummary {
     const existing = this._open.find(s => s.key === ref.key)
     const scope = existing ?? newScope(`s${this._nextScope}`, ref.key, ref, Date.now())
     const fresh = new Map<string, { entry: CaptureEntry; payload?: Buffer }>()
@@ -408,7 +408,7 @@ export class Snapshots {
     for (const { entry, payload } of fresh.values()) pending.push({ record: { t: 'cap', scope: scope.id, entry }, ...(payload ? { payload } : {}) })
     let bytes = 0
     if (pending.length) {
-      const offsets = this.journal().append(pending, true)
+      const offsets = this.journal().append(pending, durable)
       pending.forEach((p, i) => {
         if (p.record.t !== 'cap') return
         scope.paths.add(p.record.entry.path)
