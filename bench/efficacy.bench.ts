@@ -1,0 +1,205 @@
+/**
+ * Efficacy of dsh-dstvalid on the layouts real repositories have: a corpus
+ * of scripted edits (bench/efficacy-corpus.ts) over every layout of
+ * bench/layouts.ts and a copy of examples/demo, each labelled bad (must be
+ * rolled back, byte for byte) or good (must be kept), run through the real
+ * harness: session, tools, workspace tools, dsh-snapshot (with `shell: git`,
+ * so a deleting `rm` is undone too) and dsh-dstvalid with its defaults
+ * (type-check + related tests, `shell: true`). Per workspace it prints
+ * escaped regressions (bad, kept), false rollbacks (good, rolled back),
+ * `not verified` verdicts, the median time per judged edit, and the naive
+ * per-edit check (cold type-check of every project + the whole test suite)
+ * measured once on the same workspace. Goal: 0 / 0 / 0.
+ *
+ *   tsx bench/efficacy.bench.ts [vite-app|library|monorepo|jest|demo …]
+ *   DSH_BENCH_VERBOSE=1 tsx bench/efficacy.bench.ts   # every result in full
+ */
+import { spawnSync } from 'node:child_process'
+import { cpSync, existsSync, mkdtempSync, readFileSync, rmSync, symlinkSync, unlinkSync, writeFileSync } from 'node:fs'
+import { tmpdir } from 'node:os'
+import { dirname, join } from 'node:path'
+import { fileURLToPath } from 'node:url'
+import { Context, type Fiber } from '@deepseek-ai/cordis'
+import SessionService from 'dsh-session'
+import ToolService, { type ToolResult } from 'dsh-tools'
+import * as WorkspaceTools from 'dsh-tools-workspace'
+import * as Snapshot from 'dsh-snapshot'
+import DstValidService from 'dsh-dstvalid'
+import { demoCorpus, layoutCorpus, type CorpusEdit, type CorpusWorkspace, type ToolCall } from './efficacy-corpus.ts'
+import { generateLayout, LAYOUT_KINDS, repoNodeModules, type Layout } from './layouts.ts'
+
+const here = dirname(fileURLToPath(import.meta.url))
+const verbose = !!process.env.DSH_BENCH_VERBOSE
+const wanted = process.argv.slice(2)
+const WORKSPACES: CorpusWorkspace[] = [...LAYOUT_KINDS, 'demo']
+const selected = wanted.length ? WORKSPACES.filter(w => wanted.includes(w)) : WORKSPACES
+if (!selected.length) {
+  console.error(`efficacy: no workspace matches ${wanted.join(', ')} (have: ${WORKSPACES.join(', ')})`)
+  process.exit(2)
+}
+
+type Outcome = 'kept' | 'rolled back' | 'not verified' | 'unrestored'
+
+interface Row {
+  workspace: CorpusWorkspace
+  edit: CorpusEdit
+  outcome: Outcome
+  /** Bytes of the touched files differ from before the call after a rollback. */
+  restoreMismatch: boolean
+  ms: number
+  content: string
+}
+
+function git(root: string, ...args: string[]) {
+  const r = spawnSync('git', ['-c', 'user.email=bench@example.invalid', '-c', 'user.name=bench', ...args], { cwd: root, encoding: 'utf8' })
+  if (r.status !== 0) throw new Error(`git ${args.join(' ')}: ${r.stderr}`)
+}
+
+function prepareWorkspace(w: CorpusWorkspace): { root: string; corpus: CorpusEdit[]; layout?: Layout } {
+  const dir = mkdtempSync(join(tmpdir(), `dsh-efficacy-${w}-`))
+  let result: { root: string; corpus: CorpusEdit[]; layout?: Layout }
+  if (w === 'demo') {
+    cpSync(join(here, '..', 'examples', 'demo', 'workspace'), dir, { recursive: true })
+    symlinkSync(repoNodeModules, join(dir, 'node_modules'), 'dir')
+    writeFileSync(join(dir, '.gitignore'), 'node_modules\n.dsh\n')
+    result = { root: dir, corpus: demoCorpus() }
+  } else {
+    const layout = generateLayout(w, dir)
+    result = { root: layout.root, corpus: layoutCorpus(layout), layout }
+  }
+  // A git work tree, as real projects are: dsh-snapshot's `shell: git` needs one to undo an `rm`.
+  git(result.root, 'init', '-q')
+  git(result.root, 'add', '-A')
+  git(result.root, 'commit', '-qm', 'initial')
+  return result
+}
+
+/** The paths a call may touch (for the byte-for-byte comparison). */
+function touched(call: ToolCall): string[] {
+  if (call.tool === 'multi_edit') return [...new Set((call.args.edits as { path: string }[]).map(e => e.path))]
+  if (call.tool === 'bash') return [String(call.args.command).replace(/^rm /, '')]
+  return [String(call.args.path)]
+}
+
+function contents(root: string, paths: string[]): (string | null)[] {
+  return paths.map(p => existsSync(join(root, p)) ? readFileSync(join(root, p), 'utf8') : null)
+}
+
+function classify(result: ToolResult): Outcome {
+  const text = String(result.content)
+  if (text.startsWith('rolled back:')) return 'rolled back'
+  if (text.startsWith('regression detected') || text.startsWith('rollback FAILED')) return 'unrestored'
+  if (text.includes('not verified')) return 'not verified'
+  return 'kept'
+}
+
+/** The naive per-edit check on this workspace: a cold type-check of every project and the whole test suite. */
+function naive(root: string, w: CorpusWorkspace): { ms: number; argv: string[][] } {
+  const tsc = join(repoNodeModules, 'typescript', 'bin', 'tsc')
+  const projects = w === 'vite-app' ? ['tsconfig.app.json', 'tsconfig.node.json']
+    : w === 'library' ? ['tsconfig.build.json', 'tsconfig.spec.json']
+    : w === 'monorepo' ? ['core', 'model', 'service', 'app'].map(p => `packages/${p}/tsconfig.json`)
+    : ['tsconfig.json']
+  // `tsc -b` would build (and write) the library's references; `-p --noEmit` per project checks the same files.
+  const argv = projects.map(p => [tsc, '--noEmit', '-p', p])
+  if (w === 'library') argv.splice(0, argv.length, [tsc, '-b', '--noEmit', 'tsconfig.json'])
+  argv.push(w === 'jest' ? [join(repoNodeModules, 'jest', 'bin', 'jest.js')] : [join(repoNodeModules, 'vitest', 'vitest.mjs'), 'run'])
+  const started = performance.now()
+  for (const a of argv) spawnSync(process.execPath, a, { cwd: root, stdio: 'ignore' })
+  return { ms: performance.now() - started, argv }
+}
+
+async function runWorkspace(w: CorpusWorkspace): Promise<{ rows: Row[]; naiveMs: number; baselineMs: number }> {
+  const { root, corpus } = prepareWorkspace(w)
+  const ctx = new Context()
+  const fibers: Fiber[] = []
+  const load = async (plugin: Parameters<Context['plugin']>[0], config?: unknown) => {
+    const fiber = ctx.plugin(plugin, config)
+    fibers.push(fiber)
+    await fiber.await()
+  }
+  await load(SessionService)
+  await load(ToolService)
+  await load(WorkspaceTools, {})
+  await load(Snapshot, { fsync: 'off', shell: 'git' })
+  await load(DstValidService, { warmOnStart: false, shell: true, testArgs: w === 'jest' ? [] : ['--pool=threads'] })
+  const session = ctx.sessions.create(undefined, { cwd: root })
+  let calls = 0
+  const rows: Row[] = []
+  try {
+    // The baseline, as the first write would measure it (timed apart from the edits).
+    let t = performance.now()
+    const guard = ctx.dstvalid.guardFor(root)
+    await guard.queue.run(() => guard.prepare({ record: run => { session.append('verify/run', run) }, notice: () => {} }))
+    const baselineMs = performance.now() - t
+    for (const edit of corpus) {
+      const call = edit.call(root)
+      const paths = touched(call)
+      const before = contents(root, paths)
+      t = performance.now()
+      const result = await ctx.tools.execute({ session, callId: `e${++calls}`, name: call.tool, arguments: call.args })
+      const ms = performance.now() - t
+      const outcome = classify(result)
+      const after = contents(root, paths)
+      const restoreMismatch = outcome === 'rolled back' && JSON.stringify(before) !== JSON.stringify(after)
+      rows.push({ workspace: w, edit, outcome, restoreMismatch, ms, content: String(result.content) })
+      if (verbose || (edit.verdict === 'bad') !== (outcome === 'rolled back') || restoreMismatch) {
+        console.log(`  ${edit.verdict} ${edit.kind.padEnd(20)} ${outcome.padEnd(12)} ${(ms / 1000).toFixed(1)} s  ${edit.name}`)
+        console.log(`    ${String(result.content).split('\n').slice(0, 6).join('\n    ')}`)
+      }
+      if (edit.verdict === 'bad' && outcome !== 'rolled back') {
+        // An escaped regression: put the files back ourselves so the next edits start from the accepted state.
+        paths.forEach((p, i) => {
+          const abs = join(root, p)
+          if (before[i] === null) { if (existsSync(abs)) unlinkSync(abs) } else writeFileSync(abs, before[i]!)
+        })
+        guard.markDirty()
+      }
+    }
+    const naiveRun = naive(root, w)
+    return { rows, naiveMs: naiveRun.ms, baselineMs }
+  } finally {
+    for (const f of fibers.reverse()) await f.dispose()
+    rmSync(root, { recursive: true, force: true })
+  }
+}
+
+const median = (xs: number[]) => {
+  const s = [...xs].sort((a, b) => a - b)
+  return s.length ? (s.length % 2 ? s[(s.length - 1) / 2]! : (s[s.length / 2 - 1]! + s[s.length / 2]!) / 2) : NaN
+}
+const sec = (ms: number) => `${(ms / 1000).toFixed(1)} s`
+
+const all: Row[] = []
+const table: string[] = [
+  '| workspace | edits (bad/good) | escaped | false rollbacks | not verified | restore mismatches | baseline | median per edit | naive per edit | naive / ours |',
+  '|---|---|---|---|---|---|---|---|---|---|',
+]
+for (const w of selected) {
+  console.log(`\n### ${w}`)
+  const { rows, naiveMs, baselineMs } = await runWorkspace(w)
+  all.push(...rows)
+  const bad = rows.filter(r => r.edit.verdict === 'bad')
+  const goodRows = rows.filter(r => r.edit.verdict === 'good')
+  const escaped = bad.filter(r => r.outcome !== 'rolled back').length
+  const falseRollbacks = goodRows.filter(r => r.outcome === 'rolled back' || r.outcome === 'unrestored').length
+  const notVerified = rows.filter(r => r.outcome === 'not verified').length
+  const mismatches = rows.filter(r => r.restoreMismatch).length
+  const per = median(rows.map(r => r.ms))
+  table.push(`| ${w} | ${rows.length} (${bad.length}/${goodRows.length}) | ${escaped} | ${falseRollbacks} | ${notVerified} | ${mismatches} | ${sec(baselineMs)} | ${sec(per)} | ${sec(naiveMs)} | ${(naiveMs / per).toFixed(1)}× |`)
+}
+const bad = all.filter(r => r.edit.verdict === 'bad')
+const kinds = [...new Set(bad.map(r => r.edit.kind))]
+console.log(`\n${all.length} edits: ${bad.length} bad of ${kinds.length} kinds (${kinds.join(', ')}), ${all.length - bad.length} good\n`)
+console.log(table.join('\n'))
+const byKind = kinds.map(k => {
+  const rows = bad.filter(r => r.edit.kind === k)
+  return `${k} ${rows.filter(r => r.outcome === 'rolled back').length}/${rows.length}`
+})
+console.log(`\nbad edits rolled back, by kind: ${byKind.join(', ')}`)
+const totals = {
+  escaped: bad.filter(r => r.outcome !== 'rolled back').length,
+  falseRollbacks: all.filter(r => r.edit.verdict === 'good' && (r.outcome === 'rolled back' || r.outcome === 'unrestored')).length,
+  notVerified: all.filter(r => r.outcome === 'not verified').length,
+}
+console.log(`total: ${totals.escaped} escaped / ${totals.falseRollbacks} false rollbacks / ${totals.notVerified} not verified (goal 0 / 0 / 0)`)
