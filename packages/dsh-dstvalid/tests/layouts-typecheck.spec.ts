@@ -4,15 +4,18 @@
  * `extends` base, a pnpm monorepo without a root tsconfig. Real TypeScript,
  * real files; tests are off (the test runner is not the point here).
  */
-import { existsSync, mkdtempSync, readFileSync, rmSync } from 'node:fs'
+import { existsSync, mkdtempSync, readFileSync, rmSync, writeFileSync } from 'node:fs'
 import { createRequire } from 'node:module'
 import { tmpdir } from 'node:os'
 import { join } from 'node:path'
 import type * as TS from 'typescript'
-import { afterAll, beforeAll, describe, expect, it } from 'vitest'
+import { afterAll, beforeAll, describe, expect, it, vi } from 'vitest'
 import { TsProgramChecker } from 'dsh-dstvalid'
 import { generateLayout, type Edit, type Layout, type LayoutKind, type LayoutOptions } from '../../../bench/layouts.ts'
 import { boot, runs, type Harness } from './helpers.ts'
+
+// A cold check of four programs is a few seconds alone, and over a minute on a machine shared by many.
+vi.setConfig({ testTimeout: 240_000, hookTimeout: 240_000 })
 
 const dirs: string[] = []
 afterAll(() => { for (const d of dirs.splice(0)) rmSync(d, { recursive: true, force: true }) })
@@ -181,5 +184,18 @@ describe('pnpm monorepo: per-package tsconfigs, no root tsconfig', () => {
     const sizes = Object.values(checker.programSizes)
     expect(sizes).toHaveLength(4)
     expect(sizes.reduce((a, b) => a + b, 0)).toBeGreaterThan(3 * checker.documents)
+  })
+
+  it('a deleted file that comes back is found again by every program (no stale failed resolution)', () => {
+    const ts = createRequire(join(l.root, 'package.json'))('typescript') as typeof TS
+    const checker = new TsProgramChecker(ts, l.root, join(l.root, 'tsconfig.json'))
+    const keys = () => checker.check([user]).diagnostics.map(d => `${d.file} TS${d.code}`).sort()
+    const user = join(l.root, 'packages/model/src/user.ts')
+    const baseline = checker.check().diagnostics.map(d => `${d.file} TS${d.code}`).sort()
+    const text = readFileSync(user, 'utf8')
+    rmSync(user)
+    expect(keys()).toEqual(expect.arrayContaining(['packages/model/src/order.ts TS2307', 'packages/model/src/index.ts TS2307']))
+    writeFileSync(user, text)
+    expect(keys()).toEqual(baseline)
   })
 })

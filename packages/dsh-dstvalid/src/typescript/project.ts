@@ -29,6 +29,8 @@ export class TsProject {
   private _files = new Set<string>()
   private _diagnostics: TS.Diagnostic[] = []
   private _stale = true
+  /** A file appeared or vanished: every module resolution of the old program may be wrong (a failed one would otherwise be reused). */
+  private _resolutionsStale = false
 
   constructor(
     private readonly ts: typeof TS,
@@ -88,10 +90,17 @@ export class TsProject {
     return this._stale || !this._builder && this.hasProgram
   }
 
-  /** Something the program may read changed: rebuild on the next check. `reparse`: the config (or its file set) too. */
+  /**
+   * Something the program may read changed: rebuild on the next check.
+   * `reparse`: the config (or its file set) too, and every module resolution
+   * (a file was created or deleted, or resolution settings may have moved).
+   */
   markStale(reparse = false): void {
     this._stale = true
-    if (reparse) this._parsed = undefined
+    if (reparse) {
+      this._parsed = undefined
+      this._resolutionsStale = true
+    }
   }
 
   /** Whether the last program read `path` (absolute). */
@@ -116,6 +125,7 @@ export class TsProject {
     }
     const host = this._host ??= this.createHost(parsed.options)
     const builder = this._builder = ts.createSemanticDiagnosticsBuilderProgram(parsed.fileNames, parsed.options, host, this._builder, this._configErrors, parsed.projectReferences)
+    this._resolutionsStale = false
     const program = builder.getProgram() as RedirectAwareProgram
     const foreign = (sf: TS.SourceFile) => !!program.isSourceOfProjectReferenceRedirect?.(sf.fileName)
     let rechecked = 0
@@ -161,6 +171,8 @@ export class TsProject {
   private createHost(options: TS.CompilerOptions): RedirectingHost {
     const host: RedirectingHost = this.documents.host(options)
     host.useSourceOfProjectReferenceRedirect = () => true
+    // Without it, a program reuses an unchanged file's failed resolution of a module that has just been created (or restored).
+    host.hasInvalidatedResolutions = () => this._resolutionsStale
     return host
   }
 }
