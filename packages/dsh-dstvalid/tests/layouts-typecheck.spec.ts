@@ -8,9 +8,8 @@ import { existsSync, mkdtempSync, readFileSync, rmSync, writeFileSync } from 'no
 import { createRequire } from 'node:module'
 import { tmpdir } from 'node:os'
 import { join } from 'node:path'
-import type * as TS from 'typescript'
 import { afterAll, beforeAll, describe, expect, it, vi } from 'vitest'
-import { TsProgramChecker } from 'dsh-dstvalid'
+import { TsWorkerClient } from 'dsh-dstvalid'
 import { generateLayout, type Edit, type Layout, type LayoutKind, type LayoutOptions } from '../../../bench/layouts.ts'
 import { boot, runs, type Harness } from './helpers.ts'
 
@@ -174,28 +173,31 @@ describe('pnpm monorepo: per-package tsconfigs, no root tsconfig', () => {
     await expectRolledBack(h, l, () => edit(h, l.preexisting!.newError), [l.preexisting!.newError.path], 'rolled back: typecheck failed after edit_file on packages/app/src/report.ts')
   })
 
-  it('shares parsed files between the package programs', () => {
-    const ts = createRequire(join(l.root, 'package.json'))('typescript') as typeof TS
-    const checker = new TsProgramChecker(ts, l.root, join(l.root, 'tsconfig.json'))
-    const result = checker.check()
-    expect(result.projects).toHaveLength(4)
-    // Four programs that all read core (and the same libs): each file parsed once.
-    expect(checker.documents).toBe(result.files)
-    const sizes = Object.values(checker.programSizes)
-    expect(sizes).toHaveLength(4)
-    expect(sizes.reduce((a, b) => a + b, 0)).toBeGreaterThan(3 * checker.documents)
-  })
+  // In a worker, as the guard runs it: a cold check of four programs must not block this thread.
+  it('shares parsed files between the package programs; a deleted file that comes back is found again by every program', async () => {
+    const client = new TsWorkerClient({ root: l.root, configPath: join(l.root, 'tsconfig.json'), typescriptPath: createRequire(join(l.root, 'package.json')).resolve('typescript') }, { maxHeapMb: 0 })
+    try {
+      const check = async (changed: string[]) => {
+        const answer = await client.check(changed, 240_000)
+        if (answer.status !== 'ok') throw new Error(`check ${answer.status}`)
+        return answer.result
+      }
+      const first = await check([])
+      expect(first.projects).toHaveLength(4)
+      // Four programs that all read core (and the same libs): each file parsed once.
+      expect(first.documents).toBe(first.files)
+      expect(first.programFiles).toBeGreaterThan(3 * first.documents)
 
-  it('a deleted file that comes back is found again by every program (no stale failed resolution)', () => {
-    const ts = createRequire(join(l.root, 'package.json'))('typescript') as typeof TS
-    const checker = new TsProgramChecker(ts, l.root, join(l.root, 'tsconfig.json'))
-    const keys = () => checker.check([user]).diagnostics.map(d => `${d.file} TS${d.code}`).sort()
-    const user = join(l.root, 'packages/model/src/user.ts')
-    const baseline = checker.check().diagnostics.map(d => `${d.file} TS${d.code}`).sort()
-    const text = readFileSync(user, 'utf8')
-    rmSync(user)
-    expect(keys()).toEqual(expect.arrayContaining(['packages/model/src/order.ts TS2307', 'packages/model/src/index.ts TS2307']))
-    writeFileSync(user, text)
-    expect(keys()).toEqual(baseline)
+      // No stale failed resolution: programs whose roots did not change find the restored file again.
+      const user = join(l.root, 'packages/model/src/user.ts')
+      const keys = (r: { diagnostics: { file: string; code: number }[] }) => r.diagnostics.map(d => `${d.file} TS${d.code}`).sort()
+      const text = readFileSync(user, 'utf8')
+      rmSync(user)
+      expect(keys(await check([user]))).toEqual(expect.arrayContaining(['packages/model/src/order.ts TS2307', 'packages/model/src/index.ts TS2307']))
+      writeFileSync(user, text)
+      expect(keys(await check([user]))).toEqual(keys(first))
+    } finally {
+      await client.dispose()
+    }
   })
 })

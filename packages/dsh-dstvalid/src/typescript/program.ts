@@ -32,6 +32,10 @@ export interface TsCheckResult {
   projects: string[]
   /** Changed source files that are in no program (workspace-relative): parsed for syntax errors only. */
   orphans: string[]
+  /** Parsed trees held by the shared document cache (a file several programs read is one tree). */
+  documents: number
+  /** Files of every program, a file counted once per program that reads it. */
+  programFiles: number
 }
 
 /**
@@ -62,16 +66,6 @@ export class TsProgramChecker {
 
   get version(): string {
     return this.ts.version
-  }
-
-  /** Parsed trees held by the shared document cache. */
-  get documents(): number {
-    return this._documents.size
-  }
-
-  /** Files of each project's last program, by workspace-relative tsconfig path (a file several programs read counts in each). */
-  get programSizes(): Record<string, number> {
-    return Object.fromEntries([...this._projects.values()].filter(p => p.hasProgram).map(p => [this.rel(p.configPath), p.files.size]))
   }
 
   /** Workspace-relative tsconfig paths of the graph's projects that have a program, in discovery order. */
@@ -118,6 +112,8 @@ export class TsProgramChecker {
       tsVersion: this.ts.version,
       projects: withProgram.map(p => this.rel(p.configPath)),
       orphans: orphans.files,
+      documents: this._documents.size,
+      programFiles: withProgram.reduce((n, p) => n + p.files.size, 0),
     }
   }
 
