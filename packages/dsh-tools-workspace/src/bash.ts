@@ -7,8 +7,23 @@ interface BashArgs {
   timeout_ms?: number
 }
 
-/** Environment variables the harness holds that a model-run command must not see. */
-const HIDDEN_ENV = ['DSH_API_KEY', 'DEEPSEEK_API_KEY'] as const
+/**
+ * A variable name that looks like a credential: a `…KEY` at the end
+ * (`OPENAI_API_KEY`, `AWS_ACCESS_KEY`), or a `TOKEN`, `SECRET`, `PASSWORD`,
+ * `PASSWD`, `PASS`, `CREDENTIAL(S)` or `AUTH` word (`GITHUB_TOKEN`,
+ * `AWS_SECRET_ACCESS_KEY`, `NPM_CONFIG__AUTH`, `SSH_AUTH_SOCK`).
+ * Case-insensitive; words are separated by `_`.
+ */
+export function isCredentialName(name: string): boolean {
+  const n = name.toUpperCase()
+  return /KEY$/.test(n) || /(?:^|_)(?:[A-Z0-9]*TOKEN|SECRET|PASSWORD|PASSWD|PASS|CREDENTIALS?|AUTH)(?:_|$)/.test(n)
+}
+
+/** The variables of `env` a model-run command must not see: every credential-looking one not in `allow`. */
+export function hiddenEnv(env: NodeJS.ProcessEnv, allow: readonly string[]): string[] {
+  const allowed = new Set(allow)
+  return Object.keys(env).filter(name => isCredentialName(name) && !allowed.has(name))
+}
 
 /** `bash`: runs in the workspace, own process group, timeout kills the whole tree, output capped. */
 export function createBashTool(config: Config): ToolDefinition<BashArgs> {
@@ -32,8 +47,8 @@ export function createBashTool(config: Config): ToolDefinition<BashArgs> {
         timeoutMs,
         maxOutputBytes: config.bashMaxOutputBytes,
         signal: exec.signal,
-        // The harness's model credentials are not the agent's to read.
-        env: Object.fromEntries(HIDDEN_ENV.map(name => [name, undefined])),
+        // Credentials (the harness's model key, the user's tokens) are not the agent's to read.
+        env: Object.fromEntries(hiddenEnv(process.env, config.bashEnvAllow).map(name => [name, undefined])),
       })
       let output = r.output
       if (r.truncatedBytes) output += `\n[… ${r.truncatedBytes} bytes truncated]`

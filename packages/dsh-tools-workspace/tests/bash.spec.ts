@@ -68,4 +68,19 @@ describe('bash environment', () => {
       delete process.env.DSH_API_KEY
     }
   })
+
+  it('hides every credential-looking variable; the Config allow-list lets named ones through', async () => {
+    const secrets = { OPENAI_API_KEY: 'o', ANTHROPIC_API_KEY: 'a', GITHUB_TOKEN: 'g', AWS_SECRET_ACCESS_KEY: 's', NPM_CONFIG__AUTH: 'n', DB_PASSWORD: 'p', MY_SERVICE_CREDENTIALS: 'c', HF_TOKEN: 'h' }
+    const plain = { DSH_PLAIN_SETTING: 'kept', KEYBOARD_LAYOUT: 'kept' }
+    Object.assign(process.env, secrets, plain)
+    try {
+      const print = 'for v in OPENAI_API_KEY ANTHROPIC_API_KEY GITHUB_TOKEN AWS_SECRET_ACCESS_KEY NPM_CONFIG__AUTH DB_PASSWORD MY_SERVICE_CREDENTIALS HF_TOKEN DSH_PLAIN_SETTING KEYBOARD_LAYOUT; do printf "%s=%s " "$v" "${!v:-unset}"; done'
+      const hidden = await (await setup()).call('bash', { command: print })
+      expect(hidden.content).toBe('OPENAI_API_KEY=unset ANTHROPIC_API_KEY=unset GITHUB_TOKEN=unset AWS_SECRET_ACCESS_KEY=unset NPM_CONFIG__AUTH=unset DB_PASSWORD=unset MY_SERVICE_CREDENTIALS=unset HF_TOKEN=unset DSH_PLAIN_SETTING=kept KEYBOARD_LAYOUT=kept \n[exit code 0]')
+      const allowed = await (await setup({ bashEnvAllow: ['HF_TOKEN'] })).call('bash', { command: 'echo "${HF_TOKEN:-unset} ${GITHUB_TOKEN:-unset}"' })
+      expect(allowed.content).toBe('h unset\n[exit code 0]')
+    } finally {
+      for (const name of [...Object.keys(secrets), ...Object.keys(plain)]) delete process.env[name]
+    }
+  })
 })
