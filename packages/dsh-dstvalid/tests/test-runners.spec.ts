@@ -238,5 +238,7 @@ describe('the write\'s own parse errors, as each runner words them', () => {
   it('nothing for an error that is not a parse failure, or that names no touched file', () => {
     expect(found("Error: Cannot find package 'happy-dom' imported from /ws/src/a.ts")).toEqual([])
     expect(found('/ws/src/b.ts:3:0: ERROR: Expected identifier but found end of file')).toEqual([])
+    // Mentioned only as the importer in a stack frame: the parse error is another file's.
+    expect(found('SyntaxError: /ws/src/b.ts: Unexpected token (4:4)\n    at Object.<anonymous> (/ws/src/a.ts:2:1)')).toEqual([])
   })
 })

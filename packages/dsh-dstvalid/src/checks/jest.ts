@@ -1,10 +1,10 @@
 import { existsSync, mkdtempSync, readFileSync, rmSync } from 'node:fs'
 import { tmpdir } from 'node:os'
-import { join } from 'node:path'
-import { toPosixRelative } from 'dsh-common'
+import { isAbsolute, join, relative } from 'node:path'
+import { runCommand, toPosixRelative } from 'dsh-common'
 import { FILE_LEVEL } from '../accepted.ts'
 import { failingTest } from '../problems.ts'
-import { runRecorded, whyNotJudged } from '../run.ts'
+import { checkEnv, runRecorded, whyNotJudged } from '../run.ts'
 import type { Change, Check, CheckIO, Measurement, Problem } from '../types.ts'
 import { ownParseErrors } from './vitest.ts'
 
@@ -60,6 +60,8 @@ export class JestCheck implements Check {
   readonly verb = 'testing'
   /** Full names for `-t`, by test id. */
   private readonly _names = new Map<string, string>()
+  /** The config's `roots` (absolute), read once with `--showConfig`; null when they could not be read. */
+  private _roots?: string[] | null
 
   constructor(private readonly options: JestCheckOptions) {}
 
@@ -72,7 +74,34 @@ export class JestCheck implements Check {
     if (!change || this.options.mode === 'all') return this.runReport([], io, [])
     // Nothing can import a file that does not exist yet (the accepted state of a file a write creates).
     if (!change.paths.some(p => existsSync(p))) return { status: 'ok', problems: [], passed: [], scope: [] }
-    return this.runReport(['--findRelatedTests', ...change.files], io, change.files)
+    return this.runReport(['--findRelatedTests', ...change.files, ...await this.rootArgs(change, io)], io, change.files)
+  }
+
+  /**
+   * Jest relates only files inside its `roots` (its haste map covers nothing
+   * else): a config with `roots: ['test']` finds no test related to a file in
+   * `src/`. For a change outside every root, the roots plus the changed files'
+   * top directories are passed with `--roots`; test files still match only
+   * the config's own patterns.
+   */
+  private async rootArgs(change: Change, io: CheckIO): Promise<string[]> {
+    if (this._roots === undefined) {
+      const r = await runCommand([...this.options.command, '--showConfig', '--watchman=false'], { cwd: this.options.root, timeoutMs: io.timeoutMs, maxOutputBytes: io.maxOutputBytes, env: checkEnv(), signal: io.signal })
+      try {
+        const roots = (JSON.parse(r.stdout) as { configs?: { roots?: string[] }[] }).configs?.flatMap(c => c.roots ?? [])
+        this._roots = roots?.length ? roots : null
+      } catch {
+        // Not the JSON we know (another Jest, a crash): run without --roots, as the config says.
+        this._roots = null
+      }
+    }
+    const roots = this._roots
+    if (!roots) return []
+    const inside = (p: string) => roots.some(r => { const rel = relative(r, p); return !rel.startsWith('..') && !isAbsolute(rel) })
+    const outside = change.paths.filter(p => !inside(p))
+    if (!outside.length) return []
+    const tops = outside.map(p => join(this.options.root, relative(this.options.root, p).split(/[\\/]/)[0]!))
+    return [...new Set([...roots, ...tops])].flatMap(r => ['--roots', r])
   }
 
   async confirm(problems: Problem[], io: CheckIO): Promise<Problem[] | undefined> {

@@ -89,7 +89,13 @@ export function ownParseErrors(check: string, root: string, touched: readonly st
       const text = raw.replace(/\x1b\[[0-9;]*m/g, '')
       if (!PARSE_FAILURE.test(text)) continue
       const lines = text.split('\n')
-      const at = lines.findIndex(l => l.includes(abs) || l.includes(file))
+      // The touched file as the failure's location (`path:3:0: ERROR …`, `╭─[ path:3:1 ]`,
+      // `SyntaxError: path: …`), not merely mentioned (a stack frame, the test file that imports it).
+      const at = lines.findIndex(l => {
+        const named = l.includes(abs) ? abs : l.includes(file) ? file : undefined
+        if (!named) return false
+        return PARSE_FAILURE.test(l) || /^\s*(?:╭─\[\s*)?$/.test(l.slice(0, l.indexOf(named)))
+      })
       if (at < 0) continue
       const where = lines[at]!
       const named = where.includes(abs) ? abs : file
