@@ -28,6 +28,8 @@ abstract class GoDiagnosticsCheck implements Check {
   abstract readonly name: string
   abstract readonly verb: string
   protected abstract readonly argv: string[]
+  /** A `# pkg` header means the package does not compile (go build), not that vet found something in it. */
+  protected readonly compiles: boolean = false
 
   constructor(protected readonly root: string) {}
 
@@ -40,7 +42,7 @@ abstract class GoDiagnosticsCheck implements Check {
     if (r.exitCode !== 0 && !problems.length) {
       problems.push(diagnostic(this.name, '', undefined, 'exit', `${this.argv.join(' ')} exited ${r.exitCode}: ${r.output.trim().split('\n').slice(-1)[0] ?? ''}`))
     }
-    if (r.exitCode !== 0 && problems.length) problems.push(...await this.unchecked(r.output, io))
+    if (r.exitCode !== 0 && problems.length && this.compiles) problems.push(...await this.unchecked(r.output, io))
     return { status: 'ok', problems, scope: 'all' }
   }
 
@@ -71,6 +73,7 @@ export class GoBuildCheck extends GoDiagnosticsCheck {
   readonly name = 'compile'
   readonly verb = 'compiling'
   protected readonly argv = ['go', 'build', './...']
+  protected override readonly compiles = true
 }
 
 export class GoVetCheck extends GoDiagnosticsCheck {
