@@ -153,7 +153,7 @@ describe('warm test runner (the workspace\'s vitest through its Node API)', () =
       expect(bad.problems.map(p => p.key).sort()).toEqual(['tests/cart.test.ts > cart > applies the discount to the subtotal', 'tests/cart.test.ts > cart > sums line prices times quantities', 'tests/money.test.ts > money > adds cents'])
       writeFile(root, 'src/money.ts', money)
       const other = await quiet.measure({ paths: [join(root, 'src/cart.ts')], files: ['src/cart.ts'] }, io)
-      expect(other.scope).toEqual(['tests/cart.test.ts'])
+      expect(other.scope).toEqual(['src/cart.ts', 'tests/cart.test.ts'])
       expect(other.problems).toEqual([])
       expect(quiet.starts).toBe(1)
     } finally {

@@ -274,7 +274,20 @@ async function run(request) {
   }
 }
 
-let chain = Promise.resolve()
+/**
+ * Warm-up, before the first run: walk every test file's import closure once
+ * (vite transforms and caches each module), so the first judged write pays
+ * for its related tests, not for transforming the project.
+ */
+async function prewalk() {
+  try {
+    await related(await vitest.globTestSpecifications(), [])
+  } catch {
+    // A module that cannot be transformed now is transformed (and reported) by the run that needs it.
+  }
+}
+
+let chain = prewalk()
 process.on('message', (/** @type {any} */ message) => {
   if (message?.kind === 'close') {
     void shutdown(0)
