@@ -28,12 +28,29 @@ describe('resolveModelEnv', () => {
       [{ DSH_BASE_URL: 'http://gpu-box:8000/v1', DSH_API_KEY: '' }, { baseUrl: 'http://gpu-box:8000/v1', model: 'deepseek-chat' }],
       [{}, {
         baseUrl: DS, model: 'deepseek-chat',
-        problem: 'no API key: set DEEPSEEK_API_KEY (or DSH_API_KEY) for DeepSeek, or DSH_BASE_URL, DSH_MODEL and DSH_API_KEY for another OpenAI-compatible server',
+        problem: 'no API key: set DEEPSEEK_API_KEY (or DSH_API_KEY) for DeepSeek, or DSH_BASE_URL, DSH_MODEL and DSH_API_KEY (or OPENAI_BASE_URL and OPENAI_API_KEY) for another OpenAI-compatible server',
       }],
       [{ DSH_BASE_URL: '', DSH_MODEL: '', DEEPSEEK_API_KEY: 'ds' }, { baseUrl: DS, model: 'deepseek-chat', apiKey: 'ds', keyFrom: 'DEEPSEEK_API_KEY' }],
       [{ DSH_BASE_URL: 'api.openai.com/v1', DSH_API_KEY: 'sk' }, {
         baseUrl: 'api.openai.com/v1', model: 'deepseek-chat', apiKey: 'sk', keyFrom: 'DSH_API_KEY',
         problem: 'DSH_BASE_URL is not an http(s) URL: "api.openai.com/v1" (e.g. https://api.openai.com/v1 or http://127.0.0.1:8000/v1)',
+      }],
+      // The OpenAI pair: only as a pair, after DSH_*; a key only goes to the server it was set for.
+      [{ OPENAI_BASE_URL: 'https://api.openai.com/v1', OPENAI_API_KEY: 'sk', DEEPSEEK_API_KEY: 'ds' }, {
+        baseUrl: 'https://api.openai.com/v1', model: 'deepseek-chat', apiKey: 'sk', keyFrom: 'OPENAI_API_KEY',
+      }],
+      [{ OPENAI_API_KEY: 'sk', DEEPSEEK_API_KEY: 'ds' }, { baseUrl: DS, model: 'deepseek-chat', apiKey: 'ds', keyFrom: 'DEEPSEEK_API_KEY' }],
+      [{ OPENAI_BASE_URL: 'https://api.openai.com/v1', DEEPSEEK_API_KEY: 'ds' }, { baseUrl: DS, model: 'deepseek-chat', apiKey: 'ds', keyFrom: 'DEEPSEEK_API_KEY' }],
+      [{ OPENAI_BASE_URL: 'https://api.openai.com/v1', OPENAI_API_KEY: 'sk', DSH_API_KEY: 'k' }, {
+        baseUrl: 'https://api.openai.com/v1', model: 'deepseek-chat', apiKey: 'k', keyFrom: 'DSH_API_KEY',
+      }],
+      [{ DSH_BASE_URL: 'http://gpu-box:8000/v1', OPENAI_BASE_URL: 'https://api.openai.com/v1', OPENAI_API_KEY: 'sk' }, {
+        baseUrl: 'http://gpu-box:8000/v1', model: 'deepseek-chat',
+        problem: 'no API key for http://gpu-box:8000/v1: set DSH_API_KEY (or DSH_API_KEY= with an empty value if the server needs none)',
+      }],
+      [{ OPENAI_BASE_URL: 'api.openai.com', OPENAI_API_KEY: 'sk' }, {
+        baseUrl: 'api.openai.com', model: 'deepseek-chat', apiKey: 'sk', keyFrom: 'OPENAI_API_KEY',
+        problem: 'OPENAI_BASE_URL is not an http(s) URL: "api.openai.com" (e.g. https://api.openai.com/v1 or http://127.0.0.1:8000/v1)',
       }],
     ]
     for (const [env, expected] of cases) expect(resolveModelEnv(env), JSON.stringify(env)).toEqual(expected)
@@ -54,6 +71,11 @@ const envs: Record<string, string>[] = [
   { DSH_BASE_URL: 'https://api.openai.com/v1', DSH_MODEL: 'gpt-4o-mini', DEEPSEEK_API_KEY: 'ds' },
   { DSH_BASE_URL: 'https://api.openai.com/v1', DSH_API_KEY: 'sk' }, { DSH_BASE_URL: 'http://127.0.0.1:8080/v1' },
   { DSH_BASE_URL: '', DSH_MODEL: '', DEEPSEEK_API_KEY: 'ds' },
+  { OPENAI_BASE_URL: 'https://api.openai.com/v1', OPENAI_API_KEY: 'sk', DEEPSEEK_API_KEY: 'ds' },
+  { OPENAI_API_KEY: 'sk', DEEPSEEK_API_KEY: 'ds' }, { OPENAI_BASE_URL: 'https://api.openai.com/v1', DEEPSEEK_API_KEY: 'ds' },
+  { OPENAI_BASE_URL: 'https://api.openai.com/v1', OPENAI_API_KEY: 'sk', DSH_API_KEY: 'k' },
+  { OPENAI_BASE_URL: 'https://api.openai.com/v1', OPENAI_API_KEY: 'sk', DSH_API_KEY: '' },
+  { DSH_BASE_URL: 'http://127.0.0.1:8080/v1', OPENAI_BASE_URL: 'https://api.openai.com/v1', OPENAI_API_KEY: 'sk' },
 ]
 
 describe('the cordis.yml entry reads the environment the same way', () => {

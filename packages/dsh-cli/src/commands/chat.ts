@@ -28,7 +28,8 @@ Options:
 
 The model (default cordis.yml): DEEPSEEK_API_KEY for DeepSeek, or DSH_BASE_URL,
 DSH_MODEL and DSH_API_KEY for any OpenAI-compatible server (OpenAI, vLLM,
-llama.cpp, Ollama; a server on this machine needs no key).
+llama.cpp, Ollama; a server on this machine needs no key). OPENAI_BASE_URL with
+OPENAI_API_KEY work too (only as a pair; DSH_* win).
 
 Exit status: 0 the input ended (and the last turn did not fail), 1 the last
 turn ended with an error, 2 bad usage or no model configured, 130 ended by a

@@ -131,7 +131,7 @@ export const devCommand: Command = {
     await loop.ready()
     const plugins = dev.reloader.track().length
     io.stderr(`[dev] watching ${dev.watcher.files.length} files of ${plugins} plugins and ${dev.harness.configFile}\n`)
-    if (!script && !io.env.DSH_API_KEY && !io.env.DEEPSEEK_API_KEY) {
+    if (!script && !io.env.DSH_API_KEY && !io.env.DEEPSEEK_API_KEY && !io.env.OPENAI_API_KEY) {
       io.stderr('[dev] no model configured, prompts will end with an error: pass --script FILE or set DSH_API_KEY\n')
     }
     io.stderr(`[dev] session ${loop.sessionId} on ${workspace}: type a prompt and press Enter; Ctrl-D or Ctrl-C to stop\n`)

@@ -22,7 +22,8 @@ Options:
   --json            print the session's events as JSON Lines on stdout, nothing else
   -h, --help        show this help
 
-Without --script the configured model is used (DSH_API_KEY / DEEPSEEK_API_KEY).
+Without --script the configured model is used (DSH_BASE_URL / DSH_MODEL /
+DSH_API_KEY, the OPENAI_BASE_URL + OPENAI_API_KEY pair, or DEEPSEEK_API_KEY).
 
 Ctrl-C (SIGINT), SIGTERM or SIGHUP abort the turn, flush the session log, kill
 every command still running and exit 130, 143 or 129. A write whose checks were
