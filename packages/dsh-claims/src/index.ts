@@ -21,20 +21,12 @@ declare module 'dsh-session' {
 export const name = 'dsh-claims'
 export const inject = ['sessions', 'tools']
 
-export interface Config {
-  /** Append the latest checkpoint of another session, with its marks, to each new session on the same workspace. */
-  handoff: boolean
-  /** Byte cap on the handoff text. */
-  handoffMaxBytes: number
-  /** Tool names read as shell tools when no definition is registered (logs of tools since unloaded). */
-  shellTools: string[]
-}
-
-export const Config: Schema<Config> = Schema.object({
+export const Config = Schema.object({
   handoff: Schema.boolean().default(true).description('Append the latest checkpoint of another session, with its marks, to each new session on the same workspace.'),
   handoffMaxBytes: Schema.natural().default(8192).description('Byte cap on the handoff text.'),
   shellTools: Schema.array(Schema.string()).default(['bash']).description('Tool names read as shell tools when no definition is registered (logs of tools since unloaded).'),
 })
+export type Config = Schemastery.TypeT<typeof Config>
 
 /**
  * Registers the `checkpoint` tool; keeps the results of shell calls of the

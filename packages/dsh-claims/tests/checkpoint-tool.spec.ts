@@ -1,23 +1,13 @@
 import { existsSync, readFileSync, writeFileSync, mkdirSync } from 'node:fs'
 import { join } from 'node:path'
-import { afterEach, describe, expect, it } from 'vitest'
+import { describe, expect, it } from 'vitest'
 import { readSessionLog, sessionLogPath } from 'dsh-session'
 import { CLEAN_RECEIPT, checkpointPath, type StoredCheckpoint } from 'dsh-claims'
-import { bash, checkpoint, harness, results } from './helpers.ts'
+import { bash, checkpoint, results, setup } from './helpers.ts'
 
 const AUTH = 'login rejects expired tokens — pnpm vitest run tests/auth.test.ts'
 const TYPES = 'types check — npx tsc --noEmit'
 
-let cleanup: (() => Promise<void>)[] = []
-afterEach(async () => {
-  for (const c of cleanup) await c()
-  cleanup = []
-})
-async function setup(options: Parameters<typeof harness>[0] = {}) {
-  const h = await harness(options)
-  cleanup.push(h.dispose)
-  return h
-}
 
 describe('the checkpoint tool', () => {
   it('answers "Checkpoint recorded." when every claim is backed by a passing run', async () => {
@@ -168,7 +158,7 @@ describe('plugin lifecycle', () => {
     expect(h.ctx.tools.get('checkpoint')).toBeUndefined()
 
     const Claims = await import('dsh-claims')
-    const fiber = await h.ctx.plugin(Claims, { ...Claims.Config() })
+    const fiber = await h.ctx.plugin(Claims, Claims.Config({}))
     expect(h.ctx.tools.get('checkpoint')?.effects).toBe('read')
     expect(hooks('tools/execute')).toBe(before.exec + 1)
     expect(hooks('session/event')).toBe(before.event + 1)

@@ -1,23 +1,13 @@
 import { mkdirSync, readFileSync, writeFileSync } from 'node:fs'
 import { join } from 'node:path'
-import { afterEach, describe, expect, it } from 'vitest'
+import { describe, expect, it } from 'vitest'
 import { readSessionLog, sessionLogPath } from 'dsh-session'
 import { checkpointPath, checkpointsDir, type StoredCheckpoint } from 'dsh-claims'
-import { bash, checkpoint, fakeWorkspace, harness, results } from './helpers.ts'
+import { bash, checkpoint, fakeWorkspace, results, setup } from './helpers.ts'
 
 const AUTH = 'login rejects expired tokens — pnpm vitest run tests/auth.test.ts'
 const TYPES = 'types check — npx tsc --noEmit'
 
-let cleanup: (() => Promise<void>)[] = []
-afterEach(async () => {
-  for (const c of cleanup) await c()
-  cleanup = []
-})
-async function setup(options: Parameters<typeof harness>[0] = {}) {
-  const h = await harness(options)
-  cleanup.push(h.dispose)
-  return h
-}
 
 function stored(vault: string, id: string): StoredCheckpoint {
   return JSON.parse(readFileSync(checkpointPath(vault, id), 'utf8')) as StoredCheckpoint

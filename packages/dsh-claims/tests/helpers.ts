@@ -1,17 +1,16 @@
-import { Context, type Fiber } from '@deepseek-ai/cordis'
-import { chmodSync, mkdirSync, mkdtempSync, realpathSync, writeFileSync } from 'node:fs'
-import { tmpdir } from 'node:os'
+import type { Fiber } from '@deepseek-ai/cordis'
+import { chmodSync, mkdirSync, writeFileSync } from 'node:fs'
 import { join } from 'node:path'
-import SessionService, { type RawSessionEvent, type Session } from 'dsh-session'
+import { afterEach } from 'vitest'
+import type { RawSessionEvent, Session } from 'dsh-session'
 import * as SessionJsonl from 'dsh-session/jsonl'
-import ToolService from 'dsh-tools'
-import * as WorkspaceTools from 'dsh-tools-workspace'
 import LlmService, { createScriptedAdapter, type ScriptStep } from 'dsh-llm'
 import AgentService, { type Agent } from 'dsh-agent'
 import * as Claims from 'dsh-claims'
+import { harness as core, tempDir as kitTempDir, type PluginSpec } from 'dsh-testkit'
 
 export function tempDir(): string {
-  return realpathSync(mkdtempSync(join(tmpdir(), 'dsh-claims-')))
+  return kitTempDir('dsh-claims-')
 }
 
 /**
@@ -47,21 +46,20 @@ export interface HarnessOptions {
  * per session id, so several sessions can run different scripts.
  */
 export async function harness(options: HarnessOptions = {}) {
-  const ctx = new Context()
-  await ctx.plugin(SessionService)
-  if (options.jsonl) await ctx.plugin(SessionJsonl, { intervalMs: 0 })
-  await ctx.plugin(ToolService)
-  await ctx.plugin(WorkspaceTools, {})
-  await ctx.plugin(LlmService)
-  await ctx.plugin(AgentService, {})
-  const claims: Fiber = await ctx.plugin(Claims, { ...Claims.Config(), ...options.claims })
-  await new Promise(r => setTimeout(r, 0))
+  const plugins: PluginSpec[] = [
+    ...(options.jsonl ? [[SessionJsonl, { intervalMs: 0 }] as PluginSpec] : []),
+    LlmService,
+    [AgentService, {}],
+  ]
+  const kit = await core({ plugins, workspace: options.ws ?? fakeWorkspace() })
+  const ctx = kit.ctx
+  const claims: Fiber = await kit.load([Claims, Claims.Config(options.claims ?? {})])
   const scripts = new Map<string, ScriptStep[]>()
   ctx.llm.register({
     name: 'per-session-script',
     stream: (request, signal) => createScriptedAdapter(scripts.get(request.session.id) ?? []).stream(request, signal),
   })
-  const ws = options.ws ?? fakeWorkspace()
+  const ws = kit.workspace
   const vault = join(ws, '.dsh')
 
   /** Create a session on the workspace (optionally seeded, as after a restart) with its agent. */
@@ -78,7 +76,19 @@ export async function harness(options: HarnessOptions = {}) {
     return { session, agent, reason }
   }
 
-  return { ctx, claims, ws, vault, scripts, open, run, dispose: () => ctx.fiber.dispose() }
+  return { ctx, claims, ws, vault, scripts, open, run, dispose: kit.dispose }
+}
+
+const running: (() => Promise<void>)[] = []
+afterEach(async () => {
+  for (const dispose of running.splice(0)) await dispose()
+})
+
+/** `harness(options)`, disposed after the current test. */
+export async function setup(options: HarnessOptions = {}) {
+  const h = await harness(options)
+  running.push(h.dispose)
+  return h
 }
 
 /** The content of every `tool/result` of the named tool, in log order. */

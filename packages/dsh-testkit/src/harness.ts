@@ -31,10 +31,10 @@ export interface Harness {
   ctx: Context
   /** The first session's workspace. */
   workspace: string
-  /** A session on `workspace`, created after every plugin was loaded. */
-  session: Session
-  /** An agent on `session` (only with `script`). */
-  agent: Agent
+  /** A session on `workspace`, created on first use (after every plugin was loaded). */
+  readonly session: Session
+  /** An agent on `session` (only with `script`), created on first use. */
+  readonly agent: Agent
   /** Event types of `session`'s log, in order. */
   types(): string[]
   /** Load one more plugin (a hot reload, a toggle); disposed with the harness. */
@@ -71,20 +71,23 @@ export async function harness(options: HarnessOptions = {}): Promise<Harness> {
   }
   for (const plugin of options.plugins ?? []) await load(plugin)
   const workspace = options.workspace ?? tempDir()
-  const session = ctx.sessions.create(undefined, { cwd: workspace })
-  const agent = options.script !== undefined ? ctx.agents.create(session) : undefined
+  let session: Session | undefined
+  let agent: Agent | undefined
+  const theSession = () => session ??= ctx.sessions.create(undefined, { cwd: workspace })
   let disposed = false
   return {
     ctx,
     workspace,
-    session,
-    get agent(): Agent {
-      if (!agent) throw new Error('harness: no agent without a script (pass { script })')
-      return agent
+    get session(): Session {
+      return theSession()
     },
-    types: () => session.events.map(e => e.type),
+    get agent(): Agent {
+      if (options.script === undefined) throw new Error('harness: no agent without a script (pass { script })')
+      return agent ??= ctx.agents.create(theSession())
+    },
+    types: () => theSession().events.map(e => e.type),
     load,
-    waitFor: (type, opts = {}) => waitFor(ctx, opts.session ?? session, type, opts),
+    waitFor: (type, opts = {}) => waitFor(ctx, opts.session ?? theSession(), type, opts),
     async dispose() {
       if (disposed) return
       disposed = true
