@@ -1,14 +1,31 @@
 import type { SessionEvent } from 'dsh-session'
 import type { ModelMessage } from 'dsh-llm'
 
+/** How a harness notice (`context/message`) reads in the conversation: `[harness: <source>] <text>`. */
+function harnessNotice(source: string, text: string): string {
+  return `[harness: ${source}] ${text}`
+}
+
 /**
  * The conversation as the model sees it, derived from the session log:
  * user and context messages, assistant messages with their tool calls, and
  * tool results. A call whose result never arrived (the turn ended with an
  * error) gets a placeholder result so the protocol stays well-formed.
+ *
+ * Harness notices (`context/message`) are sent as `user` messages reading
+ * `[harness: <source>] <text>`, never as `system` messages: the chat
+ * templates of vLLM and llama.cpp reject a system message that is not first
+ * (ADR 0011). Adjacent user-role messages (notices and the user's own text)
+ * are merged into one, parts separated by a blank line, so user and
+ * assistant turns still alternate for templates that insist on it.
  */
 export function buildMessages(events: readonly SessionEvent[], system?: string): ModelMessage[] {
   const out: ModelMessage[] = system ? [{ role: 'system', content: system }] : []
+  const pushUser = (content: string) => {
+    const last = out.at(-1)
+    if (last?.role === 'user') last.content = `${last.content}\n\n${content}`
+    else out.push({ role: 'user', content })
+  }
   let open: { ids: string[]; answered: Set<string>; names: Map<string, string> } | undefined
   const closeOpen = () => {
     if (!open) return
@@ -21,11 +38,11 @@ export function buildMessages(events: readonly SessionEvent[], system?: string):
     switch (event.type) {
       case 'user/message':
         closeOpen()
-        out.push({ role: 'user', content: event.data.text })
+        pushUser(event.data.text)
         break
       case 'context/message':
         closeOpen()
-        out.push({ role: 'system', content: `[${event.data.source}] ${event.data.text}` })
+        pushUser(harnessNotice(event.data.source, event.data.text))
         break
       case 'assistant/message': {
         closeOpen()

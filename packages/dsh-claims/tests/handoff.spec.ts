@@ -50,7 +50,7 @@ describe('handoff to the next session', () => {
       return next()
     })
     await h.run('s2', [{ text: 'ok' }])
-    expect(requests[0]).toContain('[claims] Checkpoint left by session s1')
+    expect(requests[0]).toContain('{"role":"user","content":"[harness: claims] Checkpoint left by session s1')
     expect(requests[0]).toContain('[unsupported: `vitest run` not seen run]')
   })
 

@@ -162,8 +162,22 @@ async function writeStream(res: ServerResponse, reply: StreamReply, cut: () => v
   res.end()
 }
 
+/** How the server judges a request's messages before answering. */
+export interface ProtocolServerOptions {
+  /**
+   * `system-first`: like the chat templates of vLLM and llama.cpp, reject
+   * (400, vLLM's error shape) a request with a `system` message anywhere but
+   * first; the request is recorded, the reply list is not consumed.
+   */
+  template?: 'system-first'
+}
+
+/** The message of the 400 a `system-first` server answers (what vLLM relays from the template). */
+export const SYSTEM_FIRST_ERROR = 'System message must be at the beginning.'
+
 /** Start a protocol server on 127.0.0.1 (a free port). */
-export async function startProtocolServer(replies: Reply[] | ((request: RecordedRequest, index: number) => Reply)): Promise<ProtocolServer> {
+export async function startProtocolServer(replies: Reply[] | ((request: RecordedRequest, index: number) => Reply), options: ProtocolServerOptions = {}): Promise<ProtocolServer> {
+  let answered = 0
   const requests: RecordedRequest[] = []
   let clientAborts = 0
   const waiters: { n: number; resolve: () => void }[] = []
@@ -183,7 +197,13 @@ export async function startProtocolServer(replies: Reply[] | ((request: Recorded
         res.writeHead(404, { 'content-type': 'application/json' }).end(JSON.stringify({ error: { message: `no route for ${req.method} ${req.url}` } }))
         return
       }
-      const index = requests.push(recorded) - 1
+      requests.push(recorded)
+      if (options.template === 'system-first' && body?.messages?.some((m, i) => i > 0 && m.role === 'system')) {
+        res.writeHead(400, { 'content-type': 'application/json' })
+          .end(JSON.stringify({ object: 'error', message: SYSTEM_FIRST_ERROR, type: 'BadRequestError', param: null, code: 400 }))
+        return
+      }
+      const index = answered++
       const reply = typeof replies === 'function' ? replies(recorded, index) : replies[index]
       let cut = false
       res.on('close', () => {

@@ -9,7 +9,7 @@ import LlmService, { type ModelChunk, type ModelMessage } from 'dsh-llm'
 import AgentService from 'dsh-agent'
 import * as OpenAI from 'dsh-llm-openai'
 import { createOpenAIAdapter, type OpenAIAdapterOptions, type RetryInfo } from 'dsh-llm-openai'
-import { startProtocolServer, type ProtocolServer, type Reply, type RecordedRequest } from 'dsh-llm-openai/test-server'
+import { startProtocolServer, type ProtocolServer, type ProtocolServerOptions, type Reply, type RecordedRequest } from 'dsh-llm-openai/test-server'
 
 export function tempDir(): string {
   return realpathSync(mkdtempSync(join(tmpdir(), 'dsh-openai-')))
@@ -21,8 +21,8 @@ export const fastRetries = { retryDelayMs: 5, maxRetryDelayMs: 40, timeoutMs: 50
 const servers: ProtocolServer[] = []
 
 /** A protocol server on 127.0.0.1, closed by {@link closeServers}. */
-export async function server(replies: Reply[] | ((request: RecordedRequest, index: number) => Reply)): Promise<ProtocolServer> {
-  const s = await startProtocolServer(replies)
+export async function server(replies: Reply[] | ((request: RecordedRequest, index: number) => Reply), options?: ProtocolServerOptions): Promise<ProtocolServer> {
+  const s = await startProtocolServer(replies, options)
   servers.push(s)
   return s
 }

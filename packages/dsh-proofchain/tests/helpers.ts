@@ -113,7 +113,14 @@ function standInVerifier(ctx: Context) {
   })
 }
 
-/** Texts of the `[proofchain]` system messages in a model request. */
+/**
+ * Texts of the proofchain notices in a model request: the parts of `user`
+ * messages reading `[harness: proofchain] <text>` (adjacent notices and user
+ * text share one message, parts separated by a blank line).
+ */
 export function proofMessages(request: ModelRequest): string[] {
-  return request.messages.filter(m => m.role === 'system' && m.content.startsWith('[proofchain] ')).map(m => m.content.slice('[proofchain] '.length))
+  return request.messages
+    .flatMap(m => (m.role === 'user' ? m.content.split(/\n\n(?=\[harness: )/) : []))
+    .filter(part => part.startsWith('[harness: proofchain] '))
+    .map(part => part.slice('[harness: proofchain] '.length))
 }
