@@ -7,7 +7,7 @@ afterEach(closeServers)
 describe('a server whose chat template wants the system message first (vLLM, llama.cpp)', () => {
   it('the test server rejects a later system message the way vLLM does', async () => {
     const s = await server([{ stream: textStream('unused') }], { template: 'system-first' })
-    const error = await collect({ baseUrl: s.baseUrl }, [{ role: 'user', content: 'hi' }, { role: 'system', content: 'late' }]).then(() => undefined, (e: Error) => e)
+    const error = await collect({ baseUrl: s.baseUrl, model: 'test-model' }, [{ role: 'user', content: 'hi' }, { role: 'system', content: 'late' }]).then(() => undefined, (e: Error) => e)
     expect(error?.message).toBe(`${s.baseUrl}/chat/completions rejected the request (HTTP 400: ${SYSTEM_FIRST_ERROR})`)
   })
 
