@@ -4,7 +4,7 @@ import { UsageError } from './command.ts'
 import { commands } from './commands/index.ts'
 
 /** dsh-cli's version (its package.json), for `dsh --version`. */
-export const VERSION: string = (JSON.parse(readFileSync(new URL('../package.json', import.meta.url), 'utf8')) as { version: string }).version
+const VERSION: string = (JSON.parse(readFileSync(new URL('../package.json', import.meta.url), 'utf8')) as { version: string }).version
 
 export function defaultIO(): CliIO {
   return {
@@ -78,7 +78,7 @@ export async function runMain(argv: string[], io: CliIO = defaultIO()): Promise<
   }
 }
 
-export function crashLine(error: unknown, debug = false): string {
+function crashLine(error: unknown, debug = false): string {
   if (debug && error instanceof Error && error.stack) return `dsh: ${error.stack}`
   const message = error instanceof Error ? error.message : String(error)
   return `dsh: ${message.split('\n')[0]} (DSH_DEBUG=1 shows where)`

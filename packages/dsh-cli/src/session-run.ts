@@ -81,7 +81,7 @@ function unfinishedCalls(session: Session): string[] {
 }
 
 /** What a stop signal left: the log, and the tool calls that never finished. */
-export function stopMessage(command: string, signal: StopSignal, harness: Harness, session: Session): string {
+function stopMessage(command: string, signal: StopSignal, harness: Harness, session: Session): string {
   const unfinished = unfinishedCalls(session)
   const lines = [`${command}: stopped by ${signal} · session ${session.id} · ${describeSavedLog(harness.vault, session.id)}`]
   if (unfinished.length) {

@@ -20,3 +20,14 @@ import type Schema from '@deepseek-ai/schemastery'
 export function optional<S, T>(schema: Schema<S, T>): Schema<S | undefined, T | undefined> {
   return schema as unknown as Schema<S | undefined, T | undefined>
 }
+
+/**
+ * `obj` without its keys whose value is `undefined`: for records written as
+ * JSON or compared deeply, where `{ step: undefined }` must be `{}`.
+ *
+ * @example
+ * definedOnly({ step: exec.step, turn: exec.turn }) // {} when both are undefined
+ */
+export function definedOnly<T extends object>(obj: T): { [K in keyof T]?: Exclude<T[K], undefined> } {
+  return Object.fromEntries(Object.entries(obj).filter(([, value]) => value !== undefined)) as { [K in keyof T]?: Exclude<T[K], undefined> }
+}

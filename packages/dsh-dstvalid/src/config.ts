@@ -1,71 +1,13 @@
 import Schema from '@deepseek-ai/schemastery'
-import type { StyleToolName } from './style/tool.ts'
+import { optional } from 'dsh-common'
 
 export type ProfileName = 'typescript' | 'go' | 'python' | 'rust' | 'generic'
 
 /** Test files: new diagnostics or new failing tests in them are warnings (test-first work), unless `strictTests`. */
 export const DEFAULT_TEST_FILE_PATTERN = String.raw`(^|/)(__tests__|tests?)/|\.(test|spec)\.[cm]?[jt]sx?$|_test\.go$|(^|/)test_[^/]*\.py$|_test\.py$`
 
-export interface Config {
-  /** Judge writes at all; disabling at runtime drops pending state. */
-  enabled: boolean
-  /** `call`: judge each write call; `step`: one judgement for all writes of an agent step. */
-  per: 'call' | 'step'
-  /** Toolchain profiles to use; empty: detect from the workspace. */
-  profiles: ProfileName[]
-  /** `related`: only tests whose import graph reaches the changed files; `all`: the whole suite; `off`: no tests. */
-  tests: 'related' | 'all' | 'off'
-  /** Extra arguments for vitest, go test, pytest and cargo test (e.g. `--pool=threads` for vitest). */
-  testArgs: string[]
-  /** Extra arguments for Jest (e.g. `--maxWorkers=2`). */
-  jestArgs: string[]
-  /** Make new failing tests and new diagnostics in test files regressions too (no test-first leniency). */
-  strictTests: boolean
-  /** Re-run a newly failing test once, alone, before blaming the write. */
-  confirmFlaky: boolean
-  /** Judge shell calls that changed files like writes: the files they created, modified or deleted are the change (rolled back through dsh-snapshot's shell tracking). */
-  shell: boolean
-  /** Measure the baseline in the background when a session is created. */
-  warmOnStart: boolean
-  /** Milliseconds one check command may run before its process group is killed. */
-  timeoutMs: number
-  /** Cap on the output kept from one check command, in bytes. */
-  maxOutputBytes: number
-  /** Problem lines shown in a rewritten result before "… N more". */
-  maxProblemLines: number
-  /** Byte cap of the problem lines in a rewritten result. */
-  maxProblemBytes: number
-  /** Regular expression (on workspace-relative paths) for test files. */
-  testFilePattern: string
-  /** tsconfig of the TypeScript profile, relative to the workspace. */
-  tsconfig: string
-  /** Heap bound of the type-check worker in MB; 0: Node's default. */
-  typescriptMaxHeapMb: number
-  /** Vitest tests through a warm runner: the workspace's own vitest kept alive in a child process (its Node API), started at session start. Off: the vitest CLI per run. */
-  warmTests: boolean
-  /** Resident memory (MB) of the warm test runner and its workers above which it is recycled after a run; 0: never. */
-  warmTestsMaxRssMb: number
-  /** Change impact before a write: `off`; `notice`: the files that import the edited file, as a `dstvalid/notice`; `result`: also appended to the tool result. */
-  impact: 'off' | 'notice' | 'result'
-  /** Importers listed (nearest first) before "… and N more". */
-  impactMax: number
-  /** The workspace's own formatters and linters on the changed files: `off`; `warn`: new problems are warnings; `rollback`: new problems roll the write back. */
-  style: 'off' | 'warn' | 'rollback'
-  /** Style tools to run; empty: the ones the workspace's config files configure. */
-  styleTools: StyleToolName[]
-  /** Coverage-drop warnings after a passing test run (never a rollback). `threshold` 0 disables the mode. */
-  coverage: { threshold: number; maxDrop: number }
-  /** Emit `verify/learning` for every write that was kept and verified. */
-  learnings: boolean
-  /** Python profile: the interpreter (a command, or a path relative to the workspace); empty: the workspace's `.venv` or `venv`, else an active `VIRTUAL_ENV`, else `python3`. */
-  python: string
-  /** Generic profile: a compile command (run by /bin/sh in the workspace), judged by exit status. */
-  compileCommand?: string
-  /** Generic profile: a test command, judged by exit status. */
-  testCommand?: string
-}
-
-export const Config: Schema<Config> = Schema.object({
+/** The plugin's options: the one source of their text (the type below and the README table derive from it). */
+export const Config = Schema.object({
   enabled: Schema.boolean().default(true).description('Judge writes at all; disabling at runtime drops pending state.'),
   per: Schema.union(['call', 'step']).default('call').description('call: judge each write call; step: one judgement for all writes of an agent step.'),
   profiles: Schema.array(Schema.union(['typescript', 'go', 'python', 'rust', 'generic'])).default([]).description('Toolchain profiles to use; empty: detect from the workspace.'),
@@ -95,6 +37,7 @@ export const Config: Schema<Config> = Schema.object({
   }).default({ threshold: 0, maxDrop: 5 }).description('Coverage-drop warnings after a passing test run (never a rollback): threshold (percent, 0 disables the mode) and maxDrop (points).'),
   learnings: Schema.boolean().default(false).description('Emit verify/learning for every write that was kept and verified.'),
   python: Schema.string().default('').description('Python profile: the interpreter (a command, or a path relative to the workspace); empty: the workspace\'s .venv or venv, else an active VIRTUAL_ENV, else python3.'),
-  compileCommand: Schema.string().description('Generic profile: a compile command (run by /bin/sh in the workspace), judged by exit status.'),
-  testCommand: Schema.string().description('Generic profile: a test command, judged by exit status.'),
+  compileCommand: optional(Schema.string().description('Generic profile: a compile command (run by /bin/sh in the workspace), judged by exit status.')),
+  testCommand: optional(Schema.string().description('Generic profile: a test command, judged by exit status.')),
 })
+export type Config = Schemastery.TypeT<typeof Config>

@@ -1,5 +1,5 @@
 import { resolve } from 'node:path'
-import { ensureVault } from 'dsh-common'
+import { definedOnly, ensureVault } from 'dsh-common'
 import type { Session } from 'dsh-session'
 import type { ToolExecution, ToolResult } from 'dsh-tools'
 import { SnapshotError } from './errors.ts'
@@ -116,8 +116,7 @@ export class SnapshotGuard {
   scopeRef(exec: ToolExecution): ScopeRef {
     const info = {
       callId: exec.callId,
-      ...(exec.step === undefined ? {} : { step: exec.step }),
-      ...(exec.turn === undefined ? {} : { turn: exec.turn }),
+      ...definedOnly({ step: exec.step, turn: exec.turn }),
     }
     if (this.settings.scope === 'step' && exec.step !== undefined) return { key: `step:${exec.turn ?? ''}:${exec.step}`, ...info }
     return { key: `call:${exec.callId}`, ...info }
@@ -247,7 +246,7 @@ export class SnapshotGuard {
   }
 
   async rollback(req: RollbackRequest): Promise<RollbackResult> {
-    const selector = { ...(req.callId === undefined ? {} : { callId: req.callId }), ...(req.step === undefined ? {} : { step: req.step }) }
+    const selector = definedOnly({ callId: req.callId, step: req.step })
     const snaps = this._sessions.get(req.sessionId)
     if (!snaps) return { matched: false, restored: [], deleted: [], failed: [], message: nothingToRestore(selector, req.sessionId) }
     const result = await snaps.rollback(selector, req.reason)
@@ -263,7 +262,7 @@ export class SnapshotGuard {
     const snaps = this._sessions.get(req.sessionId)
     if (!snaps) return
     try {
-      snaps.commit({ ...(req.callId === undefined ? {} : { callId: req.callId }), ...(req.step === undefined ? {} : { step: req.step }) })
+      snaps.commit(definedOnly({ callId: req.callId, step: req.step }))
     } catch (error) {
       if (!(error instanceof SnapshotError)) throw error
       this.host.warn(`snapshot commit for session ${req.sessionId} failed: ${error.message}`)

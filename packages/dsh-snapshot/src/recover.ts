@@ -1,6 +1,6 @@
 import { closeSync, existsSync, openSync, readdirSync, realpathSync, renameSync, rmSync, statSync, unlinkSync } from 'node:fs'
 import { basename, dirname, join, resolve } from 'node:path'
-import { fsyncDirSync, isAtomicTempOf, readdirOrEmpty } from 'dsh-common'
+import { definedOnly, fsyncDirSync, isAtomicTempOf, readdirOrEmpty } from 'dsh-common'
 import { JOURNAL_SUFFIX, type ParsedJournal } from './journal-format.ts'
 import { readJournal, readPayloadFd } from './journal-read.ts'
 import { listPaths } from './messages.ts'
@@ -152,7 +152,7 @@ export async function resolveJournal(parsed: ParsedJournal, fsync: boolean): Pro
       const verdict = scope.verdict ?? 'none'
       const base = {
         scope: scope.id, label: labelOf(scope), callIds: scope.callIds, verdict,
-        ...(scope.step === undefined ? {} : { step: scope.step }), ...(scope.reason ? { reason: scope.reason } : {}),
+        ...definedOnly({ step: scope.step }), ...(scope.reason ? { reason: scope.reason } : {}),
       } as const
       if (verdict === 'commit' || (verdict === 'rollback' && scope.done)) {
         out.scopes.push({ ...base, action: verdict === 'commit' ? 'dropped' : 'nothing to do', restored: [], deleted: [], failed: [] })

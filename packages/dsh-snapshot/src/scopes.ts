@@ -1,3 +1,4 @@
+import { definedOnly } from 'dsh-common'
 import type { ParsedRecord, Verdict } from './journal-format.ts'
 import type { CaptureEntry, ScopeSelector } from './types.ts'
 
@@ -23,8 +24,7 @@ export function newScope(id: string, key: string, info: { callId?: string; step?
   return {
     id, key, time,
     callIds: info.callId === undefined ? [] : [info.callId],
-    ...(info.step === undefined ? {} : { step: info.step }),
-    ...(info.turn === undefined ? {} : { turn: info.turn }),
+    ...definedOnly({ step: info.step, turn: info.turn }),
     items: [], paths: new Set(), done: false,
   }
 }

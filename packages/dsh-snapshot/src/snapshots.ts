@@ -1,6 +1,6 @@
 import { realpathSync } from 'node:fs'
 import { resolve } from 'node:path'
-import { isInside, PathEscapeError, resolveInside, toPosixRelative } from 'dsh-common'
+import { definedOnly, isInside, PathEscapeError, resolveInside, toPosixRelative } from 'dsh-common'
 import { ALWAYS_SKIPPED, formatBytes, readState, walk, type ReadState } from './capture.ts'
 import { SnapshotError } from './errors.ts'
 import type { JournalRecord, ParsedJournal } from './journal-format.ts'
@@ -290,7 +290,7 @@ export class Snapshots {
     const scopes = selector ? selectScopes(this._open, selector).reverse() : this._open
     return scopes.flatMap(s => s.items.map(({ entry }) => ({
       path: entry.path, kind: entry.kind, scope: s.id, callIds: [...s.callIds],
-      ...(s.step === undefined ? {} : { step: s.step }), ...(s.turn === undefined ? {} : { turn: s.turn }),
+      ...definedOnly({ step: s.step, turn: s.turn }),
     })))
   }
 
@@ -447,7 +447,7 @@ export class Snapshots {
   }
 
   private appendVerdicts(scopes: ScopeState[], verdict: 'commit' | 'rollback', reason?: string) {
-    this.journal().append(scopes.map(s => ({ record: { t: 'verdict', scope: s.id, verdict, ...(reason === undefined ? {} : { reason }) } })))
+    this.journal().append(scopes.map(s => ({ record: { t: 'verdict', scope: s.id, verdict, ...definedOnly({ reason }) } })))
   }
 
   private finish(done: Pending[]) {
@@ -468,13 +468,13 @@ export class Snapshots {
 }
 
 function pick(ref: ScopeRef): { step?: number; turn?: number } {
-  return { ...(ref.step === undefined ? {} : { step: ref.step }), ...(ref.turn === undefined ? {} : { turn: ref.turn }) }
+  return definedOnly({ step: ref.step, turn: ref.turn })
 }
 
 function summary(s: ScopeState): ScopeSummary {
   return {
     scope: s.id, key: s.key, callIds: [...s.callIds], paths: [...s.paths],
-    ...(s.step === undefined ? {} : { step: s.step }), ...(s.turn === undefined ? {} : { turn: s.turn }),
+    ...definedOnly({ step: s.step, turn: s.turn }),
   }
 }
 

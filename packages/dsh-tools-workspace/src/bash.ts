@@ -1,6 +1,6 @@
 import { runCommand, describeExit, capText } from 'dsh-common'
 import type { ToolDefinition } from 'dsh-tools'
-import type { Config } from './index.ts'
+import type { Config } from './config.ts'
 
 interface BashArgs {
   command: string

@@ -4,7 +4,7 @@ import { dirname } from 'node:path'
 import { PathEscapeError, resolveInside, toPosixRelative, writeFileAtomic, capText } from 'dsh-common'
 import type { ToolDefinition, ToolExecution, ToolResult } from 'dsh-tools'
 import { applyEdits, EditError, type Edit } from './edits.ts'
-import type { Config } from './index.ts'
+import type { Config } from './config.ts'
 
 /** The workspace root as a real path (paths from `resolveInside` are real). */
 function workspaceRoot(exec: ToolExecution): string {

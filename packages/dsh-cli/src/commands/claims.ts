@@ -57,7 +57,7 @@ function formatCheck(report: ClaimsReport, total: number): string {
 }
 
 /** "42 s", "12 min", "3 h", "2 days". */
-export function formatAge(ms: number): string {
+function formatAge(ms: number): string {
   const s = Math.max(0, Math.round(ms / 1000))
   if (s < 120) return `${s} s`
   if (s < 7200) return `${Math.round(s / 60)} min`
