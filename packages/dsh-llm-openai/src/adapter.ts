@@ -1,3 +1,4 @@
+import { readFileSync } from 'node:fs'
 import type { ModelAdapter, ModelChunk, ModelRequest } from 'dsh-llm'
 import { AnswerAssembler } from './answer.ts'
 import { backoffDelay, sleep } from './backoff.ts'
@@ -5,6 +6,10 @@ import { OpenAIError } from './errors.ts'
 import { connectError, httpError, streamError, type Endpoint } from './http.ts'
 import { SseParser } from './sse.ts'
 import { buildRequestBody, completionsUrl } from './wire.ts'
+
+const VERSION = (JSON.parse(readFileSync(new URL('../package.json', import.meta.url), 'utf8')) as { version: string }).version
+/** Sent as `User-Agent` with every request. */
+export const USER_AGENT = `dsh/${VERSION} (dsh-llm-openai)`
 
 /** Settings of the adapter; the plugin's Config has the same fields and defaults. */
 export interface OpenAISettings {
@@ -18,7 +23,14 @@ export interface OpenAISettings {
   /** Retries of a failed request, only while nothing of the answer has arrived. */
   maxRetries: number
   retryDelayMs: number
+  /** Cap on one backoff wait of ours; a server's Retry-After is honoured in full. */
   maxRetryDelayMs: number
+  /**
+   * Budget for all retry waits of one request. A server asking to wait past
+   * it fails the request at once (saying how long it asked for); a backoff
+   * wait of ours is shortened to what is left.
+   */
+  maxRetryWaitMs: number
   /** Ask for token usage in the stream (`stream_options.include_usage`). */
   includeUsage: boolean
   temperature?: number
@@ -55,6 +67,7 @@ export const DEFAULT_SETTINGS = {
   maxRetries: 3,
   retryDelayMs: 1000,
   maxRetryDelayMs: 20_000,
+  maxRetryWaitMs: 120_000,
   includeUsage: true,
 } as const satisfies Partial<OpenAISettings>
 
@@ -75,12 +88,13 @@ export function createOpenAIAdapter(options: OpenAIAdapterOptions): OpenAIAdapte
   }
   const url = completionsUrl(settings.baseUrl)
   const to: Endpoint = { baseUrl: settings.baseUrl, url, model: settings.model, hasKey: !!settings.apiKey }
-  const headers: Record<string, string> = { 'content-type': 'application/json', accept: 'text/event-stream' }
+  const headers: Record<string, string> = { 'content-type': 'application/json', accept: 'text/event-stream', 'user-agent': USER_AGENT }
   if (settings.apiKey) headers.authorization = `Bearer ${settings.apiKey}`
 
   async function* stream(request: ModelRequest, signal: AbortSignal): AsyncGenerator<ModelChunk> {
     const body = JSON.stringify(buildRequestBody(request.messages, request.tools, settings))
     const maxAttempts = settings.maxRetries + 1
+    let waitedMs = 0
     for (let attempt = 1; ; attempt++) {
       signal.throwIfAborted()
       const assembler = new AnswerAssembler(url, request.requestIndex)
@@ -93,7 +107,12 @@ export function createOpenAIAdapter(options: OpenAIAdapterOptions): OpenAIAdapte
         if (!e.retryable) throw e
         if (assembler.tokens > 0) throw new OpenAIError(`${e.message}; not retried because part of the answer had already arrived`, e.kind, false, e.status)
         if (attempt >= maxAttempts) throw new OpenAIError(attempt > 1 ? `${e.message}; gave up after ${attempt} attempts` : e.message, e.kind, false, e.status)
-        const delayMs = backoffDelay(attempt, settings, e.retryAfterMs)
+        const left = Math.max(0, settings.maxRetryWaitMs - waitedMs)
+        if (e.retryAfterMs !== undefined && e.retryAfterMs > left) {
+          throw new OpenAIError(`${e.message}; the server asked to wait ${formatMs(e.retryAfterMs)} before retrying, more than the ${formatMs(settings.maxRetryWaitMs)} retry budget allows (maxRetryWaitMs${waitedMs ? `, ${formatMs(waitedMs)} already waited` : ''})`, e.kind, false, e.status)
+        }
+        const delayMs = Math.min(backoffDelay(attempt, settings, e.retryAfterMs), left)
+        waitedMs += delayMs
         options.onRetry?.({ sessionId: request.session.id, requestIndex: request.requestIndex, attempt, maxAttempts, delayMs, reason: e.message, ...(e.status ? { status: e.status } : {}) })
         await sleep(delayMs, signal)
       }

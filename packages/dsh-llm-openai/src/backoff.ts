@@ -3,17 +3,18 @@ import { setTimeout as delay } from 'node:timers/promises'
 export interface BackoffSettings {
   /** Wait before the first retry; doubles with each further retry. */
   retryDelayMs: number
-  /** Cap on any single wait, including one the server asks for. */
+  /** Cap on any single backoff wait (not on a wait the server asks for). */
   maxRetryDelayMs: number
 }
 
 /**
  * How long to wait after failed attempt number `attempt` (1-based): what the
- * server asked for (Retry-After), else exponential backoff with ±25 % jitter;
- * never more than `maxRetryDelayMs`.
+ * server asked for (Retry-After), in full, else exponential backoff with
+ * ±25 % jitter, never more than `maxRetryDelayMs`. (The adapter holds all
+ * waits of one request to its `maxRetryWaitMs` budget.)
  */
 export function backoffDelay(attempt: number, settings: BackoffSettings, retryAfterMs?: number, random: () => number = Math.random): number {
-  if (retryAfterMs !== undefined) return Math.min(Math.max(0, retryAfterMs), settings.maxRetryDelayMs)
+  if (retryAfterMs !== undefined) return Math.max(0, retryAfterMs)
   const base = settings.retryDelayMs * 2 ** Math.max(0, attempt - 1)
   return Math.round(Math.min(settings.maxRetryDelayMs, base * (0.75 + 0.5 * random())))
 }

@@ -59,7 +59,8 @@ export async function httpError(response: Response, to: Endpoint): Promise<OpenA
   }
   const status = response.status
   const detail = oneLine(errorText(body) ?? (text || response.statusText))
-  const said = detail ? `: ${detail}` : ''
+  const requestId = response.headers.get('x-request-id') ?? response.headers.get('request-id')
+  const said = (detail ? `: ${detail}` : '') + (requestId ? `; request id ${oneLine(requestId, 120)}` : '')
   const retryAfter = parseRetryAfter(response.headers)
   if (status === 401) {
     return to.hasKey

@@ -46,6 +46,42 @@ describe('retries before the first token', () => {
     })
   })
 
+  it('a Retry-After longer than maxRetryDelayMs is honoured in full, within maxRetryWaitMs', async () => {
+    const s = await server([
+      { status: 429, json: { error: { message: 'slow down' } }, headers: { 'retry-after-ms': '200' } },
+      { stream: textStream('waited') },
+    ])
+    const h = await harness(s.baseUrl, { maxRetryDelayMs: 40, maxRetryWaitMs: 1000 })
+    expect(await h.agent.send('go')).toBe('completed')
+    expect(h.retries.map(r => r.delayMs)).toEqual([200])
+    expect(s.requests).toHaveLength(2)
+  })
+
+  it('a Retry-After past the maxRetryWaitMs budget fails at once, saying how long the server asked to wait', async () => {
+    const s = await server([
+      { status: 429, json: { error: { message: 'slow down' } }, headers: { 'retry-after-ms': '100' } },
+      { status: 429, json: { error: { message: 'slow down' } }, headers: { 'retry-after': '30' } },
+    ])
+    const h = await harness(s.baseUrl, { maxRetryWaitMs: 5000 })
+    expect(await h.agent.send('go')).toBe('error')
+    expect(s.requests).toHaveLength(2)
+    expect(h.errors()).toEqual([`${s.baseUrl} is rate limiting requests (HTTP 429: slow down); the server asked to wait 30 s before retrying, more than the 5 s retry budget allows (maxRetryWaitMs, 100 ms already waited)`])
+  })
+
+  it('every request carries the User-Agent; an error names the request id the server gave', async () => {
+    const s = await server([
+      { status: 400, json: { error: { message: 'bad tools' } }, headers: { 'x-request-id': 'req_abc123' } },
+      { status: 400, json: { error: { message: 'bad tools' } }, headers: { 'request-id': 'req_def456' } },
+    ])
+    const a = await failure({ baseUrl: s.baseUrl, model: 'm' })
+    const b = await failure({ baseUrl: s.baseUrl, model: 'm' })
+    expect(s.requests.map(r => r.headers['user-agent'])).toEqual(['dsh/0.1.0 (dsh-llm-openai)', 'dsh/0.1.0 (dsh-llm-openai)'])
+    expect([a.message, b.message]).toEqual([
+      `${s.baseUrl}/chat/completions rejected the request (HTTP 400: bad tools; request id req_abc123)`,
+      `${s.baseUrl}/chat/completions rejected the request (HTTP 400: bad tools; request id req_def456)`,
+    ])
+  })
+
   it('a connection reset before any answer is retried', async () => {
     const s = await server([{ reset: true }, { stream: textStream('second try') }])
     const h = await harness(s.baseUrl)

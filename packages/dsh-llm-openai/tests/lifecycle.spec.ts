@@ -26,7 +26,7 @@ describe('plugin lifecycle', () => {
 
   it('config defaults are DeepSeek\'s endpoint and model', () => {
     expect(OpenAI.Config({})).toEqual({
-      baseUrl: 'https://api.deepseek.com', model: 'deepseek-chat', timeoutMs: 120_000, maxRetries: 3, retryDelayMs: 1000, maxRetryDelayMs: 20_000, includeUsage: true,
+      baseUrl: 'https://api.deepseek.com', model: 'deepseek-chat', timeoutMs: 120_000, maxRetries: 3, retryDelayMs: 1000, maxRetryDelayMs: 20_000, maxRetryWaitMs: 120_000, includeUsage: true,
     })
   })
 
