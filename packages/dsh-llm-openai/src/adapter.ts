@@ -9,7 +9,7 @@ import { buildRequestBody, completionsUrl } from './wire.ts'
 
 const VERSION = (JSON.parse(readFileSync(new URL('../package.json', import.meta.url), 'utf8')) as { version: string }).version
 /** Sent as `User-Agent` with every request. */
-export const USER_AGENT = `dsh/${VERSION} (dsh-llm-openai)`
+const USER_AGENT = `dsh/${VERSION} (dsh-llm-openai)`
 
 /** Settings of the adapter; the plugin's Config has the same fields and defaults. */
 export interface OpenAISettings {
