@@ -34,11 +34,15 @@ export interface Activity {
   /** Last run per program, whatever its first argument (a claim naming only `pytest` matches any pytest run). */
   lastByProgram: ReadonlyMap<string, RunRecord>
   /**
-   * Last failing run per key, of the commands the agent ran (shell tools).
-   * The harness's own checks (`verify/run`: a baseline failing on
-   * pre-existing problems, a check that timed out) are not the agent's failures.
+   * Last failing run per key, of the commands the agent ran (shell tools),
+   * and of the checks on the agent's writes that failed or rolled them back
+   * (`verify/verdict` outcome `fail` / `rolled-back`). The harness's own
+   * measurements (`verify/run`: a baseline failing on pre-existing problems,
+   * a check that timed out) and verdicts `error` are not the agent's failures.
    */
   failures: ReadonlyMap<string, RunRecord>
+  /** Last verdict per `<check> of <tool> on <paths>` (whether a failed write was later done right). */
+  verdicts: ReadonlyMap<string, RunRecord>
   /** A `claims/questioned` marker is in the session log (anywhere, not only after the cut-off). */
   questioned: boolean
   /** Shell and verify runs counted after the cut-off. */
@@ -71,6 +75,7 @@ export class ActivityRecorder {
   private readonly _runs = new Map<string, RunRecord>()
   private readonly _byProgram = new Map<string, RunRecord>()
   private readonly _failures = new Map<string, RunRecord>()
+  private readonly _verdicts = new Map<string, RunRecord>()
   private readonly _cutoff: number
   private readonly _since: Activity['since']
   private _questioned = false
@@ -109,6 +114,9 @@ export class ActivityRecorder {
       case 'verify/run':
         if (data && Array.isArray(data.argv)) this.recordVerify(event.seq, data)
         return
+      case 'verify/verdict':
+        if (data) this.recordVerdict(event.seq, data)
+        return
       case 'claims/questioned':
         this._questioned = true
         return
@@ -135,6 +143,7 @@ export class ActivityRecorder {
       runs: this._runs,
       lastByProgram: this._byProgram,
       failures: this._failures,
+      verdicts: this._verdicts,
       questioned: this._questioned,
       runCount: this._count,
     }
@@ -155,6 +164,18 @@ export class ActivityRecorder {
     this._count++
     const keyed = this.memo(`${pass}\u0001${argv.join('\u0000')}`, () => keyAttributed([{ words: argv, outcome: pass ? 'pass' : 'fail' }], exitCode, 0))
     this.recordKeyed(keyed, exitCode, seq, 'verify')
+  }
+
+  /** A check's verdict on an agent's write: `fail` / `rolled-back` are the agent's failures; `error` (no judgement) is nothing. */
+  private recordVerdict(seq: number, data: Record<string, unknown>) {
+    if (seq <= this._cutoff) return
+    const { outcome, check, tool, paths } = data
+    if ((outcome !== 'pass' && outcome !== 'fail' && outcome !== 'rolled-back') || typeof check !== 'string' || typeof tool !== 'string' || !Array.isArray(paths)) return
+    const key = `${check} of ${tool} on ${paths.filter(p => typeof p === 'string').join(', ')}`
+    const run: RunRecord = { key, program: check, outcome: outcome === 'pass' ? 'pass' : 'fail', exitCode: null, seq, source: 'verdict' }
+    if (outcome !== 'pass') run.verdict = outcome
+    this._verdicts.set(key, run)
+    if (run.verdict) this._failures.set(key, run)
   }
 
   /** Sessions repeat their commands; parse each (command, status) once. */

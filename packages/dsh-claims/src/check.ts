@@ -18,7 +18,8 @@ function ranIn(activity: Activity) {
  * marked `failing` when one of its commands' last run did not pass, else
  * `unseen` when one never ran after the cut-off, else `unconfirmed` when one
  * last ran with its status hidden; a line naming no command is `noEvidence`.
- * When `failed` is empty but shell runs of the agent failed, the report asks
+ * When `failed` is empty but shell runs of the agent failed (or a check
+ * failed or rolled back one of its writes), the report asks
  * about it — unless this session's log already holds the question.
  */
 export function checkClaims(checkpoint: Pick<Checkpoint, 'verified' | 'failed'>, activity: Activity, sessionId: string): ClaimsReport {
@@ -29,7 +30,11 @@ export function checkClaims(checkpoint: Pick<Checkpoint, 'verified' | 'failed'>,
   }
   const failedRuns: FailedRun[] = [...activity.failures.values()]
     .sort((a, b) => a.seq - b.seq)
-    .map(run => ({ key: run.key, exitCode: run.exitCode, stillFailing: activity.runs.get(run.key)?.outcome === 'fail' }))
+    .map(run => ({
+      key: run.key, exitCode: run.exitCode,
+      stillFailing: (run.source === 'verdict' ? activity.verdicts : activity.runs).get(run.key)?.outcome === 'fail',
+      ...(run.verdict ? { verdict: run.verdict } : {}),
+    }))
   const asked = checkpoint.failed.length === 0 && failedRuns.length > 0 && !activity.questioned
   const byKind = (kind: ClaimMark['kind']) => marks.filter(m => m.kind === kind).map(m => m.claim)
   return {

@@ -43,7 +43,7 @@ export function markLine(mark: ClaimMark, report: ClaimsReport): string {
 }
 
 function failedRunList(runs: readonly FailedRun[], max = 3): string {
-  const shown = runs.slice(0, max).map(r => `${code(r.key)} (${exitText(r)}${r.stillFailing ? '' : ', later passed'})`)
+  const shown = runs.slice(0, max).map(r => `${code(r.key)} (${r.verdict ? (r.verdict === 'rolled-back' ? 'rolled back' : 'failed, kept') : exitText(r)}${r.stillFailing ? '' : ', later passed'})`)
   return runs.length > max ? `${shown.join(', ')} and ${runs.length - max} more` : shown.join(', ')
 }
 

@@ -19,9 +19,12 @@ export interface RunRecord {
   hiddenBy?: HiddenBy
   /** Exit status of the whole command line (or check); `null` when killed, timed out or never started. */
   exitCode: number | null
-  /** Seq of the event that started the run (`tool/call` or `verify/run`). */
+  /** Seq of the event that started the run (`tool/call` or `verify/run`), or of the `verify/verdict`. */
   seq: number
-  source: 'shell' | 'verify'
+  /** `verdict`: dsh-dstvalid's verdict on one of the agent's writes (key `<check> of <tool> on <paths>`). */
+  source: 'shell' | 'verify' | 'verdict'
+  /** For `verdict` records that did not pass: the write was rolled back, or kept failing. */
+  verdict?: 'fail' | 'rolled-back'
 }
 
 /** Why a verified line was marked. */
@@ -42,6 +45,8 @@ export interface FailedRun {
   exitCode: number | null
   /** Its last run failed too (it was not fixed later). */
   stillFailing: boolean
+  /** A check's verdict on one of the agent's writes, not a command the agent ran. */
+  verdict?: 'fail' | 'rolled-back'
 }
 
 /**

@@ -1,5 +1,5 @@
 import { describe, expect, it } from 'vitest'
-import { ActivityRecorder, checkClaims, passed } from 'dsh-claims'
+import { ActivityRecorder, checkClaims, passed, questionLine } from 'dsh-claims'
 import { log, shellRun, verifyRun } from './helpers.ts'
 
 function check(events: ReturnType<typeof log>, verified: string[], failed: string[] = []) {
@@ -114,6 +114,36 @@ describe('the harness\'s own checks are not the agent\'s failures', () => {
     const report = check(log(verifyRun(['tsc', '--noEmit'], 'timeout', null)), ['types — tsc --noEmit'])
     expect(report.failing).toEqual(['types — tsc --noEmit'])
     expect(report.failedRuns).toEqual([])
+  })
+})
+
+describe('verdicts on the agent\'s own writes', () => {
+  const verdict = (outcome: string, path = 'src/a.ts', tool = 'edit_file'): [string, unknown] =>
+    ['verify/verdict', { sessionId: 's1', callId: 'w1', tool, paths: [path], check: 'typecheck', outcome, newProblems: [], durationMs: 5 }]
+
+  it('a rolled-back or failing write is the agent\'s failure: an empty failed is questioned', () => {
+    const report = check(log(verdict('rolled-back'), verdict('fail', 'src/b.ts', 'write_file')), [])
+    expect(report).toMatchObject({ asked: true, questioned: true })
+    expect(report.failedRuns).toEqual([
+      { key: 'typecheck of edit_file on src/a.ts', exitCode: null, stillFailing: true, verdict: 'rolled-back' },
+      { key: 'typecheck of write_file on src/b.ts', exitCode: null, stillFailing: true, verdict: 'fail' },
+    ])
+    expect(questionLine(report)).toBe('- failed is empty, but 2 commands failed in this session: '
+      + '`typecheck of edit_file on src/a.ts` (rolled back), `typecheck of write_file on src/b.ts` (failed, kept). '
+      + 'Did something not work? If so, checkpoint again with it in failed.')
+  })
+
+  it('a write done right later still counts, as later passed; a verdict error (no judgement) or a pass never does', () => {
+    const redone = check(log(verdict('rolled-back'), verdict('pass')), [])
+    expect(redone.failedRuns).toEqual([{ key: 'typecheck of edit_file on src/a.ts', exitCode: null, stillFailing: false, verdict: 'rolled-back' }])
+    const none = check(log(verdict('error'), verdict('pass', 'src/b.ts'), verifyRun(['tsc', '--noEmit'], 'fail', 2)), [])
+    expect(none).toMatchObject({ asked: false, questioned: false, failedRuns: [] })
+  })
+
+  it('a verdict before the cut-off does not count', () => {
+    const recorder = new ActivityRecorder({ after: 0 })
+    for (const event of log(verdict('rolled-back'))) recorder.add(event)
+    expect(checkClaims({ verified: [], failed: [] }, recorder.activity, 's1').failedRuns).toEqual([])
   })
 })
 
