@@ -156,7 +156,7 @@ describe('dsh chat', () => {
     const ws = tempDir('dsh-chat-')
     const r = await dsh(['chat', '--workspace', ws], { input: 'hello\n' })
     expect(r.exitCode).toBe(2)
-    expect(r.stderr).toBe('dsh chat: no API key: set DEEPSEEK_API_KEY (or DSH_API_KEY) for DeepSeek, or DSH_BASE_URL, DSH_MODEL and DSH_API_KEY for another OpenAI-compatible server\n')
+    expect(r.stderr).toBe('dsh chat: no API key: set DEEPSEEK_API_KEY (or DSH_API_KEY) for DeepSeek, or DSH_BASE_URL, DSH_MODEL and DSH_API_KEY (or OPENAI_BASE_URL and OPENAI_API_KEY) for another OpenAI-compatible server\n')
     expect(r.stdout).toBe('')
     expect(readdirSync(ws)).toEqual([])
   })
