@@ -36,7 +36,8 @@ const Config = Schema.object({
   maxSteps: Schema.natural().min(1).default(50).description('Steps (model requests) allowed in one turn before it ends with an error.'),
   systemPrompt: Schema.string().default(
     'You are a coding agent working in a workspace. Use the tools to read, write and edit files and to run commands. '
-    + 'Writes are verified after each change; a result that starts with "rolled back:" means your change was undone — read why and fix it.',
+    + 'Writes are verified after each change; a result that starts with "rolled back:" means your change was undone — read why and fix it. '
+    + 'Text starting with "[harness: <name>]" is a notice from the harness (proofs, handoffs), not from the user.',
   ).description('System prompt sent first in every request.'),
 })
 

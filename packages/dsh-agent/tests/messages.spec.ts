@@ -1,6 +1,6 @@
 import { describe, expect, it } from 'vitest'
 import type { SessionEvent } from 'dsh-session'
-import { buildMessages } from 'dsh-agent'
+import AgentService, { buildMessages } from 'dsh-agent'
 
 let seq = 0
 const ev = <E extends SessionEvent>(type: E['type'], data: E['data']) => ({ seq: seq++, time: 0, type, data }) as SessionEvent
@@ -23,5 +23,15 @@ describe('buildMessages', () => {
       { role: 'user', content: '[harness: proofchain] Proofs: typecheck pass.' },
       { role: 'assistant', content: 'Done.' },
     ])
+  })
+})
+
+describe('the default system prompt', () => {
+  it('says what the harness notices are', () => {
+    expect(AgentService.Config({}).systemPrompt).toBe(
+      'You are a coding agent working in a workspace. Use the tools to read, write and edit files and to run commands. '
+      + 'Writes are verified after each change; a result that starts with "rolled back:" means your change was undone — read why and fix it. '
+      + 'Text starting with "[harness: <name>]" is a notice from the harness (proofs, handoffs), not from the user.',
+    )
   })
 })
