@@ -3,27 +3,15 @@ import { tmpdir } from 'node:os'
 import { isAbsolute, join, relative } from 'node:path'
 import { runCommand, toPosixRelative } from 'dsh-common'
 import { FILE_LEVEL } from '../accepted.ts'
+import { confirmAlone } from './rerun.ts'
+import type { VitestReport } from './vitest.ts'
 import { failingTest } from '../problems.ts'
 import { checkEnv, runRecorded, whyNotJudged } from '../run.ts'
 import type { Change, Check, CheckIO, Measurement, Problem } from '../types.ts'
 import { ownParseErrors } from './vitest.ts'
 
-/** The parts of Jest's `--json` report this check reads. */
-interface JestReport {
-  testResults: {
-    name: string
-    status: string
-    message?: string
-    assertionResults: {
-      ancestorTitles: string[]
-      title: string
-      fullName: string
-      status: string
-      failureMessages?: string[]
-      location?: { line: number; column: number } | null
-    }[]
-  }[]
-}
+/** Jest's `--json` report has the shape of vitest's JSON reporter (which copied it). */
+type JestReport = VitestReport
 
 export interface JestCheckOptions {
   root: string
@@ -37,10 +25,6 @@ export interface JestCheckOptions {
 
 function firstLine(text: string | undefined): string {
   return (text ?? '').split('\n').map(l => l.trim()).find(Boolean) ?? ''
-}
-
-function escapeRegExp(text: string): string {
-  return text.replace(/[.*+?^${}()|[\]\\]/g, '\\$&')
 }
 
 /** The first line of a Jest failure that says what went wrong ("Test suite failed to run" is only a heading). */
@@ -104,21 +88,9 @@ export class JestCheck implements Check {
     return [...new Set([...roots, ...tops])].flatMap(r => ['--roots', r])
   }
 
-  async confirm(problems: Problem[], io: CheckIO): Promise<Problem[] | undefined> {
-    const byFile = new Map<string, Problem[]>()
-    for (const p of problems) byFile.set(p.file, [...(byFile.get(p.file) ?? []), p])
-    const still: Problem[] = []
-    for (const [file, group] of byFile) {
-      const whole = group.some(p => p.key.endsWith(FILE_LEVEL))
-      const names = group.map(p => this._names.get(p.key)).filter((n): n is string => !!n)
-      const filter = whole || !names.length ? [] : ['-t', `^(${names.map(escapeRegExp).join('|')})$`]
-      const m = await this.runReport(['--runTestsByPath', file, ...filter], io, [])
-      // A re-run that could not be judged confirms nothing: keep the failures.
-      if (m.status !== 'ok') return undefined
-      const failing = new Set(m.problems.map(p => p.key))
-      still.push(...group.filter(p => failing.has(p.key)))
-    }
-    return still
+  confirm(problems: Problem[], io: CheckIO): Promise<Problem[] | undefined> {
+    return confirmAlone(problems, p => this._names.get(p.key), ({ file, pattern }) =>
+      this.runReport(['--runTestsByPath', file, ...(pattern ? ['-t', pattern] : [])], io, []))
   }
 
   private async runReport(args: string[], io: CheckIO, touched: readonly string[]): Promise<Measurement> {

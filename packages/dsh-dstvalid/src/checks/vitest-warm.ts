@@ -1,9 +1,9 @@
 import { join } from 'node:path'
 import { seconds } from '../run.ts'
 import type { Change, Check, CheckIO, Measurement, Problem } from '../types.ts'
-import { FILE_LEVEL } from '../accepted.ts'
 import { WarmVitestClient, type WarmRunAnswer, type WarmRunRequest } from '../vitest/warm-client.ts'
-import { escapeRegExp, readVitestReport, type VitestCheck } from './vitest.ts'
+import { confirmAlone } from './rerun.ts'
+import { readVitestReport, type VitestCheck } from './vitest.ts'
 
 /** Files whose change makes the warm runner's configuration or module resolution stale: it is restarted. */
 export const TEST_CONFIG_FILE = /(?:^|\/)(?:vite(?:st)?\.(?:config|workspace|projects)(?:\.[\w-]+)?\.[cm]?[jt]s|vitest\.workspace\.json|package\.json|tsconfig[^/]*\.json)$/
@@ -97,21 +97,10 @@ export class WarmVitestCheck implements Check {
 
   async confirm(problems: Problem[], io: CheckIO): Promise<Problem[] | undefined> {
     if (this._unsupported) return this.options.cli.confirm(problems, io)
-    const byFile = new Map<string, Problem[]>()
-    for (const p of problems) byFile.set(p.file, [...(byFile.get(p.file) ?? []), p])
-    const still: Problem[] = []
-    for (const [file, group] of byFile) {
-      const whole = group.some(p => p.key.endsWith(FILE_LEVEL))
-      const names = group.map(p => this._names.get(p.key)).filter((n): n is string => !!n)
-      const pattern = whole || !names.length ? undefined : `^(${names.map(escapeRegExp).join('|')})$`
+    return confirmAlone(problems, p => this._names.get(p.key), ({ file, pattern }) => {
       const argv = ['vitest', 'run', file, ...(pattern ? ['-t', pattern] : []), '(warm)']
-      const m = await this.runWarm({ changed: [], mode: 'files', files: [join(this.options.root, file)], ...(pattern ? { pattern } : {}) }, argv, io)
-      // A re-run that could not be judged confirms nothing: keep the failures.
-      if (!m || m.status !== 'ok') return undefined
-      const failing = new Set(m.problems.map(p => p.key))
-      still.push(...group.filter(p => failing.has(p.key)))
-    }
-    return still
+      return this.runWarm({ changed: [], mode: 'files', files: [join(this.options.root, file)], ...(pattern ? { pattern } : {}) }, argv, io)
+    })
   }
 
   dispose(): Promise<void> {

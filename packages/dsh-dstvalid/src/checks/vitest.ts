@@ -4,12 +4,13 @@ import { join } from 'node:path'
 import { fileURLToPath } from 'node:url'
 import { toPosixRelative } from 'dsh-common'
 import { FILE_LEVEL } from '../accepted.ts'
+import { confirmAlone } from './rerun.ts'
 import { diagnostic, failingTest } from '../problems.ts'
 import { checkEnv, runRecorded, whyNotJudged, type RecordedRun } from '../run.ts'
 import type { Change, Check, CheckIO, Measurement, Problem } from '../types.ts'
 import { parseCoverageSummary, type CoverageReading, type CoverageSource } from './coverage.ts'
 
-/** The parts of vitest's JSON report this check reads (the warm runner produces the same shape). */
+/** The parts of vitest's JSON report this check reads (the warm runner produces the same shape, and Jest's `--json` report has it too). */
 export interface VitestReport {
   testResults: {
     name: string
@@ -23,7 +24,7 @@ export interface VitestReport {
       fullName: string
       status: string
       failureMessages?: string[]
-      location?: { line: number; column: number }
+      location?: { line: number; column: number } | null
     }[]
   }[]
 }
@@ -67,10 +68,6 @@ const COVERABLE = /\.(?:[cm]?[jt]sx?|vue|svelte)$/
 
 function firstLine(text: string | undefined): string {
   return (text ?? '').split('\n').map(l => l.trim()).find(Boolean) ?? ''
-}
-
-export function escapeRegExp(text: string): string {
-  return text.replace(/[.*+?^${}()|[\]\\]/g, '\\$&')
 }
 
 /** Markers of a parse/transform failure in vitest's output (esbuild, oxc/rolldown, Vite, Node). */
@@ -166,26 +163,10 @@ export class VitestCheck implements Check, CoverageSource {
     return this._coverage
   }
 
-  async confirm(problems: Problem[], io: CheckIO): Promise<Problem[] | undefined> {
-    const groups = new Map<string, Problem[]>()
-    for (const p of problems) {
-      const project = this._names.get(p.key)?.project ?? ''
-      const id = `${project}\u0000${p.file}`
-      groups.set(id, [...(groups.get(id) ?? []), p])
-    }
-    const still: Problem[] = []
-    for (const [id, group] of groups) {
-      const [project, file] = id.split('\u0000') as [string, string]
-      const whole = group.some(p => p.key.endsWith(FILE_LEVEL))
-      const names = group.map(p => this._names.get(p.key)?.full).filter((n): n is string => !!n)
-      const filter = whole || !names.length ? [] : ['-t', `^(${names.map(escapeRegExp).join('|')})$`]
-      const m = await this.runReport(['run', file, ...filter, ...(project ? ['--project', project] : [])], io, undefined, [], false)
-      // A re-run that could not be judged confirms nothing: keep the failures.
-      if (m.status !== 'ok') return undefined
-      const failing = new Set(m.problems.map(p => p.key))
-      still.push(...group.filter(p => failing.has(p.key)))
-    }
-    return still
+  confirm(problems: Problem[], io: CheckIO): Promise<Problem[] | undefined> {
+    return confirmAlone(problems, p => this._names.get(p.key)?.full, ({ file, pattern, group: project }) =>
+      this.runReport(['run', file, ...(pattern ? ['-t', pattern] : []), ...(project ? ['--project', project] : [])], io, undefined, [], false),
+    p => this._names.get(p.key)?.project ?? '')
   }
 
   /** `--project` for every project that can start, once some cannot (none otherwise: vitest runs them all). */
