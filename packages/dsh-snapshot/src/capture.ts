@@ -32,6 +32,27 @@ function missingDirs(root: string, abs: string): string[] {
   return out.reverse()
 }
 
+/**
+ * The whole content of an open file, read from offset 0. `statSize` is a
+ * hint: one byte more is asked for, so a file that grew meanwhile is read
+ * whole. `check(total)` runs after each read (to stop at a size cap).
+ */
+export function readFdWhole(fd: number, statSize: number, check?: (total: number) => void): Buffer {
+  const chunks: Buffer[] = []
+  let total = 0
+  for (;;) {
+    const want = total < statSize ? statSize - total + 1 : 65536
+    const buf = Buffer.allocUnsafe(want)
+    const n = readSync(fd, buf, 0, want, total)
+    if (n === 0) break
+    total += n
+    check?.(total)
+    chunks.push(n === want ? buf : buf.subarray(0, n))
+    if (n < want) break
+  }
+  return chunks.length === 1 ? chunks[0]! : Buffer.concat(chunks, total)
+}
+
 function readFileNoFollow(abs: string, rel: string, maxBytes: number): { data: Buffer; mode: number } | 'symlink' {
   let fd: number
   try {
@@ -44,20 +65,7 @@ function readFileNoFollow(abs: string, rel: string, maxBytes: number): { data: B
   try {
     const st = fstatSync(fd)
     if (!st.isFile()) throw new SnapshotError('unsupported', `${rel} is not a regular file`)
-    const chunks: Buffer[] = []
-    let total = 0
-    for (;;) {
-      // Ask for one byte more than stat said, so a file that grew is read whole.
-      const want = total < st.size ? st.size - total + 1 : 65536
-      const buf = Buffer.allocUnsafe(want)
-      const n = readSync(fd, buf, 0, want, total)
-      if (n === 0) break
-      total += n
-      if (total > maxBytes) throw tooLarge(rel, total, maxBytes)
-      chunks.push(n === want ? buf : buf.subarray(0, n))
-      if (n < want) break
-    }
-    return { data: chunks.length === 1 ? chunks[0]! : Buffer.concat(chunks, total), mode: st.mode & 0o7777 }
+    return { data: readFdWhole(fd, st.size, total => { if (total > maxBytes) throw tooLarge(rel, total, maxBytes) }), mode: st.mode & 0o7777 }
   } finally {
     closeSync(fd)
   }

@@ -1,7 +1,7 @@
-import { closeSync, constants, fstatSync, lstatSync, openSync, readdirSync, readlinkSync, readSync, type Stats } from 'node:fs'
+import { closeSync, constants, fstatSync, lstatSync, openSync, readdirSync, readlinkSync, type Stats } from 'node:fs'
 import { join } from 'node:path'
 import { lstatOrUndefined } from 'dsh-common'
-import { formatBytes } from '../capture.ts'
+import { formatBytes, readFdWhole } from '../capture.ts'
 import { SnapshotError } from '../errors.ts'
 import type { CaptureEntry } from '../types.ts'
 import { IgnoreRules } from './ignore-rules.ts'
@@ -376,18 +376,7 @@ function readNoFollow(abs: string): { bytes: Buffer; mode: number; st: Stats } |
   try {
     const st = fstatSync(fd)
     if (!st.isFile()) return undefined
-    const chunks: Buffer[] = []
-    let total = 0
-    for (;;) {
-      const want = total < st.size ? st.size - total + 1 : 65536
-      const buf = Buffer.allocUnsafe(want)
-      const n = readSync(fd, buf, 0, want, total)
-      if (n === 0) break
-      total += n
-      chunks.push(n === want ? buf : buf.subarray(0, n))
-      if (n < want) break
-    }
-    return { bytes: chunks.length === 1 ? chunks[0]! : Buffer.concat(chunks, total), mode: st.mode & 0o7777, st }
+    return { bytes: readFdWhole(fd, st.size), mode: st.mode & 0o7777, st }
   } finally {
     closeSync(fd)
   }
