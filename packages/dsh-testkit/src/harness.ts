@@ -2,8 +2,9 @@ import { Context, type Fiber } from '@deepseek-ai/cordis'
 import AgentService, { type Agent } from 'dsh-agent'
 import LlmService from 'dsh-llm'
 import * as Scripted from 'dsh-llm/scripted'
-import SessionService, { type Session, type SessionEvent, type SessionEventType } from 'dsh-session'
-import ToolService from 'dsh-tools'
+import { definedOnly } from 'dsh-common'
+import SessionService, { type CreateSessionOptions, type Session, type SessionEvent, type SessionEventType } from 'dsh-session'
+import ToolService, { type ToolResult } from 'dsh-tools'
 import * as WorkspaceTools from 'dsh-tools-workspace'
 import { tempDir } from './temp.ts'
 import { waitFor, type WaitOptions } from './wait.ts'
@@ -25,6 +26,18 @@ export interface HarnessOptions {
   agent?: Partial<AgentService.Config>
   /** The workspace of the first session (default: a fresh temp dir). */
   workspace?: string
+  /** The first session's id (default: a fresh UUID), vault and seed (a resumed session). */
+  session?: Omit<CreateSessionOptions, 'cwd'> & { id?: string }
+}
+
+/** Where a tool call runs (what the agent loop would give it). */
+export interface CallOptions {
+  /** Default: `c1`, `c2`, … counted per harness. */
+  callId?: string
+  step?: number
+  turn?: number
+  /** Default: the harness's `session`. */
+  session?: Session
 }
 
 export interface Harness {
@@ -35,6 +48,8 @@ export interface Harness {
   readonly session: Session
   /** An agent on `session` (only with `script`), created on first use. */
   readonly agent: Agent
+  /** Run one tool call through `ctx.tools.execute` (every `tools/execute` listener), as the agent loop would. */
+  call(name: string, args: Record<string, unknown>, options?: CallOptions): Promise<ToolResult>
   /** Event types of `session`'s log, in order. */
   types(): string[]
   /** Load one more plugin (a hot reload, a toggle); disposed with the harness. */
@@ -73,7 +88,9 @@ export async function harness(options: HarnessOptions = {}): Promise<Harness> {
   const workspace = options.workspace ?? tempDir()
   let session: Session | undefined
   let agent: Agent | undefined
-  const theSession = () => session ??= ctx.sessions.create(undefined, { cwd: workspace })
+  const { id, ...sessionOptions } = options.session ?? {}
+  const theSession = () => session ??= ctx.sessions.create(id, { ...sessionOptions, cwd: workspace })
+  let calls = 0
   let disposed = false
   return {
     ctx,
@@ -85,6 +102,8 @@ export async function harness(options: HarnessOptions = {}): Promise<Harness> {
       if (options.script === undefined) throw new Error('harness: no agent without a script (pass { script })')
       return agent ??= ctx.agents.create(theSession())
     },
+    call: (name, args, { callId = `c${++calls}`, session, ...at } = {}) =>
+      ctx.tools.execute({ session: session ?? theSession(), callId, name, arguments: args, ...definedOnly(at) }),
     types: () => theSession().events.map(e => e.type),
     load,
     waitFor: (type, opts = {}) => waitFor(ctx, opts.session ?? theSession(), type, opts),

@@ -35,6 +35,29 @@ describe('dsh-testkit', () => {
     await h.dispose()
   })
 
+  it('call runs one tool call through the tools/execute waterfall, with generated or given ids', async () => {
+    const h = await harness()
+    const seen: string[] = []
+    h.ctx.on('tools/execute', async (exec, next) => { seen.push(`${exec.callId} ${exec.name} step=${exec.step} turn=${exec.turn} ${exec.session.id}`); return next() })
+    expect(await h.call('write_file', { path: 'a.txt', content: 'x' })).toEqual({ content: 'created a.txt (1 bytes)' })
+    const other = h.ctx.sessions.create('other', { cwd: h.workspace })
+    await h.call('read_file', { path: 'a.txt' }, { callId: 'r', step: 2, turn: 1, session: other })
+    await h.call('read_file', { path: 'a.txt' })
+    expect(seen).toEqual([
+      `c1 write_file step=undefined turn=undefined ${h.session.id}`,
+      'r read_file step=2 turn=1 other',
+      `c2 read_file step=undefined turn=undefined ${h.session.id}`,
+    ])
+    await h.dispose()
+  })
+
+  it('session gives the first session its id, vault and seed', async () => {
+    const vault = tempDir()
+    const h = await harness({ session: { id: 'resumed', vault, seed: [{ seq: 0, time: 1, type: 'user/message', data: { text: 'before' } }] } })
+    expect([h.session.id, h.session.cwd, h.session.vault, h.types()]).toEqual(['resumed', h.workspace, vault, ['user/message']])
+    await h.dispose()
+  })
+
   it('waitFor rejects after its timeout, saying what was logged meanwhile', async () => {
     const h = await harness()
     const waiting = h.waitFor('turn/end', { timeoutMs: 50 })
