@@ -3,7 +3,8 @@ import { mkdirSync, readdirSync, readFileSync, writeFileSync } from 'node:fs'
 import { join } from 'node:path'
 import { afterEach, describe, expect, it } from 'vitest'
 import { startProtocolServer, textStream, toolCallStream, type ProtocolServer, type Reply } from 'dsh-llm-openai/test-server'
-import { dsh, repoRoot, tempDir } from './helpers.ts'
+import { tempDir } from 'dsh-testkit'
+import { dsh, repoRoot } from './helpers.ts'
 
 const servers: ProtocolServer[] = []
 afterEach(async () => { await Promise.all(servers.splice(0).map(s => s.close())) })

@@ -1,7 +1,8 @@
 import { chmodSync, mkdirSync, utimesSync, writeFileSync } from 'node:fs'
 import { join } from 'node:path'
 import { describe, expect, it } from 'vitest'
-import { dsh, tempDir, writeScript } from './helpers.ts'
+import { tempDir, writeScript } from 'dsh-testkit'
+import { dsh } from './helpers.ts'
 
 /** A hand-written session log: `[type, data]` pairs get consecutive seqs. */
 function writeLog(vault: string, id: string, entries: [string, unknown][]): void {

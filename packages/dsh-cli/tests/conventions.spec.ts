@@ -7,7 +7,8 @@ import type { CliIO } from 'dsh-cli'
 import { main, runMain } from '../src/main.ts'
 import { parseArgs } from '../src/command.ts'
 import { nodeFloor, nodeTooOld } from '../src/node-check.ts'
-import { repoRoot, tempDir } from './helpers.ts'
+import { tempDir } from 'dsh-testkit'
+import { repoRoot } from './helpers.ts'
 
 function io(env: NodeJS.ProcessEnv = {}) {
   let stdout = ''

@@ -1,7 +1,8 @@
 import { existsSync, readFileSync, readdirSync } from 'node:fs'
 import { join } from 'node:path'
 import { describe, expect, it } from 'vitest'
-import { dsh, repoRoot, tempDir } from './helpers.ts'
+import { tempDir } from 'dsh-testkit'
+import { dsh, repoRoot } from './helpers.ts'
 
 describe('dsh demo', () => {
   it('shows the guard cases (a shell edit rolled back too), the proof summary the model saw, a marked checkpoint and the handoff', async () => {

@@ -6,8 +6,9 @@ import { createInterface } from 'node:readline'
 import { describe, expect, it } from 'vitest'
 import { Readable } from 'node:stream'
 import { main } from 'dsh-cli'
-import { repoRoot, tempDir } from './helpers.ts'
-import { CORE_ENTRIES, devProject, greeterSource, withTimeout } from './dev-helpers.ts'
+import { CORE_ENTRIES, tempDir } from 'dsh-testkit'
+import { repoRoot } from './helpers.ts'
+import { devProject, greeterSource, withTimeout } from './dev-helpers.ts'
 
 // tsx by URL: the child runs in the project's directory, where no node_modules resolves it.
 const tsx = pathToFileURL(createRequire(import.meta.url).resolve('tsx')).href

@@ -1,7 +1,8 @@
 import { setTimeout as delay } from 'node:timers/promises'
 import { afterEach, describe, expect, it } from 'vitest'
 import { formatReport, type ConfigReloadReport, type DevReport } from 'dsh-cli/dev'
-import { CORE_ENTRIES, counterSource, counterState, devProject, edit, listenerCounts, startProject, type DevProject } from './dev-helpers.ts'
+import { CORE_ENTRIES, listenerCounts } from 'dsh-testkit'
+import { counterSource, counterState, devProject, edit, startProject, type DevProject } from './dev-helpers.ts'
 
 const NO_CHANGE = { added: [], removed: [], disabled: [], enabled: [], reconfigured: [], renamed: [] }
 

@@ -3,7 +3,8 @@ import { join } from 'node:path'
 import { setTimeout as delay } from 'node:timers/promises'
 import { describe, expect, it } from 'vitest'
 import { formatReport, type PluginReloadReport } from 'dsh-cli/dev'
-import { CORE_ENTRIES, counterSource, counterState, devProject, edit, greeterSource, startProject } from './dev-helpers.ts'
+import { CORE_ENTRIES } from 'dsh-testkit'
+import { counterSource, counterState, devProject, edit, greeterSource, startProject } from './dev-helpers.ts'
 
 const entries = (counter: string) => CORE_ENTRIES
   + `- id: greeter\n  name: ./plugins/greeter.ts\n`

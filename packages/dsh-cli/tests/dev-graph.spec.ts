@@ -5,7 +5,7 @@ import { describe, expect, it } from 'vitest'
 import {
   buildImportGraph, diffEntryStates, formatReport, locateError, removedIds, resolveImport, scanImports, scopeOf, staleFiles, type EntryState,
 } from 'dsh-cli/dev'
-import { tempDir } from './helpers.ts'
+import { tempDir } from 'dsh-testkit'
 
 function files(tree: Record<string, string>): string {
   const dir = tempDir('dsh-graph-')

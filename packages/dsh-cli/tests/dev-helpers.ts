@@ -3,12 +3,8 @@
 // started dev harness. Plugins talk to the test through `globalThis` only.
 import { mkdirSync, readFileSync, renameSync, writeFileSync } from 'node:fs'
 import { join } from 'node:path'
-import type { Context } from '@deepseek-ai/cordis'
 import { startDev, type DevHarness, type DevOptions, type DevReport } from 'dsh-cli/dev'
-import { CORE_ENTRIES, tempDir } from './helpers.ts'
-
-export { CORE_ENTRIES }
-
+import { tempDir, writeScript } from 'dsh-testkit'
 
 /** A tool plugin whose answer is `reply` (the thing a reload changes). */
 export function greeterSource(reply: string, extra = ''): string {
@@ -134,11 +130,7 @@ export function devProject(entries: string): DevProject {
       return file
     },
     read: path => readFileSync(join(dir, path), 'utf8'),
-    script(steps) {
-      const file = join(dir, 'script.jsonl')
-      writeFileSync(file, steps.map(s => JSON.stringify(s)).join('\n') + '\n')
-      return file
-    },
+    script: steps => writeScript(dir, steps),
   }
 }
 
@@ -171,10 +163,4 @@ export function withTimeout<T>(promise: Promise<T>, ms: number, what: string | (
       timer = setTimeout(() => reject(new Error(`${typeof what === 'function' ? what() : what} within ${ms} ms`)), ms)
     }),
   ])
-}
-
-/** Listener counts per event name (the leak check). */
-export function listenerCounts(ctx: Context): Record<string, number> {
-  const hooks = (ctx.events as unknown as { _hooks: Record<string, unknown[]> })._hooks
-  return Object.fromEntries(Object.entries(hooks).map(([name, list]) => [name, list.length]).filter(([, n]) => n))
 }

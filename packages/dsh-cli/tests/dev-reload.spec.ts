@@ -4,8 +4,9 @@ import { setTimeout as delay } from 'node:timers/promises'
 import { describe, expect, it } from 'vitest'
 import { TraceChecker } from 'dsh-invariants'
 import { formatReport, type PluginReloadReport } from 'dsh-cli/dev'
+import { CORE_ENTRIES, listenerCounts } from 'dsh-testkit'
 import {
-  armGate, CORE_ENTRIES, counterSource, counterState, devProject, edit, GATE_SOURCE, greeterSource, listenerCounts, startProject,
+  armGate, counterSource, counterState, devProject, edit, GATE_SOURCE, greeterSource, startProject,
 } from './dev-helpers.ts'
 
 const greeterEntry = `- id: greeter\n  name: ./plugins/greeter.ts\n`

@@ -1,13 +1,20 @@
 import { renameSync, writeFileSync } from 'node:fs'
 import { join } from 'node:path'
-import { setTimeout as delay } from 'node:timers/promises'
 import { describe, expect, it } from 'vitest'
 import { SourceWatcher } from 'dsh-cli/dev'
-import { tempDir } from './helpers.ts'
+import { tempDir } from 'dsh-testkit'
 import { withTimeout } from './dev-helpers.ts'
 
-/** A watcher whose batches are recorded; `next()` resolves with the next batch. */
-function recorder(debounceMs: number) {
+/**
+ * Two files `a.ts` and `b.ts` (with the given contents) in a fresh dir, and
+ * a watcher whose batches are recorded; `next()` resolves with the next batch.
+ */
+function watchTwo(debounceMs: number, [a0, b0]: [string, string]) {
+  const dir = tempDir('dsh-watch-')
+  const a = join(dir, 'a.ts')
+  const b = join(dir, 'b.ts')
+  writeFileSync(a, a0)
+  writeFileSync(b, b0)
   const batches: string[][] = []
   let waiting: ((files: string[]) => void) | undefined
   const watcher = new SourceWatcher({
@@ -19,17 +26,12 @@ function recorder(debounceMs: number) {
     },
   })
   const next = () => withTimeout(new Promise<string[]>(resolve => { waiting = resolve }), 5_000, 'no batch')
-  return { watcher, batches, next }
+  return { a, b, watcher, batches, next }
 }
 
 describe('dsh dev: source watcher', () => {
   it('a burst of saves to several files is one batch; a save right after a batch (inside chokidar\'s 50 ms change throttle) is not lost', async () => {
-    const dir = tempDir('dsh-watch-')
-    const a = join(dir, 'a.ts')
-    const b = join(dir, 'b.ts')
-    writeFileSync(a, '0')
-    writeFileSync(b, '0')
-    const { watcher, batches, next } = recorder(30)
+    const { a, b, watcher, batches, next } = watchTwo(30, ['0', '0'])
     try {
       await watcher.set([a, b])
       let batch = next()
@@ -45,12 +47,7 @@ describe('dsh dev: source watcher', () => {
   })
 
   it('sees a save by rename, ignores a save that changes nothing, and stops watching files dropped from the set', async () => {
-    const dir = tempDir('dsh-watch-')
-    const a = join(dir, 'a.ts')
-    const b = join(dir, 'b.ts')
-    writeFileSync(a, 'a0')
-    writeFileSync(b, 'b0')
-    const { watcher, batches, next } = recorder(20)
+    const { a, b, watcher, batches, next } = watchTwo(20, ['a0', 'b0'])
     try {
       await watcher.set([a, b])
       let batch = next()
@@ -58,18 +55,23 @@ describe('dsh dev: source watcher', () => {
       renameSync(a + '.tmp', a)
       expect(await batch).toEqual([a])
 
-      writeFileSync(a, 'a1') // same content
-      await delay(200)
-      expect(batches).toHaveLength(1)
+      // A save of a that changes nothing, then a real change of b: the next batch is b's alone.
+      batch = next()
+      writeFileSync(a, 'a1')
+      writeFileSync(b, 'b1')
+      expect(await batch).toEqual([b])
 
       await watcher.set([b])
       expect(watcher.files).toEqual([b])
       batch = next()
       writeFileSync(a, 'a2')
-      writeFileSync(b, 'b1')
+      writeFileSync(b, 'b2')
       expect(await batch).toEqual([b])
-      await delay(150)
-      expect(batches).toHaveLength(2)
+      // a (no longer watched) made no batch of its own: the next one is b's again.
+      batch = next()
+      writeFileSync(b, 'b3')
+      expect(await batch).toEqual([b])
+      expect(batches).toEqual([[a], [b], [b], [b]])
     } finally {
       await watcher.close()
     }

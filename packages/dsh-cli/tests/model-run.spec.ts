@@ -5,7 +5,8 @@ import { afterEach, describe, expect, it } from 'vitest'
 import { entryListSchema } from '@deepseek-ai/cordis-plugin-include'
 import { parseScript } from 'dsh-llm'
 import { scriptReplies, startProtocolServer, type ProtocolServer } from 'dsh-llm-openai/test-server'
-import { dsh, repoRoot, tempDir } from './helpers.ts'
+import { tempDir } from 'dsh-testkit'
+import { dsh, repoRoot } from './helpers.ts'
 
 const servers: ProtocolServer[] = []
 afterEach(async () => { await Promise.all(servers.splice(0).map(s => s.close())) })

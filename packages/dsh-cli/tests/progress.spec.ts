@@ -1,7 +1,7 @@
-import { Context } from '@deepseek-ai/cordis'
 import { Readable } from 'node:stream'
 import { describe, expect, it } from 'vitest'
-import SessionService, { type SessionEvent } from 'dsh-session'
+import type { SessionEvent } from 'dsh-session'
+import { harness, listenerCounts } from 'dsh-testkit'
 import type { CliIO } from 'dsh-cli'
 import { attachProgress, progressMode, ProgressView, Spinner } from '../src/progress.ts'
 
@@ -61,10 +61,12 @@ describe('progress view', () => {
   it('the spinner ticks with the elapsed seconds', async () => {
     const frames: string[] = []
     let now = 0
-    const spinner = new Spinner(t => frames.push(t), 5, () => now)
+    let ticked!: () => void
+    const tick = new Promise<void>(resolve => { ticked = resolve })
+    const spinner = new Spinner(t => { frames.push(t); if (t.endsWith(' 2s')) ticked() }, 5, () => now)
     spinner.start('waiting for the model…')
     now = 2400
-    await new Promise(r => setTimeout(r, 30))
+    await tick
     spinner.stop()
     expect(frames[0]).toBe(`${HIDE}${CLEAR}⠋ waiting for the model…`)
     expect(frames.at(-3)).toMatch(/^\r\x1b\[2K. waiting for the model… 2s$/)
@@ -126,11 +128,8 @@ describe('progress view', () => {
 
 describe('attachProgress', () => {
   it('shows only its own session, and its disposer removes every listener', async () => {
-    const ctx = new Context()
-    await ctx.plugin(SessionService)
-    await new Promise(r => setTimeout(r, 0))
-    const hooks = () => Object.fromEntries(Object.entries((ctx.events as unknown as { _hooks: Record<string, unknown[]> })._hooks).map(([k, v]) => [k, v.length] as const).filter(([, n]) => n > 0))
-    const before = hooks()
+    const { ctx, dispose } = await harness({ workspaceTools: false })
+    const before = listenerCounts(ctx)
     const mine = ctx.sessions.create('mine')
     const other = ctx.sessions.create('other')
     const { io, text } = fakeIO(false)
@@ -144,6 +143,7 @@ describe('attachProgress', () => {
     await disposed
     expect(text('out')).toBe('› for me\n')
     expect(text('err')).toBe('  · my check\n')
-    expect(hooks()).toEqual(before)
+    expect(listenerCounts(ctx)).toEqual(before)
+    await dispose()
   })
 })

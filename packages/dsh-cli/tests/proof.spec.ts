@@ -4,7 +4,8 @@ import { describe, expect, it } from 'vitest'
 import { Readable } from 'node:stream'
 import { ProofChain, proofChainPath } from 'dsh-proofchain'
 import { main } from 'dsh-cli'
-import { dsh, tempDir } from './helpers.ts'
+import { tempDir } from 'dsh-testkit'
+import { dsh } from './helpers.ts'
 
 /** Run `dsh …` in this process with captured output (the real-process path is covered once below). */
 async function run(argv: string[]) {

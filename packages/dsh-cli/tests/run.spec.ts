@@ -2,7 +2,8 @@ import { existsSync, mkdirSync, readFileSync, readdirSync, writeFileSync } from 
 import { execFileSync } from 'node:child_process'
 import { join } from 'node:path'
 import { describe, expect, it } from 'vitest'
-import { CORE_ENTRIES, dsh, tempDir, writeScript } from './helpers.ts'
+import { CORE_ENTRIES, tempDir, writeScript } from 'dsh-testkit'
+import { dsh } from './helpers.ts'
 
 /** A harness without the guards, persisting its logs. */
 const minimalConfig = `# a harness without the guards\n${CORE_ENTRIES}- id: sessions-jsonl\n  name: dsh-session/jsonl\n`

@@ -5,7 +5,8 @@ import { setTimeout as delay } from 'node:timers/promises'
 import { afterAll, describe, expect, it } from 'vitest'
 import { readJsonl } from 'dsh-common'
 import { checkTrace } from 'dsh-invariants'
-import { CORE_ENTRIES, dsh, repoRoot, tempDir, writeScript } from './helpers.ts'
+import { CORE_ENTRIES, tempDir, writeScript } from 'dsh-testkit'
+import { dsh, repoRoot } from './helpers.ts'
 
 const bin = join(repoRoot, 'packages/dsh-cli/src/bin.ts')
 const started: ChildProcess[] = []

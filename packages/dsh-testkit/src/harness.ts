@@ -6,6 +6,7 @@ import { definedOnly } from 'dsh-common'
 import SessionService, { type CreateSessionOptions, type Session, type SessionEvent, type SessionEventType } from 'dsh-session'
 import ToolService, { type ToolResult } from 'dsh-tools'
 import * as WorkspaceTools from 'dsh-tools-workspace'
+import { scriptLines } from './script.ts'
 import { tempDir } from './temp.ts'
 import { waitFor, type WaitOptions } from './wait.ts'
 
@@ -18,11 +19,17 @@ export interface HarnessOptions {
    * scripted adapter and dsh-agent are loaded, and `agent` exists.
    */
   script?: readonly object[] | string
+  /**
+   * A model adapter plugin (a real one, e.g. dsh-llm-openai pointed at a
+   * local server) instead of `script`: dsh-llm, this adapter and dsh-agent
+   * are loaded, and `agent` exists.
+   */
+  model?: PluginSpec
   /** Plugins loaded after the core, in order (the suite plugins under test). */
   plugins?: readonly PluginSpec[]
   /** Config of dsh-tools-workspace, or false to leave the workspace tools out. */
   workspaceTools?: Partial<WorkspaceTools.Config> | false
-  /** Config of dsh-agent (with `script`). */
+  /** Config of dsh-agent (with `script` or `model`). */
   agent?: Partial<AgentService.Config>
   /** The workspace of the first session (default: a fresh temp dir). */
   workspace?: string
@@ -46,7 +53,7 @@ export interface Harness {
   workspace: string
   /** A session on `workspace`, created on first use (after every plugin was loaded). */
   readonly session: Session
-  /** An agent on `session` (only with `script`), created on first use. */
+  /** An agent on `session` (only with `script` or `model`), created on first use. */
   readonly agent: Agent
   /** Run one tool call through `ctx.tools.execute` (every `tools/execute` listener), as the agent loop would. */
   call(name: string, args: Record<string, unknown>, options?: CallOptions): Promise<ToolResult>
@@ -78,10 +85,12 @@ export async function harness(options: HarnessOptions = {}): Promise<Harness> {
   await load(SessionService)
   await load(ToolService)
   if (options.workspaceTools !== false) await load([WorkspaceTools, options.workspaceTools ?? {}])
-  if (options.script !== undefined) {
-    const script = typeof options.script === 'string' ? options.script : options.script.map(s => JSON.stringify(s)).join('\n')
+  if (options.script !== undefined && options.model !== undefined) throw new Error('harness: pass { script } or { model }, not both')
+  const model: PluginSpec | undefined = options.script === undefined ? options.model
+    : [Scripted, { script: typeof options.script === 'string' ? options.script : scriptLines(options.script) }]
+  if (model !== undefined) {
     await load(LlmService)
-    await load([Scripted, { script }])
+    await load(model)
     await load([AgentService, options.agent ?? {}])
   }
   for (const plugin of options.plugins ?? []) await load(plugin)
@@ -99,7 +108,7 @@ export async function harness(options: HarnessOptions = {}): Promise<Harness> {
       return theSession()
     },
     get agent(): Agent {
-      if (options.script === undefined) throw new Error('harness: no agent without a script (pass { script })')
+      if (model === undefined) throw new Error('harness: no agent without a model (pass { script } or { model })')
       return agent ??= ctx.agents.create(theSession())
     },
     call: (name, args, { callId = `c${++calls}`, session, ...at } = {}) =>

@@ -1,8 +1,9 @@
-import { existsSync } from 'node:fs'
+import { existsSync, readFileSync } from 'node:fs'
 import { fileURLToPath } from 'node:url'
 import { runCommand } from 'dsh-common'
+import * as Scripted from 'dsh-llm/scripted'
 import { describe, expect, it } from 'vitest'
-import { harness, tempDir, waitFor } from 'dsh-testkit'
+import { CORE_ENTRIES, harness, listenerCounts, tempDir, waitFor, writeScript } from 'dsh-testkit'
 
 const early = tempDir('dsh-kit-')
 
@@ -64,5 +65,38 @@ describe('dsh-testkit', () => {
     h.session.append('user/message', { text: 'x' })
     await expect(waiting).rejects.toThrow('waitFor: no turn/end event within 50 ms; logged meanwhile: user/message')
     await h.dispose()
+  })
+
+  it('harness takes a model adapter plugin instead of a script (not both)', async () => {
+    const h = await harness({ model: [Scripted, { script: '{"text":"from the adapter"}' }] })
+    await h.agent.send('go')
+    expect(h.session.ofType('assistant/message').map(e => e.data.text)).toEqual(['from the adapter'])
+    await h.dispose()
+    await expect(harness({ script: [], model: Scripted })).rejects.toThrow('harness: pass { script } or { model }, not both')
+    const bare = await harness()
+    expect(() => bare.agent).toThrow('harness: no agent without a model (pass { script } or { model })')
+    await bare.dispose()
+  })
+
+  it('listenerCounts: what a fiber adds, and what disposing it leaves (named events give 0 where none)', async () => {
+    const h = await harness()
+    const before = listenerCounts(h.ctx)
+    expect(Object.values(before).every(n => n > 0)).toBe(true)
+    const fiber = await h.load({ name: 'probe', apply: ctx => { ctx.on('session/event', () => {}) } })
+    expect(listenerCounts(h.ctx, ['session/event', 'no/such-event'])).toEqual({ 'session/event': (before['session/event'] ?? 0) + 1, 'no/such-event': 0 })
+    await fiber.dispose()
+    expect(listenerCounts(h.ctx)).toEqual(before)
+    await h.dispose()
+  })
+
+  it('writeScript writes JSON Lines the scripted model replays; CORE_ENTRIES names the core packages in load order', async () => {
+    const file = writeScript(tempDir(), [{ text: 'one' }, { text: 'two' }])
+    expect(readFileSync(file, 'utf8')).toBe('{"text":"one"}\n{"text":"two"}\n')
+    const h = await harness({ script: readFileSync(file, 'utf8') })
+    await h.agent.send('a')
+    await h.agent.send('b')
+    expect(h.session.ofType('assistant/message').map(e => e.data.text)).toEqual(['one', 'two'])
+    await h.dispose()
+    expect([...CORE_ENTRIES.matchAll(/^ {2}name: (.+)$/gm)].map(m => m[1])).toEqual(['dsh-session', 'dsh-tools', 'dsh-tools-workspace', 'dsh-llm', 'dsh-agent'])
   })
 })
