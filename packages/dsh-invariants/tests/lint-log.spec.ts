@@ -4,6 +4,7 @@ import { join } from 'node:path'
 import { afterAll, describe, expect, it } from 'vitest'
 import { JsonlError } from 'dsh-common'
 import { formatLintReport, lintLog } from 'dsh-invariants'
+import { CORE_ENTRIES } from 'dsh-testkit'
 import { dsh, fixture } from './helpers.ts'
 
 const BROKEN = fixture('broken-session.jsonl')
@@ -87,19 +88,8 @@ describe('dsh lint-log (the command)', () => {
 })
 
 describe('dsh run → dsh lint-log, dsh-invariants loaded by name from a cordis.yml', () => {
-  const config = (breaker: boolean) => `
-- id: sessions
-  name: dsh-session
-- id: sessions-jsonl
+  const config = (breaker: boolean) => `${CORE_ENTRIES}- id: sessions-jsonl
   name: dsh-session/jsonl
-- id: tools
-  name: dsh-tools
-- id: workspace-tools
-  name: dsh-tools-workspace
-- id: llm
-  name: dsh-llm
-- id: agents
-  name: dsh-agent
 ${breaker ? '- id: breaker\n  name: ./breaker.mjs\n' : ''}- id: invariants
   name: dsh-invariants
   disabled: !!js process.env.NODE_ENV === 'production'
