@@ -2,14 +2,16 @@ import { appendFileSync, readFileSync, writeFileSync, mkdirSync } from 'node:fs'
 import { join } from 'node:path'
 import { describe, expect, it } from 'vitest'
 import { readSessionLog, sessionLogPath } from 'dsh-session'
-import { Context } from '@deepseek-ai/cordis'
-import SessionService from 'dsh-session'
 import * as jsonl from 'dsh-session/jsonl'
-import { createContext, tempDir } from './helpers.ts'
+import { harness, tempDir, type PluginSpec } from 'dsh-testkit'
+
+const persist: PluginSpec = [jsonl, { intervalMs: 0 }]
+/** Sessions persisted by dsh-session/jsonl, drained only on flush and dispose. */
+const persisted = () => harness({ workspaceTools: false, plugins: [persist] })
 
 describe('JSONL persistence', () => {
   it('writes behind and drains on session/flush; the reader round-trips the log', async () => {
-    const ctx = await createContext({ persist: true })
+    const { ctx } = await persisted()
     const ws = tempDir()
     const s = ctx.sessions.create('rt', { cwd: ws })
     s.append('user/message', { text: 'hello' })
@@ -22,11 +24,10 @@ describe('JSONL persistence', () => {
   })
 
   it('drains on dispose', async () => {
-    const ctx = await createContext({ persist: true })
-    const ws = tempDir()
-    const s = ctx.sessions.create('d', { cwd: ws })
+    const h = await persisted()
+    const s = h.ctx.sessions.create('d', { cwd: tempDir() })
     s.append('user/message', { text: 'not flushed yet' })
-    await ctx.fiber.dispose()
+    await h.dispose()
     expect(readSessionLog(sessionLogPath(s.vault, 'd')).records).toHaveLength(1)
   })
 
@@ -46,10 +47,9 @@ describe('JSONL persistence', () => {
   })
 
   it('an event appended during session/created by an earlier listener is written once', async () => {
-    const ctx = new Context()
-    await ctx.plugin(SessionService)
+    const { ctx, load } = await harness({ workspaceTools: false })
     ctx.on('session/created', s => { s.append('context/message', { source: 'handoff', text: 'hi' }) })
-    await ctx.plugin(jsonl, { intervalMs: 0 })
+    await load(persist)
     const ws = tempDir()
     const s = ctx.sessions.create('h', { cwd: ws })
     s.append('user/message', { text: 'next' })
@@ -58,7 +58,7 @@ describe('JSONL persistence', () => {
   })
 
   it('writes a seed only when the session file does not exist yet', async () => {
-    const ctx = await createContext({ persist: true })
+    const { ctx } = await persisted()
     const ws = tempDir()
     const seed = [{ seq: 0, time: 1, type: 'user/message', data: { text: 'seeded' } }]
     const s = ctx.sessions.create('seed', { cwd: ws, seed })

@@ -1,10 +1,10 @@
-import { describe, expect, it } from 'vitest'
+import { describe, expect, it, vi } from 'vitest'
 import type { SessionEvent } from 'dsh-session'
-import { createContext, tempDir } from './helpers.ts'
+import { harness, tempDir } from 'dsh-testkit'
 
 describe('session log', () => {
   it('assigns 0-based increasing seq and non-decreasing time, and emits session/event synchronously in order', async () => {
-    const ctx = await createContext()
+    const { ctx } = await harness({ workspaceTools: false })
     const seen: string[] = []
     ctx.on('session/event', (_s, e) => { seen.push(`${e.seq}:${e.type}`) })
     const s = ctx.sessions.create('a', { cwd: tempDir() })
@@ -19,7 +19,7 @@ describe('session log', () => {
   })
 
   it('emits session/created, and get/list find the session', async () => {
-    const ctx = await createContext()
+    const { ctx } = await harness({ workspaceTools: false })
     const created: string[] = []
     ctx.on('session/created', s => { created.push(s.id) })
     const s = ctx.sessions.create('x')
@@ -30,7 +30,7 @@ describe('session log', () => {
   })
 
   it('a seeded session arrives with its events, emits no session/event for them, and continues their seq', async () => {
-    const ctx = await createContext()
+    const { ctx } = await harness({ workspaceTools: false })
     const events: SessionEvent[] = []
     ctx.on('session/event', (_s, e) => { events.push(e) })
     let lengthAtCreation = -1
@@ -48,7 +48,7 @@ describe('session log', () => {
   })
 
   it('rejects a seed whose seq does not increase', async () => {
-    const ctx = await createContext()
+    const { ctx } = await harness({ workspaceTools: false })
     const seed = [
       { seq: 0, time: 1, type: 'user/message', data: { text: 'a' } },
       { seq: 0, time: 2, type: 'user/message', data: { text: 'b' } },
@@ -58,15 +58,16 @@ describe('session log', () => {
   })
 
   it('session/flush awaits every listener, in parallel', async () => {
-    const ctx = await createContext()
+    const { ctx } = await harness({ workspaceTools: false })
     const order: string[] = []
-    const wait = (ms: number, label: string) => new Promise<void>(r => setTimeout(() => { order.push(label); r() }, ms))
-    ctx.on('session/flush', () => wait(30, 'slow'))
-    ctx.on('session/flush', () => wait(5, 'fast'))
-    const s = ctx.sessions.create()
-    const started = Date.now()
-    await s.flush()
-    expect(order).toEqual(['fast', 'slow'])
-    expect(Date.now() - started).toBeLessThan(1000)
+    let secondStarted!: () => void
+    const started = new Promise<void>(resolve => { secondStarted = resolve })
+    // The first listener can finish only once the second has started: one after the other, the second would never start.
+    ctx.on('session/flush', async () => { order.push('first:start'); await started; order.push('first:end') })
+    ctx.on('session/flush', async () => { order.push('second'); secondStarted() })
+    const flushing = ctx.sessions.create().flush()
+    await vi.waitFor(() => expect(order).toContain('second'))
+    await flushing
+    expect(order).toEqual(['first:start', 'second', 'first:end'])
   })
 })

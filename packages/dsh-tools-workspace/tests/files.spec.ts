@@ -1,11 +1,11 @@
 import { chmodSync, mkdirSync, readFileSync, readdirSync, statSync, symlinkSync, writeFileSync, existsSync } from 'node:fs'
 import { join } from 'node:path'
 import { describe, expect, it } from 'vitest'
-import { setup, tempDir } from './helpers.ts'
+import { harness, tempDir } from 'dsh-testkit'
 
 describe('file tools', () => {
   it('write_file creates parents; read_file reads it back; edit_file replaces one exact match', async () => {
-    const { ws, call } = await setup()
+    const { workspace: ws, call } = await harness()
     expect(await call('write_file', { path: 'src/a.ts', content: 'export const a = 1\n' })).toEqual({ content: 'created src/a.ts (19 bytes)' })
     expect((await call('read_file', { path: 'src/a.ts' })).content).toBe('export const a = 1\n')
     expect(await call('edit_file', { path: 'src/a.ts', old_string: '= 1', new_string: '= 2' })).toEqual({ content: 'edited src/a.ts' })
@@ -13,7 +13,7 @@ describe('file tools', () => {
   })
 
   it('edit_file says how many matched when not exactly one, and touches nothing', async () => {
-    const { ws, call } = await setup()
+    const { workspace: ws, call } = await harness()
     writeFileSync(join(ws, 'f.txt'), 'x x x')
     expect(await call('edit_file', { path: 'f.txt', old_string: 'x', new_string: 'y' }))
       .toEqual({ content: 'f.txt: old_string must match exactly once, found 3 matches — add surrounding lines to make it unique', isError: true })
@@ -23,7 +23,7 @@ describe('file tools', () => {
   })
 
   it('writes keep the file mode and leave no temp files behind', async () => {
-    const { ws, call } = await setup()
+    const { workspace: ws, call } = await harness()
     writeFileSync(join(ws, 'run.sh'), 'echo 1\n')
     chmodSync(join(ws, 'run.sh'), 0o751)
     await call('edit_file', { path: 'run.sh', old_string: '1', new_string: '2' })
@@ -34,7 +34,7 @@ describe('file tools', () => {
   })
 
   it('multi_edit is all-or-nothing across files', async () => {
-    const { ws, call } = await setup()
+    const { workspace: ws, call } = await harness()
     writeFileSync(join(ws, 'a.txt'), 'alpha')
     writeFileSync(join(ws, 'b.txt'), 'beta')
     const r = await call('multi_edit', { edits: [
@@ -56,7 +56,7 @@ describe('file tools', () => {
 
 describe('workspace containment', () => {
   it('refuses ../, absolute paths and symlink escapes, touching nothing', async () => {
-    const { ws, call } = await setup()
+    const { workspace: ws, call } = await harness()
     const outside = tempDir('dsh-outside-')
     writeFileSync(join(outside, 'secret.txt'), 'secret')
     symlinkSync(outside, join(ws, 'link'))
@@ -80,18 +80,18 @@ describe('workspace containment', () => {
   })
 
   it('names paths relative to the workspace even when its path goes through a symlink', async () => {
-    const { ctx, ws } = await setup()
+    const { ctx, workspace: ws, call } = await harness()
     const link = join(tempDir('dsh-link-'), 'ws-link')
     symlinkSync(ws, link)
     const session = ctx.sessions.create(undefined, { cwd: link })
-    const r = await ctx.tools.execute({ session, callId: 'l', name: 'write_file', arguments: { path: 'src/a.ts', content: 'x' } })
+    const r = await call('write_file', { path: 'src/a.ts', content: 'x' }, { session })
     expect(r).toEqual({ content: 'created src/a.ts (1 bytes)' })
-    const m = await ctx.tools.execute({ session, callId: 'm', name: 'multi_edit', arguments: { edits: [{ path: 'src/a.ts', old_string: 'x', new_string: 'y' }] } })
+    const m = await call('multi_edit', { edits: [{ path: 'src/a.ts', old_string: 'x', new_string: 'y' }] }, { session })
     expect(m).toEqual({ content: 'edited src/a.ts (1 edits)' })
   })
 
   it('allows a symlink that stays inside the workspace', async () => {
-    const { ws, call } = await setup()
+    const { workspace: ws, call } = await harness()
     mkdirSync(join(ws, 'real'))
     symlinkSync(join(ws, 'real'), join(ws, 'alias'))
     expect((await call('write_file', { path: 'alias/x.txt', content: 'ok' })).isError).toBeFalsy()

@@ -1,39 +1,43 @@
 import { describe, expect, it } from 'vitest'
 import type { ToolDefinition } from 'dsh-tools'
-import { createContext, echoTool, session } from './helpers.ts'
+import { harness } from 'dsh-testkit'
+import { echoTool } from './helpers.ts'
+
+/** Sessions and the tool registry alone: no workspace tools, so a test registers exactly the tools it names. */
+const registry = () => harness({ workspaceTools: false })
 
 describe('tools/execute waterfall', () => {
   it('nests listeners outermost-first around the tool', async () => {
-    const ctx = await createContext()
+    const { ctx, call } = await registry()
     ctx.tools.register(echoTool)
     const order: string[] = []
     ctx.on('tools/execute', async (exec, next) => { order.push('a:before'); const r = await next(); order.push('a:after'); return r })
     ctx.on('tools/execute', async (exec, next) => { order.push('b:before'); const r = await next(); order.push('b:after'); return r })
-    const r = await ctx.tools.execute({ session: session(ctx), callId: 'c', name: 'echo', arguments: { text: 'x' } })
+    const r = await call('echo', { text: 'x' })
     expect(r).toEqual({ content: 'x' })
     expect(order).toEqual(['a:before', 'b:before', 'b:after', 'a:after'])
   })
 
   it('a listener that does not call next vetoes the call; the tool never runs', async () => {
-    const ctx = await createContext()
+    const { ctx, call } = await registry()
     let ran = false
     ctx.tools.register({ ...echoTool, execute: () => { ran = true; return { content: 'ran' } } })
     ctx.on('tools/execute', async () => ({ content: 'vetoed by policy', isError: true }))
-    const r = await ctx.tools.execute({ session: session(ctx), callId: 'c', name: 'echo', arguments: { text: 'x' } })
+    const r = await call('echo', { text: 'x' })
     expect(r).toEqual({ content: 'vetoed by policy', isError: true })
     expect(ran).toBe(false)
   })
 
   it('a listener may rewrite the result', async () => {
-    const ctx = await createContext()
+    const { ctx, call } = await registry()
     ctx.tools.register(echoTool)
     ctx.on('tools/execute', async (exec, next) => ({ ...(await next()), content: 'rewritten' }))
-    const r = await ctx.tools.execute({ session: session(ctx), callId: 'c', name: 'echo', arguments: { text: 'x' } })
+    const r = await call('echo', { text: 'x' })
     expect(r.content).toBe('rewritten')
   })
 
   it('passes the definition and effect metadata to listeners', async () => {
-    const ctx = await createContext()
+    const { ctx, call } = await registry()
     const writer: ToolDefinition<{ path: string }> = {
       name: 'touch', description: 't', effects: 'write', paths: a => [a.path],
       parameters: { type: 'object', properties: { path: { type: 'string' } }, required: ['path'] },
@@ -45,27 +49,26 @@ describe('tools/execute waterfall', () => {
       if (exec.tool?.effects === 'write') seen.push(exec.tool.paths!(exec.arguments as { path: string }))
       return next()
     })
-    await ctx.tools.execute({ session: session(ctx), callId: 'c', name: 'touch', arguments: { path: 'a.txt' } })
+    await call('touch', { path: 'a.txt' })
     expect(seen).toEqual([['a.txt']])
   })
 
   it('unknown tool, invalid arguments and a throwing tool become isError results', async () => {
-    const ctx = await createContext()
+    const { ctx, call } = await registry()
     ctx.tools.register(echoTool)
     ctx.tools.register({ ...echoTool, name: 'boom', execute: () => { throw new Error('disk on fire') } })
-    const s = session(ctx)
-    expect(await ctx.tools.execute({ session: s, callId: '1', name: 'nope', arguments: {} }))
+    expect(await call('nope', {}))
       .toEqual({ content: 'unknown tool "nope"; available: boom, echo', isError: true })
-    expect(await ctx.tools.execute({ session: s, callId: '2', name: 'echo', arguments: { text: 3 } }))
+    expect(await call('echo', { text: 3 }))
       .toEqual({ content: 'invalid arguments for echo: /text must be string', isError: true })
-    expect(await ctx.tools.execute({ session: s, callId: '3', name: 'boom', arguments: { text: 'x' } }))
+    expect(await call('boom', { text: 'x' }))
       .toEqual({ content: 'boom failed: disk on fire', isError: true })
   })
 })
 
 describe('tool registry', () => {
   it('register returns a disposer, rejects duplicates, and emits tools/change', async () => {
-    const ctx = await createContext()
+    const { ctx } = await registry()
     let changes = 0
     ctx.on('tools/change', () => { changes++ })
     const dispose = ctx.tools.register(echoTool)
@@ -77,13 +80,13 @@ describe('tool registry', () => {
   })
 
   it('a writer without paths() is refused', async () => {
-    const ctx = await createContext()
+    const { ctx } = await registry()
     expect(() => ctx.tools.register({ ...echoTool, name: 'w', effects: 'write' }))
       .toThrow("tool \"w\" declares effects 'write' but no paths(args)")
   })
 
   it('disposing the registering plugin unregisters its tools', async () => {
-    const ctx = await createContext()
+    const { ctx } = await registry()
     const fiber = ctx.plugin({ inject: ['tools'], apply: (c) => { c.tools.register(echoTool) } })
     await fiber
     expect(ctx.tools.get('echo')).toBeDefined()

@@ -2,10 +2,8 @@ import { Context } from '@deepseek-ai/cordis'
 import { describe, expect, it } from 'vitest'
 import SessionService from 'dsh-session'
 import ToolService from 'dsh-tools'
+import { harness, tempDir } from 'dsh-testkit'
 import { echoTool } from './helpers.ts'
-import { mkdtempSync } from 'node:fs'
-import { tmpdir } from 'node:os'
-import { join } from 'node:path'
 
 // A host (dsh-host-deepseek) gives the suite its own `sessions` and `tools` in a
 // child context isolated from the harness's services of the same names: the
@@ -27,7 +25,7 @@ describe('isolated sessions and tools', () => {
     inner.on('tools/execute', (_exec, next) => { seen.push('inner:execute'); return next() })
 
     inner.tools.register(echoTool)
-    const session = inner.sessions.create('s1', { cwd: mkdtempSync(join(tmpdir(), 'dsh-iso-')) })
+    const session = inner.sessions.create('s1', { cwd: tempDir('dsh-iso-') })
     session.append('user/message', { text: 'hi' })
     const result = await inner.tools.execute({ session, callId: 'c1', name: 'echo', arguments: { text: 'x' } })
 
@@ -36,16 +34,13 @@ describe('isolated sessions and tools', () => {
   })
 
   it('without isolation every listener still sees them (the lean harness)', async () => {
-    const ctx = new Context()
-    await ctx.plugin(SessionService)
-    await ctx.plugin(ToolService)
+    const { ctx, call } = await harness({ workspaceTools: false })
     const seen: string[] = []
     const child = ctx.extend({})
     child.on('session/created', () => { seen.push('created') })
     child.on('tools/execute', (_exec, next) => { seen.push('execute'); return next() })
     ctx.tools.register(echoTool)
-    const session = ctx.sessions.create('s1', { cwd: mkdtempSync(join(tmpdir(), 'dsh-iso-')) })
-    await ctx.tools.execute({ session, callId: 'c1', name: 'echo', arguments: { text: 'x' } })
+    await call('echo', { text: 'x' })
     expect(seen).toEqual(['created', 'execute'])
   })
 })
