@@ -6,7 +6,7 @@
 //     usual split-on-blank-line loop that handles LF only.
 //  3. End to end on 127.0.0.1: a long answer through the adapter vs reading
 //     the same response body raw (the adapter's overhead over the wire).
-import { createOpenAIAdapter, SseParser, AnswerAssembler } from 'dsh-llm-openai'
+import { Config, createOpenAIAdapter, SseParser, AnswerAssembler } from 'dsh-llm-openai'
 import { chunk, startProtocolServer, textStream, toolCallStream } from 'dsh-llm-openai/test-server'
 import type { Session } from 'dsh-session'
 
@@ -82,7 +82,7 @@ row('SSE framing (64-byte network pieces)', ours2, naive2, `${(body.length / 1e6
 // 3. End to end over 127.0.0.1.
 const answer = textStream('token '.repeat(50_000), 6)
 const server = await startProtocolServer(() => ({ stream: answer }))
-const adapter = createOpenAIAdapter({ baseUrl: server.baseUrl, model: 'bench', includeUsage: false })
+const adapter = createOpenAIAdapter(Config({ baseUrl: server.baseUrl, model: 'bench', includeUsage: false }))
 const session = { id: 'bench' } as Session
 const ours3 = await timed(async () => {
   let n = 0

@@ -2,6 +2,7 @@ import { readFileSync } from 'node:fs'
 import type { ModelAdapter, ModelChunk, ModelRequest } from 'dsh-llm'
 import { AnswerAssembler } from './answer.ts'
 import { backoffDelay, sleep } from './backoff.ts'
+import type { Config } from './config.ts'
 import { OpenAIError } from './errors.ts'
 import { connectError, httpError, streamError, type Endpoint } from './http.ts'
 import { SseParser } from './sse.ts'
@@ -10,32 +11,6 @@ import { buildRequestBody, completionsUrl } from './wire.ts'
 const VERSION = (JSON.parse(readFileSync(new URL('../package.json', import.meta.url), 'utf8')) as { version: string }).version
 /** Sent as `User-Agent` with every request. */
 const USER_AGENT = `dsh/${VERSION} (dsh-llm-openai)`
-
-/** Settings of the adapter; the plugin's Config has the same fields and defaults. */
-export interface OpenAISettings {
-  /** Base URL of an OpenAI-compatible API; requests go to `<baseUrl>/chat/completions`. */
-  baseUrl: string
-  model: string
-  /** Sent as `Authorization: Bearer …` when set. */
-  apiKey?: string
-  /** Longest silence (no bytes) from the server before the attempt fails. */
-  timeoutMs: number
-  /** Retries of a failed request, only while nothing of the answer has arrived. */
-  maxRetries: number
-  retryDelayMs: number
-  /** Cap on one backoff wait of ours; a server's Retry-After is honoured in full. */
-  maxRetryDelayMs: number
-  /**
-   * Budget for all retry waits of one request. A server asking to wait past
-   * it fails the request at once (saying how long it asked for); a backoff
-   * wait of ours is shortened to what is left.
-   */
-  maxRetryWaitMs: number
-  /** Ask for token usage in the stream (`stream_options.include_usage`). */
-  includeUsage: boolean
-  temperature?: number
-  maxTokens?: number
-}
 
 /** A retry about to happen (after the wait). */
 export interface RetryInfo {
@@ -50,7 +25,8 @@ export interface RetryInfo {
   status?: number
 }
 
-export interface OpenAIAdapterOptions extends Partial<Omit<OpenAISettings, 'baseUrl' | 'model'>>, Pick<OpenAISettings, 'baseUrl' | 'model'> {
+/** The adapter's settings (`Config({ baseUrl, model, … })`: the schema fills in the defaults) and its retry hook. */
+export interface OpenAIAdapterOptions extends Config {
   /** Called before each retry's wait. Must not throw. */
   onRetry?(info: RetryInfo): void
 }
@@ -61,15 +37,6 @@ export interface OpenAIAdapter extends ModelAdapter {
   /** The URL requests are POSTed to. */
   readonly url: string
 }
-
-export const DEFAULT_SETTINGS = {
-  timeoutMs: 120_000,
-  maxRetries: 3,
-  retryDelayMs: 1000,
-  maxRetryDelayMs: 20_000,
-  maxRetryWaitMs: 120_000,
-  includeUsage: true,
-} as const satisfies Partial<OpenAISettings>
 
 /**
  * A model adapter for any OpenAI-compatible `/chat/completions` endpoint,
@@ -82,7 +49,7 @@ export const DEFAULT_SETTINGS = {
  * @throws OpenAIError (kind `config`) when `baseUrl` is not an http(s) URL.
  */
 export function createOpenAIAdapter(options: OpenAIAdapterOptions): OpenAIAdapter {
-  const settings: OpenAISettings = { ...DEFAULT_SETTINGS, ...stripUndefined(options), baseUrl: options.baseUrl, model: options.model }
+  const settings = options
   if (!/^https?:$/.test(safeProtocol(settings.baseUrl))) {
     throw new OpenAIError(`baseUrl is not an http(s) URL: ${JSON.stringify(settings.baseUrl)}`, 'config')
   }
@@ -189,10 +156,6 @@ function safeProtocol(url: string): string {
   } catch {
     return ''
   }
-}
-
-function stripUndefined<T extends object>(o: T): Partial<T> {
-  return Object.fromEntries(Object.entries(o).filter(([, v]) => v !== undefined)) as Partial<T>
 }
 
 function formatMs(ms: number): string {

@@ -1,10 +1,10 @@
 import { afterEach, describe, expect, it } from 'vitest'
 import type { Session } from 'dsh-session'
-import { createOpenAIAdapter } from 'dsh-llm-openai'
+import { Config, createOpenAIAdapter } from 'dsh-llm-openai'
 import { textStream } from 'dsh-llm-openai/test-server'
-import { closeServers, harness, server } from './helpers.ts'
+import { cleanUp, harness, server } from './helpers.ts'
 
-afterEach(closeServers)
+afterEach(cleanUp)
 
 describe('abort', () => {
   it('abort mid-stream ends the turn with reason aborted, no error, and closes the connection', async () => {
@@ -32,7 +32,7 @@ describe('abort', () => {
 
   it('a consumer that stops reading early releases the connection', async () => {
     const s = await server([{ stream: textStream('a b c d e f', 2), hang: true }])
-    const adapter = createOpenAIAdapter({ baseUrl: s.baseUrl, model: 'm' })
+    const adapter = createOpenAIAdapter(Config({ baseUrl: s.baseUrl, model: 'm' }))
     const stream = adapter.stream({ session: { id: 'x' } as Session, messages: [], tools: [], requestIndex: 0 }, new AbortController().signal)
     for await (const chunk of stream) {
       expect(chunk).toEqual({ type: 'text', text: 'a ' })

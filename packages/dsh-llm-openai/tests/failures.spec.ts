@@ -1,9 +1,9 @@
 import { createServer } from 'node:net'
 import { afterEach, describe, expect, it } from 'vitest'
 import { chunk, textStream, usageChunk } from 'dsh-llm-openai/test-server'
-import { closeServers, failure, harness, server } from './helpers.ts'
+import { cleanUp, failure, harness, server } from './helpers.ts'
 
-afterEach(closeServers)
+afterEach(cleanUp)
 
 async function closedPort(): Promise<number> {
   const probe = createServer()

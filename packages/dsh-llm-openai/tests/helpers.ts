@@ -1,65 +1,52 @@
-import { Context } from '@deepseek-ai/cordis'
-import { mkdtempSync, realpathSync } from 'node:fs'
-import { tmpdir } from 'node:os'
-import { join } from 'node:path'
-import SessionService, { type Session } from 'dsh-session'
-import ToolService from 'dsh-tools'
-import * as WorkspaceTools from 'dsh-tools-workspace'
-import LlmService, { type ModelChunk, type ModelMessage } from 'dsh-llm'
-import AgentService from 'dsh-agent'
+import type { Session } from 'dsh-session'
+import type { ModelChunk, ModelMessage } from 'dsh-llm'
 import * as OpenAI from 'dsh-llm-openai'
-import { createOpenAIAdapter, type OpenAIAdapterOptions, type RetryInfo } from 'dsh-llm-openai'
 import { startProtocolServer, type ProtocolServer, type ProtocolServerOptions, type Reply, type RecordedRequest } from 'dsh-llm-openai/test-server'
+import { harness as core, type Harness } from 'dsh-testkit'
 
-export function tempDir(): string {
-  return realpathSync(mkdtempSync(join(tmpdir(), 'dsh-openai-')))
+/** What `Config()` takes: the options a test sets, the schema fills in the rest. */
+type ConfigInput = Parameters<typeof OpenAI.Config>[0]
+
+/** Test settings: a key, fast retries and a short silence limit, so failure tests stay quick. */
+const testConfig = (config: ConfigInput) => OpenAI.Config({ apiKey: 'test-key', retryDelayMs: 5, maxRetryDelayMs: 40, timeoutMs: 5000, ...config })
+
+const open: { close(): Promise<void> }[] = []
+
+/** Close every protocol server and dispose every harness a test opened (`afterEach(cleanUp)`). */
+export async function cleanUp() {
+  await Promise.all(open.splice(0).map(o => o.close()))
 }
 
-/** Fast retries and a short silence limit, so failure tests stay quick. */
-export const fastRetries = { retryDelayMs: 5, maxRetryDelayMs: 40, timeoutMs: 5000 }
-
-const servers: ProtocolServer[] = []
-
-/** A protocol server on 127.0.0.1, closed by {@link closeServers}. */
+/** A protocol server on 127.0.0.1, closed by {@link cleanUp}. */
 export async function server(replies: Reply[] | ((request: RecordedRequest, index: number) => Reply), options?: ProtocolServerOptions): Promise<ProtocolServer> {
   const s = await startProtocolServer(replies, options)
-  servers.push(s)
+  open.push(s)
   return s
 }
 
-export async function closeServers() {
-  await Promise.all(servers.splice(0).map(s => s.close()))
-}
-
 /**
- * A real harness in one Context: sessions, tools, workspace tools, the llm
- * service, this adapter pointed at `baseUrl`, and the agent loop.
+ * The kit's real harness with this adapter as the model, pointed at
+ * `baseUrl` (model `test-model`, test settings), disposed by {@link cleanUp};
+ * `retries` collects `llm/retry`.
  */
-export async function harness(baseUrl: string, config: Partial<OpenAI.Config> = {}) {
-  const ctx = new Context()
-  await ctx.plugin(SessionService)
-  await ctx.plugin(ToolService)
-  await ctx.plugin(WorkspaceTools, {})
-  await ctx.plugin(LlmService)
-  const fiber = await ctx.plugin(OpenAI, { baseUrl, model: 'test-model', apiKey: 'test-key', ...fastRetries, ...config })
-  await ctx.plugin(AgentService, { maxSteps: 10, systemPrompt: 'You are a test.' })
-  await new Promise(r => setTimeout(r, 0))
-  const ws = tempDir()
-  const session = ctx.sessions.create(undefined, { cwd: ws })
-  const agent = ctx.agents.create(session)
-  const retries: RetryInfo[] = []
-  ctx.on('llm/retry', info => { retries.push(info) })
-  return {
-    ctx, ws, session, agent, fiber, retries,
-    types: () => session.events.map(e => e.type),
-    errors: () => session.ofType('error').map(e => e.data.message),
-    reasons: () => session.ofType('turn/end').map(e => e.data.reason),
-  }
+export async function harness(baseUrl: string, config: ConfigInput = {}) {
+  const h: Harness = await core({
+    model: [OpenAI, testConfig({ baseUrl, model: 'test-model', ...config })],
+    agent: { maxSteps: 10, systemPrompt: 'You are a test.' },
+  })
+  open.push({ close: h.dispose })
+  const retries: OpenAI.RetryInfo[] = []
+  h.ctx.on('llm/retry', info => { retries.push(info) })
+  return Object.assign(h, {
+    retries,
+    errors: () => h.session.ofType('error').map(e => e.data.message),
+    reasons: () => h.session.ofType('turn/end').map(e => e.data.reason),
+  })
 }
 
 /** Stream one request straight through an adapter (no loop) and collect the chunks. */
-export async function collect(options: OpenAIAdapterOptions, messages: ModelMessage[] = [{ role: 'user', content: 'hi' }], signal = new AbortController().signal): Promise<ModelChunk[]> {
-  const adapter = createOpenAIAdapter({ apiKey: 'test-key', ...fastRetries, ...options })
+export async function collect(config: ConfigInput, messages: ModelMessage[] = [{ role: 'user', content: 'hi' }], signal = new AbortController().signal): Promise<ModelChunk[]> {
+  const adapter = OpenAI.createOpenAIAdapter(testConfig(config))
   const out: ModelChunk[] = []
   const session = { id: 'direct' } as Session
   for await (const c of adapter.stream({ session, messages, tools: [], requestIndex: 0 }, signal)) out.push(c)
@@ -67,9 +54,9 @@ export async function collect(options: OpenAIAdapterOptions, messages: ModelMess
 }
 
 /** The error an adapter stream throws (fails the test if it does not throw). */
-export async function failure(options: OpenAIAdapterOptions): Promise<OpenAI.OpenAIError> {
+export async function failure(config: ConfigInput): Promise<OpenAI.OpenAIError> {
   try {
-    await collect(options)
+    await collect(config)
   } catch (error) {
     return error as OpenAI.OpenAIError
   }

@@ -2,9 +2,9 @@ import { readFileSync } from 'node:fs'
 import { join } from 'node:path'
 import { afterEach, describe, expect, it } from 'vitest'
 import { chunk, textStream, toolCallStream, usageChunk } from 'dsh-llm-openai/test-server'
-import { closeServers, collect, harness, server } from './helpers.ts'
+import { cleanUp, collect, harness, server } from './helpers.ts'
 
-afterEach(closeServers)
+afterEach(cleanUp)
 
 describe('streaming through the agent loop', () => {
   it('passes text on as it arrives, before the answer is complete', async () => {
@@ -58,8 +58,8 @@ describe('streaming through the agent loop', () => {
       { callId: 'call_b', name: 'write_file', arguments: second },
     ])
     expect(h.session.ofType('tool/result').map(e => [e.data.callId, e.data.isError])).toEqual([['call_a', false], ['call_b', false]])
-    expect(readFileSync(join(h.ws, 'dir/ü.txt'), 'utf8')).toBe(first.content)
-    expect(readFileSync(join(h.ws, 'b.json'), 'utf8')).toBe(second.content)
+    expect(readFileSync(join(h.workspace, 'dir/ü.txt'), 'utf8')).toBe(first.content)
+    expect(readFileSync(join(h.workspace, 'b.json'), 'utf8')).toBe(second.content)
     expect(h.session.ofType('assistant/message')[0]!.data.text).toBe('Writing two files.')
     expect(h.session.ofType('usage').map(e => e.data)).toEqual([{ inputTokens: 40, outputTokens: 30 }])
     // The second request carries the calls (arguments as JSON text) and their results.

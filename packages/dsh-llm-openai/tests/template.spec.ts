@@ -1,8 +1,8 @@
 import { afterEach, describe, expect, it } from 'vitest'
 import { SYSTEM_FIRST_ERROR, textStream } from 'dsh-llm-openai/test-server'
-import { closeServers, collect, harness, server } from './helpers.ts'
+import { cleanUp, collect, harness, server } from './helpers.ts'
 
-afterEach(closeServers)
+afterEach(cleanUp)
 
 describe('a server whose chat template wants the system message first (vLLM, llama.cpp)', () => {
   it('the test server rejects a later system message the way vLLM does', async () => {
