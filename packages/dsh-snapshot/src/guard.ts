@@ -8,23 +8,10 @@ import { currentOwner, liveInstances, type JournalOwner } from './owner.ts'
 import { listJournals, readJournalIfThere, resolveJournal, writerState, type RecoveryReport } from './recover.ts'
 import { snapshotDir } from './layout.ts'
 import { Snapshots } from './snapshots.ts'
-import type { ChangesRequest, CommitRequest, OutsideChanges, RestoredInfo, RollbackRequest, RollbackResult, ScopeRef, SyncMode } from './types.ts'
+import type { ChangesRequest, CommitRequest, OutsideChanges, RestoredInfo, RollbackRequest, RollbackResult, ScopeRef } from './types.ts'
+import type { Config } from './config.ts'
 import type { ShellChanges } from './shell/tracker.ts'
 import { outsideNote } from './messages.ts'
-
-/** The plugin's settings, as its Config gives them. */
-export interface GuardSettings {
-  scope: 'call' | 'step'
-  vault?: string
-  fsync: SyncMode
-  maxFileBytes: number
-  maxDirBytes: number
-  exclude: string[]
-  ignore: string[]
-  shell: 'track' | 'git' | 'off'
-  shellMaxFileBytes: number
-  recover: boolean
-}
 
 /** What the guard needs from its host (the Cordis adapter): events out, a logger. */
 export interface GuardHost {
@@ -53,7 +40,7 @@ export class SnapshotGuard {
   private readonly _untracked = new Set<string>()
   private _disposed = false
 
-  constructor(private readonly settings: GuardSettings, private readonly host: GuardHost) {
+  constructor(private readonly settings: Config, private readonly host: GuardHost) {
     liveInstances.add(this.owner.instance)
   }
 

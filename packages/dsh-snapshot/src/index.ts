@@ -1,13 +1,11 @@
 import type { Context } from '@deepseek-ai/cordis'
-import Schema from '@deepseek-ai/schemastery'
 import { resolve } from 'node:path'
 import type { ToolExecution } from 'dsh-tools'
 import type {} from 'dsh-session'
 import type {} from 'dsh-tools'
-import { SnapshotGuard, type GuardSettings } from './guard.ts'
+import { SnapshotGuard } from './guard.ts'
+import type { Config } from './config.ts'
 import { formatRecovery, type RecoveryReport } from './recover.ts'
-import { DEFAULT_MAX_DIR_BYTES, DEFAULT_MAX_FILE_BYTES } from './snapshots.ts'
-import { DEFAULT_EXCLUDES } from './internal/ignore.ts'
 import type { ChangesRequest, CommitRequest, OutsideChanges, RestoredInfo, RollbackRequest, RollbackResult } from './types.ts'
 import type { ShellChanges } from './shell/tracker.ts'
 
@@ -35,20 +33,7 @@ declare module '@deepseek-ai/cordis' {
 export const name = 'dsh-snapshot'
 export const inject = ['sessions', 'tools']
 
-export interface Config extends GuardSettings {}
-
-export const Config: Schema<Partial<Config>, Config> = Schema.object({
-  scope: Schema.union(['call', 'step'] as const).default('call').description('Rollback granularity: one write call, or all write calls of an agent step.'),
-  vault: Schema.string().description('Vault directory; the journal goes to <vault>/snapshots. Default: each session\'s vault (<workspace>/.dsh).'),
-  fsync: Schema.union(['capture', 'always', 'off'] as const).default('capture').description('capture: fsync the journal before each write runs; always: also after each verdict; off: never (throwaway workspaces).'),
-  maxFileBytes: Schema.natural().default(DEFAULT_MAX_FILE_BYTES).description('Largest file a capture holds; a write to a bigger file is refused.'),
-  maxDirBytes: Schema.natural().default(DEFAULT_MAX_DIR_BYTES).description('Largest total a directory capture holds.'),
-  exclude: Schema.array(String).default([...DEFAULT_EXCLUDES]).description('Gitignore patterns a directory capture skips by default: tool caches that rebuild themselves (.git, node_modules and the vault are always skipped).'),
-  ignore: Schema.array(String).default([]).description('More gitignore patterns a directory capture skips, after exclude (a !pattern re-includes what exclude skipped).'),
-  shell: Schema.union(['track', 'git', 'off'] as const).default('track').description('track: keep a warm picture of the workspace so each shell call\'s changes are known and can be rolled back; git: snapshot the working tree of a git workspace before each shell call; off: shell calls are not snapshotted.'),
-  shellMaxFileBytes: Schema.natural().default(1_048_576).description('track: files larger than this are watched for changes but their bytes are not kept (a change to one cannot be rolled back).'),
-  recover: Schema.boolean().default(true).description('Resolve journals left by dead processes when a vault is first used.'),
-})
+export { Config } from './config.ts'
 
 /**
  * Captures every path a write tool is about to touch, durably, before it
@@ -90,9 +75,10 @@ export function apply(ctx: Context, config: Config) {
 
 export * from './types.ts'
 export * from './errors.ts'
-export { Snapshots, snapshotDir, DEFAULT_MAX_FILE_BYTES, DEFAULT_MAX_DIR_BYTES } from './snapshots.ts'
+export { Snapshots, snapshotDir } from './snapshots.ts'
+export { DEFAULT_MAX_FILE_BYTES, DEFAULT_MAX_DIR_BYTES } from './config.ts'
 export { DEFAULT_EXCLUDES, compileIgnore, type PathMatcher } from './internal/ignore.ts'
-export { SnapshotGuard, type GuardSettings, type GuardHost } from './guard.ts'
+export { SnapshotGuard, type GuardHost } from './guard.ts'
 export { recoverVault, resolveJournal, listJournals, formatRecovery, type RecoveryReport, type RecoveredJournal, type RecoveredScope, type RecoverOptions } from './recover.ts'
 export { JOURNAL_FORMAT, type JournalHeader, type JournalRecord, type ParsedJournal } from './journal-format.ts'
 export { JournalWriter } from './journal.ts'

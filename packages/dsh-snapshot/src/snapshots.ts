@@ -6,7 +6,8 @@ import { SnapshotError } from './errors.ts'
 import type { JournalRecord, ParsedJournal } from './journal-format.ts'
 import { JournalWriter } from './journal.ts'
 import { journalFileFor, treeStoreOf } from './layout.ts'
-import { compileIgnore, DEFAULT_EXCLUDES, type PathMatcher } from './internal/ignore.ts'
+import { compileIgnore, type PathMatcher } from './internal/ignore.ts'
+import { Config } from './config.ts'
 import { describeScopes, nothingToRestore, rolledBack } from './messages.ts'
 import { currentOwner, type JournalOwner } from './owner.ts'
 import { mergeOutcome, restoreScope, syncParents } from './restore.ts'
@@ -21,8 +22,6 @@ import type {
   CapturedPath, CaptureEntry, CaptureSummary, RestoreOutcome, RollbackResult, ScopeRef, ScopeSelector, ScopeSummary, SnapshotsOptions, SyncMode,
 } from './types.ts'
 
-export const DEFAULT_MAX_FILE_BYTES = 16 * 1024 * 1024
-export const DEFAULT_MAX_DIR_BYTES = 256 * 1024 * 1024
 
 
 type Pending = { record: JournalRecord; payload?: Uint8Array }
@@ -66,13 +65,14 @@ export class Snapshots {
   private readonly _measured = new Map<string, ShellChanges>()
 
   constructor(options: SnapshotsOptions, owner: JournalOwner = currentOwner()) {
+    const settings = Config(options)
     this.root = realpathSync(options.root)
     this.vault = resolve(options.vault)
     this.sessionId = options.sessionId
-    this._sync = options.fsync ?? 'capture'
-    this._maxFile = options.maxFileBytes ?? DEFAULT_MAX_FILE_BYTES
-    this._maxDir = options.maxDirBytes ?? DEFAULT_MAX_DIR_BYTES
-    this._ignore = [...(options.exclude ?? DEFAULT_EXCLUDES), ...(options.ignore ?? [])]
+    this._sync = settings.fsync
+    this._maxFile = settings.maxFileBytes
+    this._maxDir = settings.maxDirBytes
+    this._ignore = [...settings.exclude, ...settings.ignore]
     const vaultRel = isInside(this.root, this.vault) ? [toPosixRelative(this.root, this.vault)] : []
     this._skip = compileIgnore([...ALWAYS_SKIPPED, ...this._ignore], vaultRel)
     this._owner = owner

@@ -1,3 +1,5 @@
+import type { Config } from './config.ts'
+
 /**
  * What one capture recorded about one path, workspace-relative and posix.
  * The journal holds these; a file's bytes follow its record.
@@ -98,26 +100,20 @@ export interface ScopeSummary {
  * - `always`: also every verdict, at once.
  * - `off`: never (throwaway workspaces, tests): safe against a killed process, not a power cut.
  */
-export type SyncMode = 'capture' | 'always' | 'off'
+export type SyncMode = Config['fsync']
 
-/** Options of a {@link Snapshots} journal (one per session). */
-export interface SnapshotsOptions {
+/**
+ * Options of a {@link Snapshots} journal (one per session): where and whose,
+ * and the capture settings of the plugin's {@link Config} (described there;
+ * one left out takes its default).
+ */
+export interface SnapshotsOptions extends Partial<Pick<Config, 'fsync' | 'maxFileBytes' | 'maxDirBytes' | 'exclude' | 'ignore'>> {
   /** Workspace root; every captured path must resolve inside it. */
   root: string
   /** Vault directory; the journal lives in `<vault>/snapshots/`. */
   vault: string
   /** Session the journal belongs to (recorded in its header). */
   sessionId: string
-  /** When the journal is fsynced (default `capture`); see {@link SyncMode}. */
-  fsync?: SyncMode
-  /** Largest file one capture may hold, in bytes (default 16 MiB). */
-  maxFileBytes?: number
-  /** Largest total a `captureDir` may hold, in bytes (default 256 MiB). */
-  maxDirBytes?: number
-  /** Gitignore patterns `captureDir` skips by default (tool caches; default `DEFAULT_EXCLUDES`). `.git`, `node_modules` and the vault are always skipped. */
-  exclude?: readonly string[]
-  /** More gitignore patterns, after `exclude` (a `!pattern` re-includes what `exclude` skipped). */
-  ignore?: readonly string[]
 }
 
 /** `snapshot/rollback`: which scope(s) of which session to put back, and why. */
