@@ -1,6 +1,6 @@
-import { closeSync, constants, fstatSync, openSync, readSync, readdirSync, readlinkSync } from 'node:fs'
+import { closeSync, constants, fstatSync, openSync, readSync, readlinkSync } from 'node:fs'
 import { dirname, join } from 'node:path'
-import { isInside, lstatOrUndefined, toPosixRelative } from 'dsh-common'
+import { isInside, lstatOrUndefined, readdirOrEmpty, toPosixRelative } from 'dsh-common'
 import { SnapshotError } from './errors.ts'
 import { checksum } from './journal-format.ts'
 import type { PathMatcher } from './internal/ignore.ts'
@@ -51,6 +51,25 @@ export function readFdWhole(fd: number, statSize: number, check?: (total: number
     if (n < want) break
   }
   return chunks.length === 1 ? chunks[0]! : Buffer.concat(chunks, total)
+}
+
+/**
+ * The bytes of the file at `abs` (a symlink is not followed), or undefined
+ * when it cannot be opened (ELOOP, ENOENT, EACCES) or is not `size` bytes
+ * long: for "is it still the same file?", where each of those means no.
+ */
+export function readSizedNoFollow(abs: string, size: number): Buffer | undefined {
+  let fd: number
+  try {
+    fd = openSync(abs, constants.O_RDONLY | constants.O_NOFOLLOW)
+  } catch {
+    return undefined
+  }
+  try {
+    return fstatSync(fd).size === size ? readFdWhole(fd, size) : undefined
+  } finally {
+    closeSync(fd)
+  }
 }
 
 function readFileNoFollow(abs: string, rel: string, maxBytes: number): { data: Buffer; mode: number } | 'symlink' {
@@ -108,15 +127,7 @@ export interface WalkResult {
 export function walk(root: string, absDir: string, skip: PathMatcher): WalkResult {
   const out: WalkResult = { dirs: [], leaves: [] }
   const visit = (dir: string) => {
-    let names: string[]
-    try {
-      names = readdirSync(dir)
-    } catch (error) {
-      if ((error as NodeJS.ErrnoException).code === 'ENOENT') return
-      throw error
-    }
-    names.sort()
-    for (const name of names) {
+    for (const name of readdirOrEmpty(dir).sort()) {
       const abs = join(dir, name)
       const st = lstatOrUndefined(abs)
       if (!st || skip(toPosixRelative(root, abs), st.isDirectory())) continue

@@ -1,7 +1,7 @@
-import { chmodSync, closeSync, constants, fstatSync, openSync, readdirSync, readSync, readlinkSync, renameSync, rmSync, rmdirSync, symlinkSync, unlinkSync } from 'node:fs'
+import { chmodSync, readlinkSync, renameSync, rmSync, rmdirSync, symlinkSync, unlinkSync } from 'node:fs'
 import { dirname, join } from 'node:path'
-import { atomicTempPath, fsyncDirSync, isInside, lstatOrUndefined, mkdirpTracked, realpathNearest, toPosixRelative, writeFileAtomicSync } from 'dsh-common'
-import { ALWAYS_SKIPPED } from './capture.ts'
+import { atomicTempPath, fsyncDirSync, isInside, lstatOrUndefined, mkdirpTracked, readdirOrEmpty, realpathNearest, toPosixRelative, writeFileAtomicSync } from 'dsh-common'
+import { ALWAYS_SKIPPED, readSizedNoFollow } from './capture.ts'
 import { compileIgnore, type PathMatcher } from './internal/ignore.ts'
 import type { CaptureEntry, RestoreOutcome } from './types.ts'
 import { restoreTree } from './git-tree.ts'
@@ -21,28 +21,8 @@ export interface RestoreOptions {
   vault?: string
 }
 
-
 function sameBytes(abs: string, data: Buffer): boolean {
-  let fd: number
-  try {
-    fd = openSync(abs, constants.O_RDONLY | constants.O_NOFOLLOW)
-  } catch {
-    // ELOOP/ENOENT/EACCES: not readable as the same file, so restore it.
-    return false
-  }
-  try {
-    if (fstatSync(fd).size !== data.length) return false
-    const buf = Buffer.allocUnsafe(data.length)
-    let got = 0
-    while (got < data.length) {
-      const n = readSync(fd, buf, got, data.length - got, got)
-      if (n === 0) return false
-      got += n
-    }
-    return buf.equals(data)
-  } finally {
-    closeSync(fd)
-  }
+  return readSizedNoFollow(abs, data.length)?.equals(data) ?? false
 }
 
 /**
@@ -180,14 +160,7 @@ function restoreDir(root: string, abs: string, entry: Extract<CaptureEntry, { ki
 }
 
 function removeUncaptured(root: string, dir: string, skip: PathMatcher, captured: Set<string>, out: RestoreOutcome) {
-  let names: string[]
-  try {
-    names = readdirSync(dir)
-  } catch (error) {
-    if ((error as NodeJS.ErrnoException).code === 'ENOENT') return
-    throw error
-  }
-  for (const name of names.sort()) {
+  for (const name of readdirOrEmpty(dir).sort()) {
     const abs = join(dir, name)
     const rel = toPosixRelative(root, abs)
     const isDir = lstatOrUndefined(abs)?.isDirectory() ?? false

@@ -349,23 +349,21 @@ export class Snapshots {
       return
     }
     add({ entry: { ...read.entry, walk: { skip: [...this._ignore] } } })
+    // What is below, unless this capture already holds it.
+    const readNew = (below: string): ReadState | undefined => {
+      const belowRel = toPosixRelative(this.root, below)
+      if (!state.has(belowRel)) return readState(this.root, below, this._maxFile)
+      state.keep(belowRel)
+      return undefined
+    }
     const found = walk(this.root, abs, this._skip)
     for (const d of found.dirs) {
-      const drel = toPosixRelative(this.root, d)
-      if (state.has(drel)) {
-        state.keep(drel)
-        continue
-      }
-      const sub = readState(this.root, d, this._maxFile)
-      if (sub.entry.kind === 'dir') add(sub)
+      const sub = readNew(d)
+      if (sub?.entry.kind === 'dir') add(sub)
     }
     for (const leaf of found.leaves) {
-      const lrel = toPosixRelative(this.root, leaf)
-      if (state.has(lrel)) {
-        state.keep(lrel)
-        continue
-      }
-      const item = readState(this.root, leaf, this._maxFile)
+      const item = readNew(leaf)
+      if (!item) continue
       budget.total += item.payload?.length ?? 0
       if (budget.total > this._maxDir) {
         throw new SnapshotError('too-large', `${rel} holds over ${formatBytes(this._maxDir)}, the snapshot cap for a directory (dsh-snapshot maxDirBytes); add ignore globs or raise the cap`)

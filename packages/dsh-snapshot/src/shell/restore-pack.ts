@@ -1,6 +1,7 @@
-import { closeSync, constants, fstatSync, openSync, readdirSync, readlinkSync, readSync, type Stats } from 'node:fs'
+import { closeSync, openSync, readdirSync, readlinkSync, type Stats } from 'node:fs'
 import { join } from 'node:path'
 import { lstatOrUndefined } from 'dsh-common'
+import { readSizedNoFollow } from '../capture.ts'
 import { readPayloadFd } from '../journal-read.ts'
 import type { CaptureEntry } from '../types.ts'
 import { IgnoreRules } from './ignore-rules.ts'
@@ -88,24 +89,7 @@ function matches(abs: string, st: Stats, before: Held): boolean {
   if (!st.isFile()) return false
   if (before.k === 'big') return (st.mode & 0o7777) === before.mode && st.size === before.size
   if (before.k !== 'file' || (st.mode & 0o7777) !== before.mode || st.size !== before.size) return false
-  let fd: number
-  try {
-    fd = openSync(abs, constants.O_RDONLY | constants.O_NOFOLLOW)
-  } catch {
-    return false
-  }
-  try {
-    const size = fstatSync(fd).size
-    const buf = Buffer.allocUnsafe(size)
-    let got = 0
-    while (got < size) {
-      const n = readSync(fd, buf, got, size - got, got)
-      if (n === 0) break
-      got += n
-    }
-    return got === before.size && packSum(buf.subarray(0, got)) === before.sum
-  } finally {
-    closeSync(fd)
-  }
+  const bytes = readSizedNoFollow(abs, before.size)
+  return bytes !== undefined && bytes.length === before.size && packSum(bytes) === before.sum
 }
 
