@@ -1,5 +1,6 @@
 import { readFileSync } from 'node:fs'
 import { dirname, resolve } from 'node:path'
+import { checkEnv, runRecorded, whyNotJudged } from '../run.ts'
 import { resolveFromWorkspace } from '../workspace-modules.ts'
 import type { CheckIO, Problem } from '../types.ts'
 
@@ -26,6 +27,30 @@ export interface StyleTool {
 
 /** The check name of every style problem (`verify/run`, `verify/result`). */
 export const STYLE_CHECK = 'style'
+
+/** A JSON report that is an array; `undefined` when the output is not one (a crash, or output cut at the cap): the caller reports why. */
+export function jsonArray<T>(stdout: string): T[] | undefined {
+  try {
+    const value: unknown = JSON.parse(stdout)
+    return Array.isArray(value) ? (value as T[]) : undefined
+  } catch {
+    return undefined
+  }
+}
+
+/**
+ * Run a linter that prints a JSON report and exits 0 (clean), 1 (problems)
+ * or 2 (it failed itself: a configuration problem, a crash), and read the
+ * report with `parse` (`undefined`: not a report).
+ */
+export async function runJsonLinter(name: string, argv: string[], root: string, io: CheckIO, parse: (stdout: string) => Problem[] | undefined): Promise<StyleRun> {
+  const r = await runRecorded(STYLE_CHECK, argv, root, io, { env: checkEnv(), passed: x => x.exitCode === 0 })
+  if (r.outcome === 'timeout' || r.outcome === 'error' || r.exitCode === 2) {
+    return { status: r.outcome === 'timeout' ? 'timeout' : 'error', error: whyNotJudged(name, r, io.timeoutMs) }
+  }
+  const problems = parse(r.stdout)
+  return problems ? { status: 'ok', problems } : { status: 'error', error: whyNotJudged(`${name} (no JSON report)`, r, io.timeoutMs) }
+}
 
 /** `[node, <bin>]` of a package installed in the workspace (its `bin` entry), without a package runner. */
 export function workspaceBin(root: string, pkg: string, bin: string): { argv: string[]; version: string } | undefined {

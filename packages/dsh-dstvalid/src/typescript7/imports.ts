@@ -9,33 +9,12 @@ import { readFileSync } from 'node:fs'
 import { dirname, isAbsolute, join, relative, resolve, sep } from 'node:path'
 import { isInside } from 'dsh-common'
 import type { ImportEdge } from '../impact/graph.ts'
+import { stripComments } from './comments.ts'
 
 /** One module specifier a file uses, and whether only types cross it. */
 export interface ScannedImport {
   specifier: string
   typeOnly: boolean
-}
-
-/** Comments blanked out, strings and template literals kept (so `'//'` in a string survives). */
-function stripComments(text: string): string {
-  let out = ''
-  for (let i = 0; i < text.length; i++) {
-    const c = text[i]!
-    if (c === '"' || c === "'" || c === '`') {
-      const start = i
-      for (i++; i < text.length && text[i] !== c; i++) if (text[i] === '\\') i++
-      out += text.slice(start, i + 1)
-    } else if (c === '/' && text[i + 1] === '/') {
-      while (i < text.length && text[i] !== '\n') i++
-      out += '\n'
-    } else if (c === '/' && text[i + 1] === '*') {
-      const end = text.indexOf('*/', i + 2)
-      const skipped = text.slice(i, end < 0 ? text.length : end + 2)
-      out += skipped.replace(/[^\n]/g, ' ')
-      i = end < 0 ? text.length : end + 1
-    } else out += c
-  }
-  return out
 }
 
 const FROM = /(?:^|[;\n}])\s*(import|export)\s+(type\s+)?([^'";]*?)\s*from\s*(['"])([^'"\n]+)\4/g

@@ -1,28 +1,13 @@
 import { existsSync, readFileSync, statSync } from 'node:fs'
 import { dirname, resolve } from 'node:path'
+import { stripComments } from './comments.ts'
 
 /**
  * JSON with comments and trailing commas (the tsconfig dialect) to a value.
  * Throws on anything else that is not JSON.
  */
 export function parseJsonc(text: string): unknown {
-  let out = ''
-  for (let i = 0; i < text.length; i++) {
-    const c = text[i]!
-    if (c === '"') {
-      const start = i
-      for (i++; i < text.length && text[i] !== '"'; i++) if (text[i] === '\\') i++
-      out += text.slice(start, i + 1)
-    } else if (c === '/' && text[i + 1] === '/') {
-      while (i < text.length && text[i] !== '\n') i++
-      out += '\n'
-    } else if (c === '/' && text[i + 1] === '*') {
-      const end = text.indexOf('*/', i + 2)
-      i = end < 0 ? text.length : end + 1
-      out += ' '
-    } else out += c
-  }
-  return JSON.parse(out.replace(/,(\s*[}\]])/g, '$1'))
+  return JSON.parse(stripComments(text).replace(/,(\s*[}\]])/g, '$1'))
 }
 
 /** A tsconfig's `references`, as absolute config paths (a directory reference means its `tsconfig.json`). */
