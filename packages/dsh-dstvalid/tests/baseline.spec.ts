@@ -1,9 +1,5 @@
-import { afterAll, afterEach, describe, expect, it } from 'vitest'
-import { boot, cleanupWorkspaces, makeWorkspace, readText, runs, type Harness } from './helpers.ts'
-
-let h: Harness | undefined
-afterEach(async () => { await h?.dispose(); h = undefined })
-afterAll(cleanupWorkspaces)
+import { describe, expect, it } from 'vitest'
+import { boot, expectRolledBack, makeWorkspace, readText, runs } from './helpers.ts'
 
 /** Already broken before the agent arrives: two type errors. */
 const legacy = `import { formatCents } from './format.ts'
@@ -21,7 +17,7 @@ export function receiptTotal(amount: number): string {
 describe('judged against the measured baseline of an already-broken project', () => {
   it('keeps unrelated good edits and fixes; rolls back new errors, fix-one-add-one, and re-broken fixes', async () => {
     const root = makeWorkspace('shop', { 'src/legacy.ts': legacy })
-    h = await boot(root, { tests: 'off' })
+    const h = await boot(root, { tests: 'off' })
 
     // An unrelated good edit is kept: the baseline measured the two existing errors, the check after saw the same two.
     expect(await h.exec('edit_file', { path: 'src/greeting.ts', old_string: 'Hello', new_string: 'Hi' })).toEqual({ content: 'edited src/greeting.ts' })
@@ -29,33 +25,27 @@ describe('judged against the measured baseline of an already-broken project', ()
     expect(h.results.map(x => x.outcome)).toEqual(['pass'])
 
     // A new error is rolled back, and only it is named.
-    const added = await h.exec('edit_file', { path: 'src/greeting.ts', old_string: 'return `Hi, ${name}!`', new_string: 'return name.lenght' })
-    expect(added.content).toBe([
+    await expectRolledBack(h, 'edit_file', { path: 'src/greeting.ts', old_string: 'return `Hi, ${name}!`', new_string: 'return name.lenght' },
       'rolled back: typecheck failed after edit_file on src/greeting.ts',
       "src/greeting.ts:2 TS2551 Property 'lenght' does not exist on type 'string'. Did you mean 'length'?",
-    ].join('\n'))
-    expect(readText(root, 'src/greeting.ts')).toContain('Hi, ${name}!')
+    )
 
     // Fixing one error while adding another is still worse.
-    const swap = await h.exec('edit_file', {
+    const swap = {
       path: 'src/legacy.ts',
       old_string: '  const padded: number = label.padEnd(20)\n',
       new_string: '  const padded: string = label.padEnd(20)\n  const wide: boolean = padded.length\n',
-    })
-    expect(swap.content).toBe([
-      'rolled back: typecheck failed after edit_file on src/legacy.ts',
-      "src/legacy.ts:5 TS2322 Type 'number' is not assignable to type 'boolean'.",
-    ].join('\n'))
+    }
+    await expectRolledBack(h, 'edit_file', swap, 'rolled back: typecheck failed after edit_file on src/legacy.ts', "src/legacy.ts:5 TS2322 Type 'number' is not assignable to type 'boolean'.")
     expect(readText(root, 'src/legacy.ts')).toBe(legacy)
 
     // A fix inside the broken file is kept, and the accepted state advances…
     expect(await h.exec('edit_file', { path: 'src/legacy.ts', old_string: 'const padded: number', new_string: 'const padded: string' })).toEqual({ content: 'edited src/legacy.ts' })
     // …so re-introducing the fixed error is now a regression.
-    const again = await h.exec('edit_file', { path: 'src/legacy.ts', old_string: 'const padded: string', new_string: 'const padded: number' })
-    expect(again.content).toBe([
+    await expectRolledBack(h, 'edit_file', { path: 'src/legacy.ts', old_string: 'const padded: string', new_string: 'const padded: number' },
       'rolled back: typecheck failed after edit_file on src/legacy.ts',
       "src/legacy.ts:4 TS2322 Type 'string' is not assignable to type 'number'.",
-    ].join('\n'))
+    )
     expect(readText(root, 'src/legacy.ts')).toContain('const padded: string')
   })
 })

@@ -1,11 +1,7 @@
 import { spawnSync } from 'node:child_process'
-import { afterAll, afterEach, describe, expect, it } from 'vitest'
+import { describe, expect, it } from 'vitest'
 import { CoverageCheck, parseCoverProfile, parseCoverageSummary } from 'dsh-dstvalid'
-import { boot, cleanupWorkspaces, makeWorkspace, runs, type Harness } from './helpers.ts'
-
-let h: Harness | undefined
-afterEach(async () => { await h?.dispose(); h = undefined })
-afterAll(cleanupWorkspaces)
+import { boot, makeWorkspace, runs, type Harness } from './helpers.ts'
 
 /** An untested function in src/money.ts (tested at 100% in the fixture). */
 const addRefund = {
@@ -27,7 +23,7 @@ const coverageArgs = (h: Harness) => runs(h.session).filter(r => r.check === 'te
 describe('coverage mode (vitest v8 coverage of the targeted tests)', () => {
   it('warns — never rolls back — when a changed file falls below the threshold; staying below is not new', async () => {
     const root = makeWorkspace('shop', {}, { nodeModules: 'package' })
-    h = await boot(root, { tsconfig: 'tsconfig.full.json', coverage: { threshold: 80, maxDrop: 100 } })
+    const h = await boot(root, { tsconfig: 'tsconfig.full.json', coverage: { threshold: 80, maxDrop: 100 } })
     const r = await h.exec('edit_file', addRefund)
     expect(r).toEqual({ content: ['edited src/money.ts', warned, 'src/money.ts coverage 63.6% of lines covered, below the threshold of 80%'].join('\n') })
     const coverage = h.ctx.dstvalid.guardFor(root).checks.find(c => c.name === 'coverage') as CoverageCheck
@@ -44,7 +40,7 @@ describe('coverage mode (vitest v8 coverage of the targeted tests)', () => {
 
   it('warns when a changed file drops more than maxDrop points from its accepted coverage', async () => {
     const root = makeWorkspace('shop', {}, { nodeModules: 'package' })
-    h = await boot(root, { tsconfig: 'tsconfig.full.json', coverage: { threshold: 50, maxDrop: 5 } })
+    const h = await boot(root, { tsconfig: 'tsconfig.full.json', coverage: { threshold: 50, maxDrop: 5 } })
     expect(await h.exec('edit_file', addRefund)).toEqual({
       content: ['edited src/money.ts', warned, 'src/money.ts coverage 63.6% of lines covered, down from 100% (more than 5 points)'].join('\n'),
     })
@@ -52,7 +48,7 @@ describe('coverage mode (vitest v8 coverage of the targeted tests)', () => {
 
   it('threshold 0 switches the mode off: no coverage run, no coverage check', async () => {
     const root = makeWorkspace('shop', {}, { nodeModules: 'package' })
-    h = await boot(root, { tsconfig: 'tsconfig.full.json', coverage: { threshold: 0, maxDrop: 5 } })
+    const h = await boot(root, { tsconfig: 'tsconfig.full.json', coverage: { threshold: 0, maxDrop: 5 } })
     expect(h.ctx.dstvalid.guardFor(root).checks.map(c => c.name)).toEqual(['typecheck', 'test'])
     expect(await h.exec('edit_file', addRefund)).toEqual({ content: 'edited src/money.ts' })
     expect(coverageArgs(h)).toEqual(['none', 'none'])
@@ -64,7 +60,7 @@ const hasGo = spawnSync('go', ['version']).status === 0
 describe.skipIf(!hasGo)('coverage mode (go test -coverprofile)', () => {
   it('warns when a changed Go file falls below the threshold', async () => {
     const root = makeWorkspace('gomod')
-    h = await boot(root, { testArgs: [], coverage: { threshold: 80, maxDrop: 5 } })
+    const h = await boot(root, { testArgs: [], coverage: { threshold: 80, maxDrop: 5 } })
     const r = await h.exec('edit_file', { path: 'calc/calc.go', old_string: '// Add returns a + b.', new_string: '// Sign is untested.\nfunc Sign(n int) int {\n\tif n < 0 {\n\t\treturn -1\n\t}\n\treturn 1\n}\n\n// Add returns a + b.' })
     expect(r).toEqual({ content: ['edited calc/calc.go', warned, 'calc/calc.go coverage 40% of statements covered, down from 100% and below the threshold of 80%'].join('\n') })
   })

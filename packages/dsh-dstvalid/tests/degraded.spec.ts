@@ -1,25 +1,15 @@
-import { mkdtempSync } from 'node:fs'
-import { tmpdir } from 'node:os'
-import { join } from 'node:path'
-import { afterAll, afterEach, describe, expect, it } from 'vitest'
-import { boot, cleanupWorkspaces, makeWorkspace, readText, runs, type Harness } from './helpers.ts'
-
-let h: Harness | undefined
-afterEach(async () => { await h?.dispose(); h = undefined })
-afterAll(cleanupWorkspaces)
+import { describe, expect, it } from 'vitest'
+import { boot, makeWorkspace, readText, runs, toolError } from './helpers.ts'
 
 describe('without a snapshot plugin', () => {
   it('says plainly that it could not roll back, with the same detail, and moves on', async () => {
     const root = makeWorkspace()
-    h = await boot(root, { tests: 'off' }, { snapshot: false })
+    const h = await boot(root, { tests: 'off' }, { snapshot: false })
     const r = await h.exec('edit_file', { path: 'src/greeting.ts', old_string: 'return `Hello, ${name}!`', new_string: 'return name.lenght' })
-    expect(r).toEqual({
-      isError: true,
-      content: [
-        'regression detected, NOT rolled back (no snapshot plugin)',
-        "src/greeting.ts:2 TS2551 Property 'lenght' does not exist on type 'string'. Did you mean 'length'?",
-      ].join('\n'),
-    })
+    expect(r).toEqual(toolError(
+      'regression detected, NOT rolled back (no snapshot plugin)',
+      "src/greeting.ts:2 TS2551 Property 'lenght' does not exist on type 'string'. Did you mean 'length'?",
+    ))
     expect(readText(root, 'src/greeting.ts')).toContain('name.lenght')
     expect(h.results.map(x => [x.check, x.outcome])).toEqual([['typecheck', 'fail']])
     expect(h.notices.map(n => n.text)).toContain('NOT rolled back: no snapshot plugin answered')
@@ -31,8 +21,8 @@ describe('without a snapshot plugin', () => {
 
 describe('a hung check', () => {
   it('is killed at its timeout (process group), the write is kept unverified, and the harness stays responsive', async () => {
-    const root = mkdtempSync(join(tmpdir(), 'dsh-dstvalid-hung-'))
-    h = await boot(root, { profiles: ['generic'], testCommand: 'sleep 30; echo never', timeoutMs: 1000 })
+    const root = makeWorkspace('')
+    const h = await boot(root, { profiles: ['generic'], testCommand: 'sleep 30; echo never', timeoutMs: 1000 })
     const started = Date.now()
     const write = h.exec('write_file', { path: 'a.txt', content: 'x' })
     // Reads are not queued behind checks.
@@ -49,7 +39,7 @@ describe('a hung check', () => {
 
   it('a type-check over its timeout terminates the worker; the next check starts a new one', async () => {
     const root = makeWorkspace()
-    h = await boot(root, { tests: 'off', timeoutMs: 50 })
+    const h = await boot(root, { tests: 'off', timeoutMs: 50 })
     const r = await h.exec('edit_file', { path: 'src/money.ts', old_string: 'return a + b', new_string: 'return b + a' })
     expect(r).toEqual({ content: 'edited src/money.ts\nwarning: not verified: type-check timed out after 0.1 s (worker terminated)' })
     expect(runs(h.session).map(x => [x.argv.at(-1), x.outcome])).toEqual([['(in-process, cold)', 'timeout'], ['(in-process, cold)', 'timeout']])
@@ -58,8 +48,8 @@ describe('a hung check', () => {
 
 describe('generic commands', () => {
   it('judge by exit status: pass → fail rolls back', async () => {
-    const root = mkdtempSync(join(tmpdir(), 'dsh-dstvalid-generic-'))
-    h = await boot(root, { profiles: ['generic'], compileCommand: 'test ! -e broken' })
+    const root = makeWorkspace('')
+    const h = await boot(root, { profiles: ['generic'], compileCommand: 'test ! -e broken' })
     expect(await h.exec('write_file', { path: 'fine', content: '' })).toEqual({ content: 'created fine (0 bytes)' })
     const r = await h.exec('write_file', { path: 'broken', content: '' })
     expect(r.content).toBe('rolled back: compile failed after write_file on broken\n`test ! -e broken` exited 1')

@@ -1,18 +1,14 @@
 import { spawnSync } from 'node:child_process'
-import { afterAll, afterEach, describe, expect, it } from 'vitest'
-import { boot, cleanupWorkspaces, makeWorkspace, readText, runs, type Harness } from './helpers.ts'
+import { describe, expect, it } from 'vitest'
+import { boot, makeWorkspace, readText, runs } from './helpers.ts'
 
 const hasGo = spawnSync('go', ['version']).status === 0
 if (!hasGo) console.warn('go-profile.spec: skipped — `go` is not on PATH (CI installs Debian\'s golang-go)')
 
-let h: Harness | undefined
-afterEach(async () => { await h?.dispose(); h = undefined })
-afterAll(cleanupWorkspaces)
-
 describe.skipIf(!hasGo)('Go profile (go.mod → go build, go vet, go test -json)', () => {
   it('keeps a good edit; rolls back compile and test breaks, naming only their new problems', async () => {
     const root = makeWorkspace('gomod')
-    h = await boot(root, { testArgs: [] })
+    const h = await boot(root, { testArgs: [] })
 
     const kept = await h.exec('edit_file', { path: 'calc/calc.go', old_string: '// Add returns a + b.', new_string: '// Add returns the sum of a and b.' })
     expect(kept).toEqual({ content: 'edited calc/calc.go' })
@@ -42,7 +38,7 @@ describe.skipIf(!hasGo)('Go profile (go.mod → go build, go vet, go test -json)
       'shop.go': 'package shop\n\n// Greeting says hello.\nfunc Greeting() string { return "hello" }\n',
       'shop_test.go': 'package shop\n\nimport "testing"\n\nfunc TestGreeting(t *testing.T) {\n\tif got := Greeting(); got != "hello" {\n\t\tt.Errorf("Greeting()\\n got: %q\\nwant: %q", got, "hello")\n\t}\n}\n',
     })
-    h = await boot(root, { testArgs: [] })
+    const h = await boot(root, { testArgs: [] })
 
     // Only a test calls double: go build passes, vet's finding is in a test file, the tests no longer build.
     const renamed = await h.exec('edit_file', { path: 'calc/double.go', old_string: 'func double(', new_string: 'func twice(' })
@@ -58,7 +54,7 @@ describe.skipIf(!hasGo)('Go profile (go.mod → go build, go vet, go test -json)
 
   it('test-first in a package with tests: the new test file is left out (overlay), the other tests are still judged', async () => {
     const root = makeWorkspace('gomod')
-    h = await boot(root, { testArgs: [] })
+    const h = await boot(root, { testArgs: [] })
     const mulTest = 'package calc\n\nimport "testing"\n\nfunc TestMul(t *testing.T) {\n\tif Mul(2, 3) != 6 {\n\t\tt.Fatal("Mul")\n\t}\n}\n'
     const pending = await h.exec('write_file', { path: 'calc/mul_test.go', content: mulTest })
     expect(pending.content.split('\n')).toEqual([

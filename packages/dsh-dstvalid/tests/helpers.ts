@@ -1,24 +1,19 @@
-import { Context, type Fiber } from '@deepseek-ai/cordis'
-import { cpSync, existsSync, mkdtempSync, readFileSync, rmSync, symlinkSync, unlinkSync, writeFileSync, mkdirSync } from 'node:fs'
-import { tmpdir } from 'node:os'
+import type { Context, Fiber } from '@deepseek-ai/cordis'
+import { cpSync, existsSync, mkdirSync, readFileSync, symlinkSync, unlinkSync, writeFileSync } from 'node:fs'
 import { dirname, join } from 'node:path'
 import { fileURLToPath } from 'node:url'
-import { resolveInside, toPosixRelative } from 'dsh-common'
-import SessionService, { type Session } from 'dsh-session'
-import ToolService, { type ToolResult } from 'dsh-tools'
-import * as WorkspaceTools from 'dsh-tools-workspace'
-import LlmService from 'dsh-llm'
-import * as Scripted from 'dsh-llm/scripted'
-import AgentService from 'dsh-agent'
+import { afterAll, beforeAll, expect, onTestFinished } from 'vitest'
+import { resolveInside } from 'dsh-common'
+import type { Session } from 'dsh-session'
+import type { ToolResult } from 'dsh-tools'
 import DstValidService, { type Config, type DstvalidNotice, type VerifyLearning, type VerifyResult } from 'dsh-dstvalid'
 import * as Snapshot from 'dsh-snapshot'
 import type { CommitRequest, RollbackRequest } from 'dsh-snapshot'
+import { harness, tempDir, type PluginSpec } from 'dsh-testkit'
 
 const here = dirname(fileURLToPath(import.meta.url))
 /** The repository's node_modules (has typescript and vitest), found from this file. */
 export const repoNodeModules = join(here, '..', '..', '..', 'node_modules')
-
-const dirs: string[] = []
 
 /**
  * This package's own node_modules: typescript and vitest plus the tools the
@@ -29,11 +24,10 @@ export const packageNodeModules = join(here, '..', 'node_modules')
 
 /**
  * A temp copy of a fixture (`''`: none, only `files`) with `node_modules` symlinked to the repository's
- * (or, `nodeModules: 'package'`, to this package's, for the style and coverage tools).
+ * (or, `nodeModules: 'package'`, to this package's, for the style and coverage tools). Removed when the test worker exits.
  */
 export function makeWorkspace(fixture = 'shop', files: Record<string, string> = {}, options: { nodeModules?: 'repo' | 'package' } = {}): string {
-  const root = mkdtempSync(join(tmpdir(), 'dsh-dstvalid-'))
-  dirs.push(root)
+  const root = tempDir('dsh-dstvalid-')
   if (fixture) cpSync(join(here, 'fixtures', fixture), root, { recursive: true })
   for (const [rel, text] of Object.entries(files)) writeFile(root, rel, text)
   if (existsSync(join(root, 'package.json'))) symlinkSync(options.nodeModules === 'package' ? packageNodeModules : repoNodeModules, join(root, 'node_modules'))
@@ -49,59 +43,80 @@ export function readText(root: string, rel: string): string {
   return readFileSync(join(root, rel), 'utf8')
 }
 
-export function cleanupWorkspaces() {
-  for (const d of dirs.splice(0)) rmSync(d, { recursive: true, force: true })
+/** In the shop fixture: the discount rounded up, which its discount test catches (`discountTestFails`). */
+export const breakDiscount = { path: 'src/money.ts', old_string: 'Math.round(amount * (1 - percent / 100))', new_string: 'Math.ceil(amount * (1 - percent / 100))' }
+export const discountTestFails = 'tests/money.test.ts:6 FAIL money > applies a percentage discount — AssertionError: expected 900 to be 899 // Object.is equality'
+
+/** A tool result the model sees as an error (a rollback, a regression not rolled back), one string a line. */
+export function toolError(...lines: string[]): ToolResult {
+  return { isError: true, content: lines.join('\n') }
+}
+
+/**
+ * A write the guard must roll back: `h.exec(tool, args)` answers exactly
+ * `lines` as an error, and the file at `args.path` is byte for byte what it
+ * was before (or absent again, when the write created it).
+ */
+export async function expectRolledBack(h: Harness, tool: string, args: { path: string } & Record<string, unknown>, ...lines: string[]): Promise<void> {
+  const file = join(h.root, args.path)
+  const bytes = () => (existsSync(file) ? readFileSync(file) : null)
+  const before = bytes()
+  expect(await h.exec(tool, args)).toEqual(toolError(...lines))
+  expect(bytes()).toEqual(before)
 }
 
 /**
  * A stand-in for dsh-snapshot that keeps the decided contract: captures a
  * write's paths before it runs (first capture wins), answers
  * `snapshot/rollback` by restoring bytes exactly, forgets on `snapshot/commit`.
+ * `plugin` is what to load; `log` and `judged` what it saw.
  */
-export function fakeSnapshot(ctx: Context) {
+export function fakeSnapshot() {
   const scopes = new Map<string, Map<string, Buffer | null>>()
   const log: string[] = []
   const judged: string[] = []
-  ctx.on('tools/execute', async (exec, next) => {
-    if (exec.tool?.effects !== 'write') return next()
-    const verdict = ctx.bail('snapshot/judge', exec)
-    if (verdict === true) judged.push(exec.callId)
-    const key = exec.step !== undefined ? `step:${exec.step}` : `call:${exec.callId}`
-    const scope = scopes.get(key) ?? new Map<string, Buffer | null>()
-    scopes.set(key, scope)
-    scopes.set(`call:${exec.callId}`, scope)
-    for (const p of exec.tool.paths?.(exec.arguments) ?? []) {
-      const abs = resolveInside(exec.session.cwd, p)
-      if (!scope.has(abs)) scope.set(abs, existsSync(abs) ? readFileSync(abs) : null)
-    }
-    const result = await next()
-    if (verdict !== true) scopes.delete(key)
-    return result
-  })
-  ctx.on('snapshot/rollback', async (req: RollbackRequest) => {
-    const key = req.callId ? `call:${req.callId}` : `step:${req.step}`
-    const scope = scopes.get(key)
-    log.push(`rollback ${key}: ${req.reason}`)
-    if (!scope) return { matched: false, restored: [], deleted: [], failed: [], message: `nothing to restore for ${key}` }
-    const restored: string[] = []
-    const deleted: string[] = []
-    for (const [abs, bytes] of scope) {
-      if (bytes === null) {
-        if (existsSync(abs)) unlinkSync(abs)
-        deleted.push(abs)
-      } else {
-        writeFileSync(abs, bytes)
-        restored.push(abs)
+  const plugin = (ctx: Context) => {
+    ctx.on('tools/execute', async (exec, next) => {
+      if (exec.tool?.effects !== 'write') return next()
+      const verdict = ctx.bail('snapshot/judge', exec)
+      if (verdict === true) judged.push(exec.callId)
+      const key = exec.step !== undefined ? `step:${exec.step}` : `call:${exec.callId}`
+      const scope = scopes.get(key) ?? new Map<string, Buffer | null>()
+      scopes.set(key, scope)
+      scopes.set(`call:${exec.callId}`, scope)
+      for (const p of exec.tool.paths?.(exec.arguments) ?? []) {
+        const abs = resolveInside(exec.session.cwd, p)
+        if (!scope.has(abs)) scope.set(abs, existsSync(abs) ? readFileSync(abs) : null)
       }
-    }
-    scopes.delete(key)
-    return { matched: true, restored, deleted, failed: [], message: `restored ${restored.length}, deleted ${deleted.length}` }
-  })
-  ctx.on('snapshot/commit', (req: CommitRequest) => {
-    log.push(`commit ${req.callId ? `call:${req.callId}` : `step:${req.step}`}`)
-    scopes.delete(req.callId ? `call:${req.callId}` : `step:${req.step}`)
-  })
-  return { log, judged }
+      const result = await next()
+      if (verdict !== true) scopes.delete(key)
+      return result
+    })
+    ctx.on('snapshot/rollback', async (req: RollbackRequest) => {
+      const key = req.callId ? `call:${req.callId}` : `step:${req.step}`
+      const scope = scopes.get(key)
+      log.push(`rollback ${key}: ${req.reason}`)
+      if (!scope) return { matched: false, restored: [], deleted: [], failed: [], message: `nothing to restore for ${key}` }
+      const restored: string[] = []
+      const deleted: string[] = []
+      for (const [abs, bytes] of scope) {
+        if (bytes === null) {
+          if (existsSync(abs)) unlinkSync(abs)
+          deleted.push(abs)
+        } else {
+          writeFileSync(abs, bytes)
+          restored.push(abs)
+        }
+      }
+      scopes.delete(key)
+      return { matched: true, restored, deleted, failed: [], message: `restored ${restored.length}, deleted ${deleted.length}` }
+    })
+    ctx.on('snapshot/commit', (req: CommitRequest) => {
+      log.push(`commit ${req.callId ? `call:${req.callId}` : `step:${req.step}`}`)
+      scopes.delete(req.callId ? `call:${req.callId}` : `step:${req.step}`)
+    })
+  }
+  return { plugin, log, judged }
 }
 
 export interface Harness {
@@ -111,7 +126,7 @@ export interface Harness {
   notices: DstvalidNotice[]
   results: VerifyResult[]
   learnings: VerifyLearning[]
-  snapshot?: ReturnType<typeof fakeSnapshot>
+  snapshot?: { log: string[]; judged: string[] }
   /** The dsh-dstvalid fiber. */
   fiber: Fiber
   /** Run one tool call through the real `tools/execute` waterfall. */
@@ -121,8 +136,6 @@ export interface Harness {
   dispose(): Promise<void>
 }
 
-let callSeq = 0
-
 export interface BootOptions {
   /** The snapshot side: the stand-in (default), the real dsh-snapshot plugin with this config, or none. */
   snapshot?: false | 'fake' | { real: Partial<Snapshot.Config> }
@@ -130,43 +143,65 @@ export interface BootOptions {
   script?: string
 }
 
-/** A real Context with the real session, tools, workspace-tools and dstvalid plugins (and, unless `snapshot: false`, the stand-in snapshot). */
-export async function boot(root: string, config: Partial<Config> = {}, options: BootOptions = {}): Promise<Harness> {
-  const ctx = new Context()
-  const fibers: Fiber[] = []
-  const load = async (plugin: Parameters<Context['plugin']>[0], cfg?: unknown) => {
-    const fiber = ctx.plugin(plugin, cfg)
-    fibers.push(fiber)
-    await fiber.await()
-    return fiber
-  }
-  await load(SessionService)
-  await load(ToolService)
-  await load(WorkspaceTools, {})
-  if (options.script !== undefined) {
-    await load(LlmService)
-    await load(Scripted, { script: options.script })
-    await load(AgentService, { maxSteps: 20 })
-  }
-  const snapshot = options.snapshot === undefined || options.snapshot === 'fake' ? fakeSnapshot(ctx) : undefined
-  if (options.snapshot && options.snapshot !== 'fake') await load(Snapshot, { ...options.snapshot.real })
-  const fiber = await load(DstValidService, { warmOnStart: false, testArgs: ['--pool=threads'], ...config })
+/**
+ * The test kit's real harness on `root` (session, tools, workspace tools; with
+ * `script`, the scripted model and the agent loop), then the snapshot side and
+ * dsh-dstvalid — and a session on `root`, created after every plugin loaded.
+ */
+async function start(root: string, config: Partial<Config>, options: BootOptions): Promise<Harness> {
+  const snapshot = options.snapshot === undefined || options.snapshot === 'fake' ? fakeSnapshot() : undefined
+  const real = options.snapshot && options.snapshot !== 'fake' ? options.snapshot.real : undefined
+  const plugins: PluginSpec[] = [
+    ...(snapshot ? [snapshot.plugin] : []),
+    ...(real ? [[Snapshot, real] as PluginSpec] : []),
+  ]
+  const kit = await harness({
+    workspace: root,
+    plugins,
+    ...(options.script !== undefined ? { script: options.script, agent: { maxSteps: 20 } } : {}),
+  })
+  const ctx = kit.ctx
+  const fiber = await kit.load([DstValidService, { warmOnStart: false, testArgs: ['--pool=threads'], ...config }])
   const notices: DstvalidNotice[] = []
   const results: VerifyResult[] = []
   const learnings: VerifyLearning[] = []
   ctx.on('dstvalid/notice', n => { notices.push(n) })
   ctx.on('verify/result', r => { results.push(r) })
   ctx.on('verify/learning', l => { learnings.push(l) })
-  const session = ctx.sessions.create(undefined, { cwd: root })
+  const session = kit.session
   return {
-    ctx, root, session, notices, results, learnings, snapshot, fiber,
-    exec: (name, args) => ctx.tools.execute({ session, callId: `c${++callSeq}`, name, arguments: args }),
+    ctx, root, session, notices, results, learnings, fiber, exec: (name, args) => kit.call(name, args), dispose: kit.dispose,
+    ...(snapshot ? { snapshot: { log: snapshot.log, judged: snapshot.judged } } : {}),
     ready: async () => {
       const guard = ctx.dstvalid.guardFor(root)
       await guard.queue.run(() => guard.prepare({ record: run => { session.append('verify/run', run) }, notice: () => {} }))
     },
-    dispose: async () => {
-      for (const f of fibers.reverse()) await f.dispose()
+  }
+}
+
+/**
+ * In a test: dsh-dstvalid with `config` on a harness over `root` (and, unless
+ * `snapshot: false`, the stand-in snapshot), disposed when the test finishes.
+ */
+export async function boot(root: string, config: Partial<Config> = {}, options: BootOptions = {}): Promise<Harness> {
+  const h = await start(root, config, options)
+  onTestFinished(() => h.dispose())
+  return h
+}
+
+/**
+ * In a `describe`: one harness (as `boot` makes it) shared by its tests —
+ * booted before the first on the workspace `root()` makes, disposed after the
+ * last. Tests read it as `suite.h`.
+ */
+export function bootForSuite(root: () => string, config: Partial<Config> = {}, options: BootOptions = {}): { readonly h: Harness } {
+  let h: Harness | undefined
+  beforeAll(async () => { h = await start(root(), config, options) })
+  afterAll(() => h?.dispose())
+  return {
+    get h(): Harness {
+      if (!h) throw new Error('bootForSuite: the harness is booted in beforeAll; read suite.h inside a test')
+      return h
     },
   }
 }
@@ -174,8 +209,4 @@ export async function boot(root: string, config: Partial<Config> = {}, options: 
 /** `verify/run` events of a session. */
 export function runs(session: Session) {
   return session.ofType('verify/run').map(e => e.data)
-}
-
-export function rel(root: string, abs: string) {
-  return toPosixRelative(root, abs)
 }

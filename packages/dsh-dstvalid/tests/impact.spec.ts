@@ -1,11 +1,7 @@
 import { spawnSync } from 'node:child_process'
-import { afterAll, afterEach, describe, expect, it } from 'vitest'
+import { describe, expect, it } from 'vitest'
 import { findImporters, formatImpact, GoImpact, PythonImpact, pythonImports, type CheckIO } from 'dsh-dstvalid'
-import { boot, cleanupWorkspaces, makeWorkspace, readText, type Harness } from './helpers.ts'
-
-let h: Harness | undefined
-afterEach(async () => { await h?.dispose(); h = undefined })
-afterAll(cleanupWorkspaces)
+import { boot, makeWorkspace, readText } from './helpers.ts'
 
 const hasGo = spawnSync('go', ['version']).status === 0
 
@@ -29,7 +25,7 @@ const silentIO: CheckIO = { record: () => {}, notice: () => {}, timeoutMs: 60_00
 describe('change impact from the TypeScript program', () => {
   it('lists transitive importers before the write, nearest first, through re-exports and type-only imports; appended to the result', async () => {
     const root = makeWorkspace('shop', graph)
-    h = await boot(root, { tests: 'off', tsconfig: 'tsconfig.full.json', impact: 'result' })
+    const h = await boot(root, { tests: 'off', tsconfig: 'tsconfig.full.json', impact: 'result' })
     const seenAtNotice: string[] = []
     h.ctx.on('dstvalid/notice', n => { if (n.text.startsWith('impact:')) seenAtNotice.push(readText(root, 'src/money.ts')) })
     const before = readText(root, 'src/money.ts')
@@ -45,13 +41,13 @@ describe('change impact from the TypeScript program', () => {
 
   it('caps the list at impactMax; `notice` leaves the result alone; a rolled-back write carries no impact line', async () => {
     const root = makeWorkspace('shop', graph)
-    h = await boot(root, { tests: 'off', tsconfig: 'tsconfig.full.json', impact: 'notice', impactMax: 3 })
-    expect(await h.exec('edit_file', goodEdit)).toEqual({ content: 'edited src/money.ts' })
-    expect(h.notices.filter(n => n.text.startsWith('impact:')).map(n => n.text)).toEqual([
+    const noticing = await boot(root, { tests: 'off', tsconfig: 'tsconfig.full.json', impact: 'notice', impactMax: 3 })
+    expect(await noticing.exec('edit_file', goodEdit)).toEqual({ content: 'edited src/money.ts' })
+    expect(noticing.notices.filter(n => n.text.startsWith('impact:')).map(n => n.text)).toEqual([
       'impact: 8 files import src/money.ts (nearest first): src/cart.ts, src/format.ts (type-only), src/index.ts, … and 5 more',
     ])
-    await h.fiber.dispose()
-    h = await boot(root, { tests: 'off', tsconfig: 'tsconfig.full.json', impact: 'result', impactMax: 1 })
+    await noticing.fiber.dispose()
+    const h = await boot(root, { tests: 'off', tsconfig: 'tsconfig.full.json', impact: 'result', impactMax: 1 })
     const broken = await h.exec('edit_file', { path: 'src/money.ts', old_string: 'return b + a', new_string: 'return "x"' })
     expect(broken.content.split('\n')).toEqual([
       'rolled back: typecheck failed after edit_file on src/money.ts',
@@ -61,7 +57,7 @@ describe('change impact from the TypeScript program', () => {
 
   it('costs nothing when off: no graph request, no notice', async () => {
     const root = makeWorkspace('shop', graph)
-    h = await boot(root, { tests: 'off', tsconfig: 'tsconfig.full.json' })
+    const h = await boot(root, { tests: 'off', tsconfig: 'tsconfig.full.json' })
     expect(h.ctx.dstvalid.guardFor(root).options.impact).toEqual([])
     expect(await h.exec('edit_file', goodEdit)).toEqual({ content: 'edited src/money.ts' })
     expect(h.notices.some(n => n.text.startsWith('impact'))).toBe(false)

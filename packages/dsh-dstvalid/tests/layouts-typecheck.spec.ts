@@ -4,25 +4,26 @@
  * `extends` base, a pnpm monorepo without a root tsconfig. Real TypeScript,
  * real files; tests are off (the test runner is not the point here).
  */
-import { existsSync, mkdtempSync, readFileSync, rmSync, writeFileSync } from 'node:fs'
+import { existsSync, readFileSync, rmSync, writeFileSync } from 'node:fs'
 import { createRequire } from 'node:module'
-import { tmpdir } from 'node:os'
 import { join } from 'node:path'
-import { afterAll, beforeAll, describe, expect, it, vi } from 'vitest'
+import { describe, expect, it, vi } from 'vitest'
 import { TsWorkerClient } from 'dsh-dstvalid'
+import { tempDir } from 'dsh-testkit'
 import { generateLayout, type Edit, type Layout, type LayoutKind, type LayoutOptions } from '../../../bench/layouts.ts'
-import { boot, runs, type Harness } from './helpers.ts'
+import { bootForSuite, runs, type Harness } from './helpers.ts'
 
 // A cold check of four programs is a few seconds alone, and over a minute on a machine shared by many.
 vi.setConfig({ testTimeout: 240_000, hookTimeout: 240_000 })
 
-const dirs: string[] = []
-afterAll(() => { for (const d of dirs.splice(0)) rmSync(d, { recursive: true, force: true }) })
-
-function layout(kind: LayoutKind, options: LayoutOptions = {}): Layout {
-  const dir = mkdtempSync(join(tmpdir(), `dsh-layout-${kind}-`))
-  dirs.push(dir)
-  return generateLayout(kind, dir, options)
+/**
+ * For the tests of the enclosing describe: a generated layout and a harness
+ * on it (tests off), made before the first test, disposed after the last.
+ */
+function onLayout(kind: LayoutKind, options: LayoutOptions = {}): { readonly l: Layout; readonly h: Harness } {
+  let l: Layout | undefined
+  const suite = bootForSuite(() => (l = generateLayout(kind, tempDir(`dsh-layout-${kind}-`), options)).root, { tests: 'off' })
+  return { get l() { return l! }, get h() { return suite.h } }
 }
 
 const read = (l: Layout, rel: string) => readFileSync(join(l.root, rel), 'utf8')
@@ -32,7 +33,7 @@ function snapshotOf(l: Layout, files: string[]): Record<string, string | null> {
   return Object.fromEntries(files.map(f => [f, existsSync(join(l.root, f)) ? read(l, f) : null]))
 }
 
-async function expectRolledBack(h: Harness, l: Layout, call: () => Promise<{ content: unknown; isError?: boolean }>, touched: string[], firstLine: string) {
+async function expectLayoutRolledBack(h: Harness, l: Layout, call: () => Promise<{ content: unknown; isError?: boolean }>, touched: string[], firstLine: string) {
   const before = snapshotOf(l, touched)
   const result = await call()
   expect(result.isError).toBe(true)
@@ -44,16 +45,17 @@ async function expectRolledBack(h: Harness, l: Layout, call: () => Promise<{ con
 
 const edit = (h: Harness, e: Edit) => h.exec('edit_file', { ...e })
 
+/** The layout's good edit unrelated to its pre-existing error is kept. */
+async function expectUnrelatedGoodKept({ l, h }: { l: Layout; h: Harness }) {
+  const good = l.preexisting!.unrelatedGood
+  expect(await edit(h, good)).toEqual({ content: `edited ${good.path}` })
+}
+
 describe('create-vite app: solution tsconfig → tsconfig.app.json + tsconfig.node.json', () => {
-  let l: Layout
-  let h: Harness
-  beforeAll(async () => {
-    l = layout('vite-app')
-    h = await boot(l.root, { tests: 'off' })
-  })
-  afterAll(() => h?.dispose())
+  const suite = onLayout('vite-app')
 
   it('checks both projects with their own options, keeps a good edit, and writes no build info', async () => {
+    const { l, h } = suite
     expect(await edit(h, l.scenarios.good)).toEqual({ content: `edited ${l.scenarios.good.path}` })
     expect(read(l, l.scenarios.good.path)).toContain('for (const line of lines)')
     expect(runs(h.session).map(r => [r.argv, r.outcome])).toEqual([
@@ -65,7 +67,8 @@ describe('create-vite app: solution tsconfig → tsconfig.app.json + tsconfig.no
   })
 
   it('rolls back an export rename that breaks importers, with the exact message', async () => {
-    const message = await expectRolledBack(h, l, () => edit(h, l.scenarios.renameExport), [l.hub.file], `rolled back: typecheck failed after edit_file on ${l.hub.file}`)
+    const { l, h } = suite
+    const message = await expectLayoutRolledBack(h, l, () => edit(h, l.scenarios.renameExport), [l.hub.file], `rolled back: typecheck failed after edit_file on ${l.hub.file}`)
     expect(message).toBe([
       'rolled back: typecheck failed after edit_file on src/lib/money.ts',
       `src/lib/receipt.ts:2 TS2305 Module '"./money"' has no exported member 'formatCents'.`,
@@ -74,17 +77,20 @@ describe('create-vite app: solution tsconfig → tsconfig.app.json + tsconfig.no
   })
 
   it('rolls back a syntax error in the widely imported file', async () => {
-    const message = await expectRolledBack(h, l, () => edit(h, l.scenarios.syntaxError), [l.hub.file], `rolled back: typecheck failed after edit_file on ${l.hub.file}`)
+    const { l, h } = suite
+    const message = await expectLayoutRolledBack(h, l, () => edit(h, l.scenarios.syntaxError), [l.hub.file], `rolled back: typecheck failed after edit_file on ${l.hub.file}`)
     expect(message).toContain('src/lib/money.ts:13 TS1109 Expression expected.')
   })
 
   it('rolls back a new file with a type error (the file is deleted again)', async () => {
+    const { l, h } = suite
     const file = l.scenarios.newFileTypeError
-    await expectRolledBack(h, l, () => h.exec('write_file', { ...file }), [file.path], `rolled back: typecheck failed after write_file on ${file.path}`)
+    await expectLayoutRolledBack(h, l, () => h.exec('write_file', { ...file }), [file.path], `rolled back: typecheck failed after write_file on ${file.path}`)
     expect(existsSync(join(l.root, file.path))).toBe(false)
   })
 
   it('a file in no program: parsed (a syntax error is rolled back), and said once', async () => {
+    const { l, h } = suite
     const first = await h.exec('write_file', { path: 'scripts/release.ts', content: 'export const tag: string = 1\n' })
     expect(first).toEqual({ content: 'created scripts/release.ts (29 bytes)\nnot type-checked: scripts/release.ts is in no tsconfig program' })
     const again = await h.exec('edit_file', { path: 'scripts/release.ts', old_string: '= 1', new_string: '= 2' })
@@ -97,34 +103,23 @@ describe('create-vite app: solution tsconfig → tsconfig.app.json + tsconfig.no
 })
 
 describe('create-vite app with a pre-existing type error', () => {
-  let l: Layout
-  let h: Harness
-  beforeAll(async () => {
-    l = layout('vite-app', { preexisting: true })
-    h = await boot(l.root, { tests: 'off' })
-  })
-  afterAll(() => h?.dispose())
+  const suite = onLayout('vite-app', { preexisting: true })
 
   it('keeps an unrelated good edit and rolls back a new error', async () => {
+    await expectUnrelatedGoodKept(suite)
+    const { l, h } = suite
     const pre = l.preexisting!
-    expect(await edit(h, pre.unrelatedGood)).toEqual({ content: `edited ${pre.unrelatedGood.path}` })
-    const message = await expectRolledBack(h, l, () => edit(h, pre.newError), [pre.newError.path], `rolled back: typecheck failed after edit_file on ${pre.newError.path}`)
+    const message = await expectLayoutRolledBack(h, l, () => edit(h, pre.newError), [pre.newError.path], `rolled back: typecheck failed after edit_file on ${pre.newError.path}`)
     expect(message.split('\n').slice(1)).toEqual(["src/lib/receipt.ts:7 TS2322 Type 'string' is not assignable to type 'number'."])
   })
 })
 
 describe('library: solution → build + spec configs over an extends base', () => {
-  let l: Layout
-  let h: Harness
-  beforeAll(async () => {
-    l = layout('library', { preexisting: true })
-    h = await boot(l.root, { tests: 'off' })
-  })
-  afterAll(() => h?.dispose())
+  const suite = onLayout('library', { preexisting: true })
 
   it('judges src in the build project and test files through the spec project (sources of references, nothing built)', async () => {
-    const pre = l.preexisting!
-    expect(await edit(h, pre.unrelatedGood)).toEqual({ content: `edited ${pre.unrelatedGood.path}` })
+    await expectUnrelatedGoodKept(suite)
+    const { l, h } = suite
     expect(runs(h.session).map(r => r.argv)).toEqual([
       ['tsc', '-b', '--noEmit', 'tsconfig.build.json', 'tsconfig.spec.json', '(in-process, cold)'],
       ['tsc', '-b', '--noEmit', 'tsconfig.build.json', 'tsconfig.spec.json', '(in-process, incremental)'],
@@ -136,45 +131,42 @@ describe('library: solution → build + spec configs over an extends base', () =
   })
 
   it('rolls back an export rename (importers in src and in test), a syntax error and a new error', async () => {
-    const rename = await expectRolledBack(h, l, () => edit(h, l.scenarios.renameExport), [l.hub.file], 'rolled back: typecheck failed after edit_file on src/tokens.ts')
+    const { l, h } = suite
+    const rename = await expectLayoutRolledBack(h, l, () => edit(h, l.scenarios.renameExport), [l.hub.file], 'rolled back: typecheck failed after edit_file on src/tokens.ts')
     expect(rename.split('\n').slice(1)).toEqual([
       `src/parser.ts:2 TS2305 Module '"./tokens.js"' has no exported member 'tokenize'.`,
       `src/index.ts:1 TS2305 Module '"./tokens.js"' has no exported member 'tokenize'.`,
     ])
-    await expectRolledBack(h, l, () => edit(h, l.scenarios.syntaxError), [l.hub.file], 'rolled back: typecheck failed after edit_file on src/tokens.ts')
-    await expectRolledBack(h, l, () => edit(h, l.preexisting!.newError), [l.preexisting!.newError.path], 'rolled back: typecheck failed after edit_file on src/evaluate.ts')
+    await expectLayoutRolledBack(h, l, () => edit(h, l.scenarios.syntaxError), [l.hub.file], 'rolled back: typecheck failed after edit_file on src/tokens.ts')
+    await expectLayoutRolledBack(h, l, () => edit(h, l.preexisting!.newError), [l.preexisting!.newError.path], 'rolled back: typecheck failed after edit_file on src/evaluate.ts')
   })
 })
 
 describe('pnpm monorepo: per-package tsconfigs, no root tsconfig', () => {
-  let l: Layout
-  let h: Harness
-  beforeAll(async () => {
-    l = layout('monorepo', { preexisting: true })
-    h = await boot(l.root, { tests: 'off' })
-  })
-  afterAll(() => h?.dispose())
+  const suite = onLayout('monorepo', { preexisting: true })
 
   it('finds every package project and keeps an unrelated good edit next to a pre-existing error', async () => {
-    const pre = l.preexisting!
-    expect(await edit(h, pre.unrelatedGood)).toEqual({ content: `edited ${pre.unrelatedGood.path}` })
+    await expectUnrelatedGoodKept(suite)
+    const { l, h } = suite
     expect(runs(h.session)[0]!.argv).toEqual(['tsc', '-b', '--noEmit', 'packages/app/tsconfig.json', 'packages/core/tsconfig.json', 'packages/model/tsconfig.json', 'packages/service/tsconfig.json', '(in-process, cold)'])
     expect(h.results.map(r => [r.check, r.outcome])).toEqual([['typecheck', 'pass']])
   })
 
   it('rolls back an export rename in core, a syntax error in it, a broken cross-package import, a new file with a type error, and a new error', async () => {
+    const { l, h } = suite
     const s = l.scenarios
-    const rename = await expectRolledBack(h, l, () => edit(h, s.renameExport), [l.hub.file], `rolled back: typecheck failed after edit_file on ${l.hub.file}`)
+    const rename = await expectLayoutRolledBack(h, l, () => edit(h, s.renameExport), [l.hub.file], `rolled back: typecheck failed after edit_file on ${l.hub.file}`)
     expect(rename.split('\n').slice(1)).toEqual([`packages/core/src/index.ts:1 TS2305 Module '"./ids"' has no exported member 'makeId'.`])
-    await expectRolledBack(h, l, () => edit(h, s.syntaxError), [l.hub.file], `rolled back: typecheck failed after edit_file on ${l.hub.file}`)
-    const cross = await expectRolledBack(h, l, () => edit(h, s.brokenCrossPackageImport!), [s.brokenCrossPackageImport!.path], 'rolled back: typecheck failed after edit_file on packages/app/src/report.ts')
+    await expectLayoutRolledBack(h, l, () => edit(h, s.syntaxError), [l.hub.file], `rolled back: typecheck failed after edit_file on ${l.hub.file}`)
+    const cross = await expectLayoutRolledBack(h, l, () => edit(h, s.brokenCrossPackageImport!), [s.brokenCrossPackageImport!.path], 'rolled back: typecheck failed after edit_file on packages/app/src/report.ts')
     expect(cross.split('\n').slice(1)).toEqual([`packages/app/src/report.ts:2 TS2305 Module '"@mono/service"' has no exported member 'Ledger'.`])
-    await expectRolledBack(h, l, () => h.exec('write_file', { ...s.newFileTypeError }), [s.newFileTypeError.path], `rolled back: typecheck failed after write_file on ${s.newFileTypeError.path}`)
-    await expectRolledBack(h, l, () => edit(h, l.preexisting!.newError), [l.preexisting!.newError.path], 'rolled back: typecheck failed after edit_file on packages/app/src/report.ts')
+    await expectLayoutRolledBack(h, l, () => h.exec('write_file', { ...s.newFileTypeError }), [s.newFileTypeError.path], `rolled back: typecheck failed after write_file on ${s.newFileTypeError.path}`)
+    await expectLayoutRolledBack(h, l, () => edit(h, l.preexisting!.newError), [l.preexisting!.newError.path], 'rolled back: typecheck failed after edit_file on packages/app/src/report.ts')
   })
 
   // In a worker, as the guard runs it: a cold check of four programs must not block this thread.
   it('shares parsed files between the package programs; a deleted file that comes back is found again by every program', async () => {
+    const { l } = suite
     const client = new TsWorkerClient({ root: l.root, configPath: join(l.root, 'tsconfig.json'), typescriptPath: createRequire(join(l.root, 'package.json')).resolve('typescript') }, { maxHeapMb: 0 })
     try {
       const check = async (changed: string[]) => {

@@ -1,21 +1,13 @@
-import { mkdtempSync } from 'node:fs'
-import { tmpdir } from 'node:os'
-import { join } from 'node:path'
-import { afterAll, afterEach, describe, expect, it } from 'vitest'
-import { boot, cleanupWorkspaces, type Harness } from './helpers.ts'
-
-let h: Harness | undefined
-afterEach(async () => { await h?.dispose(); h = undefined })
-afterAll(cleanupWorkspaces)
+import { describe, expect, it } from 'vitest'
+import { boot, makeWorkspace } from './helpers.ts'
 
 /** A cheap generic profile: "compile" fails while a file named `broken` exists. */
 const generic = { profiles: ['generic' as const], compileCommand: 'test ! -e broken' }
-const emptyWorkspace = () => mkdtempSync(join(tmpdir(), 'dsh-dstvalid-learn-'))
 
 describe('learnings (verify/learning)', () => {
   it('one per kept, verified write; never after a rollback; not when no check could judge', async () => {
-    const root = emptyWorkspace()
-    h = await boot(root, { ...generic, learnings: true })
+    const root = makeWorkspace('')
+    const h = await boot(root, { ...generic, learnings: true })
     await h.exec('write_file', { path: 'a.txt', content: 'x' })
     expect(h.learnings).toEqual([{ sessionId: h.session.id, paths: ['a.txt'], tool: 'write_file', checks: ['compile'] }])
 
@@ -29,16 +21,16 @@ describe('learnings (verify/learning)', () => {
   })
 
   it('a write kept only because no check could judge it is not a learning', async () => {
-    const root = emptyWorkspace()
-    h = await boot(root, { profiles: ['generic'], testCommand: 'sleep 5', timeoutMs: 300, learnings: true })
+    const root = makeWorkspace('')
+    const h = await boot(root, { profiles: ['generic'], testCommand: 'sleep 5', timeoutMs: 300, learnings: true })
     const r = await h.exec('write_file', { path: 'a.txt', content: 'x' })
     expect(r.content).toContain('warning: not verified')
     expect(h.learnings).toEqual([])
   })
 
   it('costs nothing when off (the default): no event', async () => {
-    const root = emptyWorkspace()
-    h = await boot(root, generic)
+    const root = makeWorkspace('')
+    const h = await boot(root, generic)
     await h.exec('write_file', { path: 'a.txt', content: 'x' })
     expect(h.results.map(r => r.outcome)).toEqual(['pass'])
     expect(h.learnings).toEqual([])

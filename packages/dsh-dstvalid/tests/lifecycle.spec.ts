@@ -1,25 +1,17 @@
-import { mkdtempSync } from 'node:fs'
-import { tmpdir } from 'node:os'
-import { join } from 'node:path'
-import { afterAll, afterEach, describe, expect, it } from 'vitest'
+import { describe, expect, it } from 'vitest'
 import type { Context } from '@deepseek-ai/cordis'
 import { TypecheckCheck } from 'dsh-dstvalid'
-import { boot, cleanupWorkspaces, makeWorkspace, runs, type Harness } from './helpers.ts'
-
-let h: Harness | undefined
-afterEach(async () => { await h?.dispose(); h = undefined })
-afterAll(cleanupWorkspaces)
+import { boot, makeWorkspace, runs } from './helpers.ts'
 
 const EVENTS = ['tools/execute', 'agent/step-results', 'snapshot/judge', 'session/created']
 const counts = (ctx: Context) => Object.fromEntries(EVENTS.map(e => [e, ctx.events._hooks[e]?.length ?? 0]))
 /** A cheap generic profile: "compile" fails while a file named `broken` exists. */
 const generic = { profiles: ['generic' as const], compileCommand: 'test ! -e broken' }
-const emptyWorkspace = () => mkdtempSync(join(tmpdir(), 'dsh-dstvalid-life-'))
 
 describe('lifecycle and control', () => {
   it('disposing the fiber (twice) removes every listener it added and terminates the type-check worker', async () => {
     const root = makeWorkspace()
-    h = await boot(root, { tests: 'off' })
+    const h = await boot(root, { tests: 'off' })
     const loaded = counts(h.ctx)
     await h.ready()
     const check = h.ctx.dstvalid.guardFor(root).checks[0]!
@@ -36,8 +28,8 @@ describe('lifecycle and control', () => {
   })
 
   it('answers snapshot/judge only while enabled; disable drops state, enable measures a fresh baseline', async () => {
-    const root = emptyWorkspace()
-    h = await boot(root, generic)
+    const root = makeWorkspace('')
+    const h = await boot(root, generic)
     expect(await h.exec('write_file', { path: 'a', content: '' })).toEqual({ content: 'created a (0 bytes)' })
     expect(h.snapshot!.judged).toHaveLength(1)
     await h.ctx.dstvalid.disable()
@@ -54,9 +46,9 @@ describe('lifecycle and control', () => {
   })
 
   it('disabling mid-step commits the pending captures (nobody will judge them)', async () => {
-    const root = emptyWorkspace()
+    const root = makeWorkspace('')
     const script = JSON.stringify({ toolCalls: [{ id: 'w1', name: 'write_file', arguments: { path: 'broken', content: '' } }] })
-    h = await boot(root, { ...generic, per: 'step' }, { script })
+    const h = await boot(root, { ...generic, per: 'step' }, { script })
     h.ctx.on('agent/step-results', async (_batch, next) => {
       await h!.ctx.dstvalid.disable()
       return next()
@@ -67,8 +59,8 @@ describe('lifecycle and control', () => {
   })
 
   it('warms the baseline in the background when a session is created', async () => {
-    const root = emptyWorkspace()
-    h = await boot(root, { ...generic, warmOnStart: true })
+    const root = makeWorkspace('')
+    const h = await boot(root, { ...generic, warmOnStart: true })
     // boot() created a session after the plugin loaded: its workspace is being measured.
     await h.ctx.dstvalid.guardFor(root).queue.idle()
     expect(runs(h.session).map(r => [r.check, r.argv, r.outcome])).toEqual([['compile', ['test ! -e broken'], 'pass']])

@@ -1,8 +1,8 @@
 import { describe, expect, it } from 'vitest'
-import { mkdtempSync, mkdirSync, writeFileSync } from 'node:fs'
-import { tmpdir } from 'node:os'
+import { mkdirSync, writeFileSync } from 'node:fs'
 import { join } from 'node:path'
 import { formatProblem, parseCargoMessages, parseCargoTest, parseGoDiagnostics, parseGoTestJson, parseJunit, readGoTestRun, FILE_LEVEL } from 'dsh-dstvalid'
+import { tempDir } from 'dsh-testkit'
 
 describe('toolchain output parsers', () => {
   it('go build / go vet positions', () => {
@@ -79,7 +79,7 @@ describe('toolchain output parsers', () => {
   })
 
   it('pytest junit xml, including a collection error', () => {
-    const root = mkdtempSync(join(tmpdir(), 'dsh-junit-'))
+    const root = tempDir('dsh-junit-')
     mkdirSync(join(root, 'tests'))
     writeFileSync(join(root, 'tests', 'test_calc.py'), '')
     const xml = `<?xml version="1.0"?><testsuites><testsuite>
@@ -103,7 +103,7 @@ E   ImportError: cannot import name 'frequencies' from 'shop' (${root}/shop/__in
   })
 
   it('pytest junit xml: every character reference and CDATA decoded', () => {
-    const root = mkdtempSync(join(tmpdir(), 'dsh-junit-'))
+    const root = tempDir('dsh-junit-')
     writeFileSync(join(root, 'test_text.py'), '')
     const xml = `<testsuites><testsuite>
       <testcase classname="test_text" name="test_quote"><failure message="assert &#x27;a&#x27; == &#39;b&#39;&#10;  &#8212; diff">long</failure></testcase>

@@ -1,18 +1,14 @@
 import { spawnSync } from 'node:child_process'
-import { afterAll, afterEach, describe, expect, it } from 'vitest'
-import { boot, cleanupWorkspaces, makeWorkspace, readText, runs, type Harness } from './helpers.ts'
+import { describe, expect, it } from 'vitest'
+import { boot, makeWorkspace, readText, runs } from './helpers.ts'
 
 const hasPytest = spawnSync('python3', ['-m', 'pytest', '--version']).status === 0
 if (!hasPytest) console.warn('python-profile.spec: skipped — `python3 -m pytest` is not available')
 
-let h: Harness | undefined
-afterEach(async () => { await h?.dispose(); h = undefined })
-afterAll(cleanupWorkspaces)
-
 describe.skipIf(!hasPytest)('Python profile (pyproject.toml → compile, pytest)', () => {
   it('keeps a good edit; rolls back a syntax error and a test break; runs only the tests that import the change', async () => {
     const root = makeWorkspace('pyproj')
-    h = await boot(root, { testArgs: [] })
+    const h = await boot(root, { testArgs: [] })
     expect(await h.exec('edit_file', { path: 'report.py', old_string: 'def total(a, b):', new_string: 'def total(a, b):\n    """Formats a sum."""' })).toEqual({ content: 'edited report.py' })
     const related = runs(h.session).filter(r => r.check === 'test').at(-1)!
     expect(related.argv.at(-1)).toBe('tests/test_report.py')

@@ -1,16 +1,12 @@
 import { spawnSync } from 'node:child_process'
 import { mkdirSync, symlinkSync } from 'node:fs'
 import { join } from 'node:path'
-import { afterAll, afterEach, describe, expect, it } from 'vitest'
+import { describe, expect, it } from 'vitest'
 import { findPython, PytestCheck, readPytestConfig, sourceRoots } from 'dsh-dstvalid'
-import { boot, cleanupWorkspaces, makeWorkspace, readText, runs, type Harness } from './helpers.ts'
+import { boot, makeWorkspace, readText, runs, type Harness } from './helpers.ts'
 
 const hasPytest = spawnSync('python3', ['-m', 'pytest', '--version']).status === 0
 if (!hasPytest) console.warn('python-related.spec: skipped — `python3 -m pytest` is not available')
-
-let h: Harness | undefined
-afterEach(async () => { await h?.dispose(); h = undefined })
-afterAll(cleanupWorkspaces)
 
 /** The test files the last pytest run was given (after `--junitxml=…`). */
 function lastTargets(harness: Harness): string[] {
@@ -39,7 +35,7 @@ describe('pytest: what a change affects, as pytest and Python see the project', 
   it.skipIf(!hasPytest)('rolls back breaks reached through `from pkg import mod`, an __init__.py, two hops, and a conftest.py', async () => {
     const root = makeWorkspace('pypkg')
     // No flaky re-runs: each rollback costs one targeted run here, not two.
-    h = await boot(root, { testArgs: [], confirmFlaky: false })
+    const h = await boot(root, { testArgs: [], confirmFlaky: false })
 
     const renamed = await h.exec('edit_file', { path: 'src/shop/calc.py', old_string: 'def add(', new_string: 'def plus(' })
     expect(renamed.content).toBe("rolled back: test failed after edit_file on src/shop/calc.py\ntests/check_calc.py FAIL test_add — AttributeError: module 'shop.calc' has no attribute 'add'")
@@ -74,7 +70,7 @@ describe('pytest: what a change affects, as pytest and Python see the project', 
 
   it.skipIf(!hasPytest)('a syntax error is a compile run that failed (verify/run outcome is what the command found)', async () => {
     const root = makeWorkspace('pypkg')
-    h = await boot(root, { testArgs: [] })
+    const h = await boot(root, { testArgs: [] })
     const syntax = await h.exec('edit_file', { path: 'src/shop/calc.py', old_string: 'return a + b', new_string: 'return a +' })
     expect(syntax.content).toBe('rolled back: compile failed after edit_file on src/shop/calc.py\nsrc/shop/calc.py:2 SyntaxError invalid syntax')
     const compiles = runs(h.session).filter(r => r.check === 'compile')
@@ -102,7 +98,7 @@ describe('the Python interpreter', () => {
     const real = spawnSync('python3', ['-c', 'import sys; print(sys.executable)'], { encoding: 'utf8' }).stdout.trim()
     mkdirSync(join(root, '.venv', 'bin'), { recursive: true })
     symlinkSync(real, join(root, '.venv', 'bin', 'python'))
-    h = await boot(root, { testArgs: [], tests: 'off' })
+    const h = await boot(root, { testArgs: [], tests: 'off' })
     expect(await h.exec('edit_file', { path: 'src/shop/calc.py', old_string: 'def add(', new_string: 'def plus(' })).toEqual({ content: 'edited src/shop/calc.py' })
     // The baseline's first step announces itself; the next notice names the interpreter.
     expect(h.notices[0]!.text).toBe('measuring the baseline state: compiling…')

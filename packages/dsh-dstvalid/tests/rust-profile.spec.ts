@@ -1,18 +1,14 @@
 import { spawnSync } from 'node:child_process'
-import { afterAll, afterEach, describe, expect, it } from 'vitest'
-import { boot, cleanupWorkspaces, makeWorkspace, readText, type Harness } from './helpers.ts'
+import { describe, expect, it } from 'vitest'
+import { boot, makeWorkspace, readText } from './helpers.ts'
 
 const hasCargo = spawnSync('cargo', ['--version']).status === 0
 if (!hasCargo) console.warn('rust-profile.spec: skipped — `cargo` is not on PATH')
 
-let h: Harness | undefined
-afterEach(async () => { await h?.dispose(); h = undefined })
-afterAll(cleanupWorkspaces)
-
 describe.skipIf(!hasCargo)('Rust profile (Cargo.toml → cargo check, cargo test)', () => {
   it('keeps a good edit; rolls back a compile error and a test break', async () => {
     const root = makeWorkspace('rustproj')
-    h = await boot(root, { testArgs: [], timeoutMs: 300_000 })
+    const h = await boot(root, { testArgs: [], timeoutMs: 300_000 })
     expect(await h.exec('edit_file', { path: 'src/lib.rs', old_string: 'pub fn add', new_string: '/// Adds.\npub fn add' })).toEqual({ content: 'edited src/lib.rs' })
     const compile = await h.exec('edit_file', { path: 'src/lib.rs', old_string: '    a + b', new_string: '    a + c' })
     expect(compile.content).toBe('rolled back: compile failed after edit_file on src/lib.rs\nsrc/lib.rs:3 E0425 cannot find value `c` in this scope')

@@ -1,12 +1,8 @@
 import { execFileSync } from 'node:child_process'
 import { writeFileSync } from 'node:fs'
 import { join } from 'node:path'
-import { afterAll, afterEach, describe, expect, it } from 'vitest'
-import { boot, cleanupWorkspaces, makeWorkspace, readText, runs, type Harness } from './helpers.ts'
-
-let h: Harness | undefined
-afterEach(async () => { await h?.dispose(); h = undefined })
-afterAll(cleanupWorkspaces)
+import { describe, expect, it } from 'vitest'
+import { boot, makeWorkspace, readText, runs } from './helpers.ts'
 
 /** Every file below the workspace (not node_modules, not the vault): path → bytes (base64) and mode. */
 function tree(root: string): Record<string, string> {
@@ -28,7 +24,7 @@ const threeFilePatch = [
 describe('shell calls are judged like writes (dsh-snapshot shell tracking, the default)', () => {
   it('rolls back a type-breaking sed -i, a three-file git apply and a deleted import exactly; keeps a formatter run; a no-op adds no judgement', async () => {
     const root = makeWorkspace('shop', {}, { nodeModules: 'package' })
-    h = await boot(root, { tests: 'off' }, { snapshot: { real: { fsync: 'off' } } })
+    const h = await boot(root, { tests: 'off' }, { snapshot: { real: { fsync: 'off' } } })
     const original = tree(root)
 
     // sed -i breaking a signature: the callers no longer type-check.
@@ -72,7 +68,7 @@ describe('shell calls are judged like writes (dsh-snapshot shell tracking, the d
 
   it('rolls back a test-breaking cat > (the related tests run after a shell write too)', async () => {
     const root = makeWorkspace()
-    h = await boot(root, { tsconfig: 'tsconfig.full.json' }, { snapshot: { real: { fsync: 'off' } } })
+    const h = await boot(root, { tsconfig: 'tsconfig.full.json' }, { snapshot: { real: { fsync: 'off' } } })
     const before = readText(root, 'src/money.ts')
     const r = await h.exec('bash', { command: `cat > src/money.ts <<'EOF'
 /** Amounts are integer cents. */
@@ -96,7 +92,7 @@ EOF` })
 
   it('files changed while no call ran are re-measured first, never blamed on the next call, and reported once', async () => {
     const root = makeWorkspace()
-    h = await boot(root, { tests: 'off' }, { snapshot: { real: { fsync: 'off' } } })
+    const h = await boot(root, { tests: 'off' }, { snapshot: { real: { fsync: 'off' } } })
     expect(await h.exec('bash', { command: 'true' })).toMatchObject({ exitCode: 0 })
     // A background process breaks a type after the call returned.
     writeFileSync(join(root, 'src/greeting.ts'), 'export function greet(name: string): number {\n  return name\n}\n')
@@ -108,7 +104,7 @@ EOF` })
 
   it('shell: false keeps the old behaviour: not judged, the state re-measured before the next write', async () => {
     const root = makeWorkspace()
-    h = await boot(root, { tests: 'off', shell: false }, { snapshot: { real: { fsync: 'off' } } })
+    const h = await boot(root, { tests: 'off', shell: false }, { snapshot: { real: { fsync: 'off' } } })
     const r = await h.exec('bash', { command: "sed -i 's/return .*/return name.lenght/' src/greeting.ts" })
     expect(r).toMatchObject({ content: '[exit code 0]', exitCode: 0 })
     expect(readText(root, 'src/greeting.ts')).toContain('name.lenght')

@@ -1,16 +1,12 @@
-import { afterAll, afterEach, describe, expect, it } from 'vitest'
-import { boot, cleanupWorkspaces, makeWorkspace, readText, runs, type Harness } from './helpers.ts'
-
-let h: Harness | undefined
-afterEach(async () => { await h?.dispose(); h = undefined })
-afterAll(cleanupWorkspaces)
+import { describe, expect, it } from 'vitest'
+import { boot, makeWorkspace, readText, runs } from './helpers.ts'
 
 const breakGreeting = `sed -i 's/return .*/return name.lenght/' src/greeting.ts`
 
 describe('shell calls', () => {
   it('with shell: false, are not judged, but the state they leave is re-measured before the next write is judged', async () => {
     const root = makeWorkspace()
-    h = await boot(root, { tests: 'off', shell: false })
+    const h = await boot(root, { tests: 'off', shell: false })
     await h.ready()
     const shell = await h.exec('bash', { command: breakGreeting })
     expect(shell.exitCode).toBe(0)
@@ -22,7 +18,7 @@ describe('shell calls', () => {
 
   it('without a snapshot plugin that tracks shell calls, a shell call that changed files is still judged (files found by comparing stats)', async () => {
     const root = makeWorkspace()
-    h = await boot(root, { tests: 'off' })
+    const h = await boot(root, { tests: 'off' })
     const r = await h.exec('bash', { command: breakGreeting })
     // The stand-in snapshot captures only declared write paths, so there is nothing to restore.
     expect(r.isError).toBe(true)

@@ -1,9 +1,5 @@
-import { afterAll, afterEach, describe, expect, it } from 'vitest'
-import { boot, cleanupWorkspaces, makeWorkspace, readText, type Harness } from './helpers.ts'
-
-let h: Harness | undefined
-afterEach(async () => { await h?.dispose(); h = undefined })
-afterAll(cleanupWorkspaces)
+import { describe, expect, it } from 'vitest'
+import { boot, makeWorkspace, readText } from './helpers.ts'
 
 const line = (value: unknown) => JSON.stringify(value)
 
@@ -21,7 +17,7 @@ describe("per: 'step'", () => {
       ] }),
       line({ text: 'Done.' }),
     ].join('\n')
-    h = await boot(root, { per: 'step', tests: 'off' }, { script })
+    const h = await boot(root, { per: 'step', tests: 'off' }, { script })
     const agent = h.ctx.agents.create(h.session)
     expect(await agent.send('go')).toBe('completed')
     const results = Object.fromEntries(h.session.ofType('tool/result').map(e => [e.data.callId, e.data]))

@@ -1,11 +1,7 @@
 import { spawnSync } from 'node:child_process'
-import { afterAll, afterEach, describe, expect, it } from 'vitest'
+import { describe, expect, it } from 'vitest'
 import { parseBiomeGithub, parseEslintJson, parseGofmt, parsePrettier, parseRuffJson, StyleCheck, formatProblem } from 'dsh-dstvalid'
-import { boot, cleanupWorkspaces, makeWorkspace, readText, runs, type Harness } from './helpers.ts'
-
-let h: Harness | undefined
-afterEach(async () => { await h?.dispose(); h = undefined })
-afterAll(cleanupWorkspaces)
+import { boot, expectRolledBack, makeWorkspace, readText, runs } from './helpers.ts'
 
 const hasGo = spawnSync('go', ['version']).status === 0
 
@@ -31,7 +27,7 @@ const newDebugger = "src/money.ts:5 eslint/no-debugger Unexpected 'debugger' sta
 describe('style: the workspace\'s own ESLint and Prettier, judged by delta', () => {
   it('warn: a new lint error and an unformatted new file are kept with warnings; a pre-existing lint error is ignored', async () => {
     const root = makeWorkspace('shop', linted, { nodeModules: 'package' })
-    h = await boot(root, { tests: 'off', style: 'warn' })
+    const h = await boot(root, { tests: 'off', style: 'warn' })
     const style = h.ctx.dstvalid.guardFor(root).checks.find(c => c.name === 'style') as StyleCheck
     expect(style.tools.map(t => t.name)).toEqual(['eslint', 'prettier'])
 
@@ -57,13 +53,8 @@ describe('style: the workspace\'s own ESLint and Prettier, judged by delta', () 
 
   it('rollback: a new lint error rolls the write back with the exact message; a pre-existing one is still ignored', async () => {
     const root = makeWorkspace('shop', linted, { nodeModules: 'package' })
-    h = await boot(root, { tests: 'off', style: 'rollback', styleTools: ['eslint'] })
-    const before = readText(root, 'src/money.ts')
-    expect(await h.exec('edit_file', addDebugger)).toEqual({
-      isError: true,
-      content: ['rolled back: style failed after edit_file on src/money.ts', newDebugger].join('\n'),
-    })
-    expect(readText(root, 'src/money.ts')).toBe(before)
+    const h = await boot(root, { tests: 'off', style: 'rollback', styleTools: ['eslint'] })
+    await expectRolledBack(h, 'edit_file', addDebugger, 'rolled back: style failed after edit_file on src/money.ts', newDebugger)
     expect(h.results.map(r => [r.check, r.outcome])).toEqual([['typecheck', 'pass'], ['style', 'rolled-back']])
     expect(await h.exec('edit_file', { path: 'src/legacy.ts', old_string: 'n * 2', new_string: '2 * n' })).toEqual({ content: 'edited src/legacy.ts' })
     // A second `var` in the same file is a new problem (counted as a multiset).
@@ -73,7 +64,7 @@ describe('style: the workspace\'s own ESLint and Prettier, judged by delta', () 
 
   it.skipIf(!hasGo)('gofmt in a Go module: an unformatted edit is rolled back under style: rollback', async () => {
     const root = makeWorkspace('gomod')
-    h = await boot(root, { tests: 'off', style: 'rollback', testArgs: [] })
+    const h = await boot(root, { tests: 'off', style: 'rollback', testArgs: [] })
     const r = await h.exec('edit_file', { path: 'calc/calc.go', old_string: '\treturn a + b', new_string: '    return a+b' })
     expect(r).toEqual({ isError: true, content: 'rolled back: style failed after edit_file on calc/calc.go\ncalc/calc.go gofmt not formatted (gofmt -w fixes it)' })
     expect(await h.exec('edit_file', { path: 'calc/calc.go', old_string: '// Add returns a + b.', new_string: '// Add adds.' })).toEqual({ content: 'edited calc/calc.go' })
@@ -81,7 +72,7 @@ describe('style: the workspace\'s own ESLint and Prettier, judged by delta', () 
 
   it('costs nothing when off: no style check in the pipeline', async () => {
     const root = makeWorkspace('shop', linted, { nodeModules: 'package' })
-    h = await boot(root, { tests: 'off' })
+    const h = await boot(root, { tests: 'off' })
     expect(h.ctx.dstvalid.guardFor(root).checks.map(c => c.name)).toEqual(['typecheck'])
   })
 })

@@ -1,11 +1,10 @@
 import { writeFileSync } from 'node:fs'
 import { join } from 'node:path'
-import { afterAll, afterEach, describe, expect, it } from 'vitest'
-import { boot, cleanupWorkspaces, makeWorkspace, readText, runs, type Harness } from './helpers.ts'
+import { afterEach, describe, expect, it } from 'vitest'
+import { boot, breakDiscount, discountTestFails, expectRolledBack, makeWorkspace, runs, type Harness } from './helpers.ts'
 
 let h: Harness | undefined
 afterEach(async () => { await h?.dispose(); h = undefined })
-afterAll(cleanupWorkspaces)
 
 const newTest = `import { expect, it } from 'vitest'
 import { add } from '../src/money.ts'
@@ -24,16 +23,7 @@ describe('test guard through the vitest CLI (vitest related, type-checking tests
     h = await boot(root, { tsconfig: 'tsconfig.full.json', warmTests: false })
 
     // pass → fail: rolled back, naming only the newly failing test; the file is restored byte for byte.
-    const before = readText(root, 'src/money.ts')
-    const broken = await h.exec('edit_file', { path: 'src/money.ts', old_string: 'Math.round(amount * (1 - percent / 100))', new_string: 'Math.ceil(amount * (1 - percent / 100))' })
-    expect(broken).toEqual({
-      isError: true,
-      content: [
-        'rolled back: test failed after edit_file on src/money.ts',
-        'tests/money.test.ts:6 FAIL money > applies a percentage discount — AssertionError: expected 900 to be 899 // Object.is equality',
-      ].join('\n'),
-    })
-    expect(readText(root, 'src/money.ts')).toBe(before)
+    await expectRolledBack(h, 'edit_file', breakDiscount, 'rolled back: test failed after edit_file on src/money.ts', discountTestFails)
     expect(h.results.map(x => [x.check, x.outcome])).toEqual([['typecheck', 'pass'], ['test', 'rolled-back']])
     const tests = runs(h.session).filter(x => x.check === 'test')
     // The accepted state of the tests related to src/money.ts (measured before the write, never the whole

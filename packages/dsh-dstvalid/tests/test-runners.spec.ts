@@ -1,6 +1,6 @@
 import { ownParseErrors } from 'dsh-dstvalid'
-import { afterAll, beforeAll, describe, expect, it } from 'vitest'
-import { boot, cleanupWorkspaces, makeWorkspace, readText, runs, type Harness } from './helpers.ts'
+import { describe, expect, it } from 'vitest'
+import { bootForSuite, expectRolledBack, makeWorkspace, readText, runs } from './helpers.ts'
 
 /*
  * The test runners real projects use, on small layouts: a library whose
@@ -73,19 +73,11 @@ it('discounts in a page', () => expect(discount(100, 50)).toBe(50))
 }
 
 describe('vitest with projects, one of which cannot start; a suite longer than the timeout', () => {
-  let h: Harness
-  let root: string
-  beforeAll(async () => {
-    root = makeWorkspace('', library)
-    // The vitest CLI (its projects are found and left out by this check; the warm runner has its own start-up).
-    h = await boot(root, { timeoutMs: TIMEOUT_MS, warmTests: false })
-  })
-  afterAll(async () => {
-    await h?.dispose()
-    cleanupWorkspaces()
-  })
+  // The vitest CLI (its projects are found and left out by this check; the warm runner has its own start-up).
+  const suite = bootForSuite(() => makeWorkspace('', library), { timeoutMs: TIMEOUT_MS, warmTests: false })
 
   it('keeps an unrelated good edit without waiting for the whole suite; the project that cannot start is left out', async () => {
+    const { h } = suite
     const r = await h.exec('edit_file', { path: 'src/label.ts', old_string: '`${discount(amount, 10)} cents`', new_string: "discount(amount, 10) + ' cents'" })
     expect(r).toEqual({ content: 'edited src/label.ts' })
     expect(h.notices.map(n => n.text)).toContain('test: 0 existing problems in the accepted state of 1 related test file')
@@ -95,16 +87,11 @@ describe('vitest with projects, one of which cannot start; a suite longer than t
   })
 
   it('rolls back a behaviour change that fails a test, byte for byte, naming the test and its project', async () => {
-    const before = readText(root, 'src/money.ts')
-    const r = await h.exec('edit_file', { path: 'src/money.ts', old_string: 'Math.round', new_string: 'Math.ceil' })
-    expect(r).toEqual({
-      isError: true,
-      content: [
-        'rolled back: test failed after edit_file on src/money.ts',
-        'tests/unit/money.test.ts:4 FAIL discounts [unit] — AssertionError: expected 900 to be 899 // Object.is equality',
-      ].join('\n'),
-    })
-    expect(readText(root, 'src/money.ts')).toBe(before)
+    const { h } = suite
+    await expectRolledBack(h, 'edit_file', { path: 'src/money.ts', old_string: 'Math.round', new_string: 'Math.ceil' },
+      'rolled back: test failed after edit_file on src/money.ts',
+      'tests/unit/money.test.ts:4 FAIL discounts [unit] — AssertionError: expected 900 to be 899 // Object.is equality',
+    )
     expect(h.notices.map(n => n.text)).toContainEqual(expect.stringMatching(/^vitest project "dom" cannot start here \(Error: Cannot find package 'happy-dom'.*\); its tests are left out — a pre-existing problem of that project$/))
     // The two projects that start are run; the one that cannot is not.
     const related = runs(h.session).filter(x => x.argv[2] === 'related').at(-1)!
@@ -112,17 +99,19 @@ describe('vitest with projects, one of which cannot start; a suite longer than t
   })
 
   it('rolls back a parse error in the edited source file, which vitest `related` reports with no test result', async () => {
-    const before = readText(root, 'src/money.ts')
+    const { h } = suite
+    const before = readText(h.root, 'src/money.ts')
     const r = await h.exec('edit_file', { path: 'src/money.ts', old_string: 'percent: number): number {', new_string: 'percent: number): number {{' })
     expect(r.isError).toBe(true)
     expect(r.content.split('\n')).toEqual([
       'rolled back: test failed after edit_file on src/money.ts',
       'src/money.ts:4 PARSE_ERROR ERROR: Unexpected end of file',
     ])
-    expect(readText(root, 'src/money.ts')).toBe(before)
+    expect(readText(h.root, 'src/money.ts')).toBe(before)
   })
 
   it('keeps a test-first test file with the warning', async () => {
+    const { h } = suite
     const r = await h.exec('write_file', {
       path: 'tests/unit/half.test.ts',
       content: "import { expect, it } from 'vitest'\nimport { discount } from '../../src/money.ts'\n\nit('halves', () => expect(discount(3, 50)).toBe(1))\n",
@@ -137,6 +126,7 @@ describe('vitest with projects, one of which cannot start; a suite longer than t
   })
 
   it('a related run longer than the timeout is reported as not verified, with the number of related test files', async () => {
+    const { h } = suite
     const r = await h.exec('edit_file', { path: 'src/slow.ts', old_string: 'delayMs = 0', new_string: `delayMs = ${SLEEPY_MS}` })
     expect(r).toEqual({ content: `edited src/slow.ts\nwarning: not verified: test took longer than ${TIMEOUT_MS / 1000} s (1 related test file)` })
     // Never the whole suite, whose sleepy test alone takes longer than the timeout.
@@ -155,18 +145,10 @@ const jestProject: Record<string, string> = {
 }
 
 describe('Jest (a jest key in package.json): --findRelatedTests with its JSON report', () => {
-  let h: Harness
-  let root: string
-  beforeAll(async () => {
-    root = makeWorkspace('', jestProject, { nodeModules: 'package' })
-    h = await boot(root, { testArgs: [] })
-  })
-  afterAll(async () => {
-    await h?.dispose()
-    cleanupWorkspaces()
-  })
+  const suite = bootForSuite(() => makeWorkspace('', jestProject, { nodeModules: 'package' }), { testArgs: [] })
 
   it('keeps an unrelated good edit next to a pre-existing failure, with the workspace\'s own jest', async () => {
+    const { h } = suite
     const r = await h.exec('edit_file', { path: 'src/total.js', old_string: 'list.reduce(sum, 0)', new_string: 'list.reduce((a, b) => sum(a, b), 0)' })
     expect(r).toEqual({ content: 'edited src/total.js' })
     const argv = runs(h.session).map(x => x.argv)
@@ -177,36 +159,26 @@ describe('Jest (a jest key in package.json): --findRelatedTests with its JSON re
   })
 
   it('rolls back a behaviour change failing a test, byte for byte, after re-running it alone', async () => {
-    const before = readText(root, 'src/sum.js')
-    const r = await h.exec('edit_file', { path: 'src/sum.js', old_string: 'return a + b', new_string: 'return a - b' })
-    expect(r).toEqual({
-      isError: true,
-      content: [
-        'rolled back: test failed after edit_file on src/sum.js',
-        'tests/sum.test.js:3 FAIL adds — Error: expect(received).toBe(expected) // Object.is equality',
-        'tests/total.test.js:4 FAIL total > sums a list — Error: expect(received).toBe(expected) // Object.is equality',
-      ].join('\n'),
-    })
-    expect(readText(root, 'src/sum.js')).toBe(before)
+    const { h } = suite
+    await expectRolledBack(h, 'edit_file', { path: 'src/sum.js', old_string: 'return a + b', new_string: 'return a - b' },
+      'rolled back: test failed after edit_file on src/sum.js',
+      'tests/sum.test.js:3 FAIL adds — Error: expect(received).toBe(expected) // Object.is equality',
+      'tests/total.test.js:4 FAIL total > sums a list — Error: expect(received).toBe(expected) // Object.is equality',
+    )
     expect(runs(h.session).map(x => x.argv[2])).toContain('--runTestsByPath')
   })
 
   it('rolls back a syntax error in an edited source file', async () => {
-    const before = readText(root, 'src/sum.js')
-    const r = await h.exec('edit_file', { path: 'src/sum.js', old_string: 'return a + b', new_string: 'return a +' })
-    expect(r).toEqual({
-      isError: true,
-      content: [
-        'rolled back: test failed after edit_file on src/sum.js',
-        'tests/sum.test.js FAIL test file failed: Jest encountered an unexpected token',
-        'tests/total.test.js FAIL test file failed: Jest encountered an unexpected token',
-        'src/sum.js:3 PARSE_ERROR SyntaxError: Unexpected token',
-      ].join('\n'),
-    })
-    expect(readText(root, 'src/sum.js')).toBe(before)
+    await expectRolledBack(suite.h, 'edit_file', { path: 'src/sum.js', old_string: 'return a + b', new_string: 'return a +' },
+      'rolled back: test failed after edit_file on src/sum.js',
+      'tests/sum.test.js FAIL test file failed: Jest encountered an unexpected token',
+      'tests/total.test.js FAIL test file failed: Jest encountered an unexpected token',
+      'src/sum.js:3 PARSE_ERROR SyntaxError: Unexpected token',
+    )
   })
 
   it('keeps a test-first test file with the warning', async () => {
+    const { h } = suite
     const r = await h.exec('write_file', { path: 'tests/twice.test.js', content: "const { sum } = require('../src/sum')\n\ntest('doubles', () => expect(sum(2)).toBe(4))\n" })
     expect(r).toEqual({
       content: [

@@ -5,18 +5,16 @@
  * fresh clone installs it once), and a generated library with project
  * references that runs on the same installed TypeScript 7.
  */
-import { cpSync, existsSync, mkdirSync, mkdtempSync, readdirSync, renameSync, rmSync, statSync, symlinkSync, writeFileSync } from 'node:fs'
-import { tmpdir } from 'node:os'
+import { cpSync, existsSync, mkdirSync, mkdtempSync, readdirSync, renameSync, rmSync, statSync, symlinkSync } from 'node:fs'
 import { join, relative, sep } from 'node:path'
 import { runCommand } from 'dsh-common'
-import { repoNodeModules } from './helpers.ts'
+import { tempDir } from 'dsh-testkit'
+import { repoNodeModules, writeFile } from './helpers.ts'
 
 /** The create-vite release whose react-ts template the tests use (its template pins `typescript: ~7.0.2`). */
 export const CREATE_VITE = '9.3.0'
 const cacheRoot = join(repoNodeModules, '.cache', 'dsh-dstvalid')
 const template = join(cacheRoot, `create-vite-${CREATE_VITE}-react-ts`)
-
-const dirs: string[] = []
 
 async function npm(args: string[], cwd: string): Promise<void> {
   const r = await runCommand(['npm', ...args], { cwd, timeoutMs: 300_000, env: { npm_config_loglevel: 'error', npm_config_fund: 'false', npm_config_audit: 'false', npm_config_update_notifier: 'false' } })
@@ -55,8 +53,7 @@ export async function createViteTemplate(): Promise<string> {
 /** A fresh copy of the create-vite app (sources copied, `node_modules` symlinked to the cached install). */
 export async function createViteApp(): Promise<string> {
   const source = await createViteTemplate()
-  const root = mkdtempSync(join(tmpdir(), 'dsh-ts7-vite-'))
-  dirs.push(root)
+  const root = tempDir('dsh-ts7-vite-')
   for (const entry of readdirSync(source)) {
     if (entry === 'node_modules') continue
     cpSync(join(source, entry), join(root, entry), { recursive: true })
@@ -74,8 +71,7 @@ export async function createViteApp(): Promise<string> {
  */
 export async function referencesLibrary(): Promise<string> {
   const source = await createViteTemplate()
-  const root = mkdtempSync(join(tmpdir(), 'dsh-ts7-lib-'))
-  dirs.push(root)
+  const root = tempDir('dsh-ts7-lib-')
   const files: Record<string, string> = {
     'package.json': JSON.stringify({ name: 'ts7-lib', private: true, type: 'module', devDependencies: { typescript: '~7.0.2' } }, null, 2),
     'tsconfig.base.json': JSON.stringify({ compilerOptions: { target: 'es2022', module: 'nodenext', strict: true, composite: true, skipLibCheck: true, types: [] } }, null, 2),
@@ -111,10 +107,7 @@ export async function referencesLibrary(): Promise<string> {
     ].join('\n'),
     'scratch/notes.ts': 'export const note = 1\n',
   }
-  for (const [rel, text] of Object.entries(files)) {
-    mkdirSync(join(root, rel, '..'), { recursive: true })
-    writeFileSync(join(root, rel), text)
-  }
+  for (const [rel, text] of Object.entries(files)) writeFile(root, rel, text)
   symlinkSync(join(source, 'node_modules'), join(root, 'node_modules'))
   return root
 }
@@ -133,8 +126,4 @@ export function listTree(root: string): string[] {
   }
   walk(root)
   return out.sort()
-}
-
-export function cleanupTs7Workspaces() {
-  for (const d of dirs.splice(0)) rmSync(d, { recursive: true, force: true })
 }

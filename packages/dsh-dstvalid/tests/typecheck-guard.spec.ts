@@ -1,14 +1,10 @@
-import { afterAll, afterEach, describe, expect, it } from 'vitest'
-import { boot, cleanupWorkspaces, makeWorkspace, readText, runs, type Harness } from './helpers.ts'
-
-let h: Harness | undefined
-afterEach(async () => { await h?.dispose(); h = undefined })
-afterAll(cleanupWorkspaces)
+import { describe, expect, it } from 'vitest'
+import { boot, expectRolledBack, makeWorkspace, readText, runs } from './helpers.ts'
 
 describe('type-check guard', () => {
   it('keeps a good edit (snapshot committed), then rolls back a type-breaking edit with the exact message, byte for byte', async () => {
     const root = makeWorkspace()
-    h = await boot(root, { tests: 'off' })
+    const h = await boot(root, { tests: 'off' })
 
     const good = await h.exec('edit_file', { path: 'src/money.ts', old_string: 'return a + b', new_string: 'return b + a' })
     expect(good).toEqual({ content: 'edited src/money.ts' })
@@ -28,17 +24,11 @@ describe('type-check guard', () => {
       'type-checking after edit_file src/money.ts…',
     ])
 
-    const before = readText(root, 'src/money.ts')
-    const bad = await h.exec('edit_file', { path: 'src/money.ts', old_string: 'export function add(a: Cents, b: Cents): Cents {', new_string: 'export function add(a: Cents, b: string): Cents {' })
-    expect(bad).toEqual({
-      isError: true,
-      content: [
-        'rolled back: typecheck failed after edit_file on src/money.ts',
-        "src/money.ts:5 TS2322 Type 'string' is not assignable to type 'number'.",
-        "src/cart.ts:10 TS2345 Argument of type 'number' is not assignable to parameter of type 'string'.",
-      ].join('\n'),
-    })
-    expect(readText(root, 'src/money.ts')).toBe(before)
+    await expectRolledBack(h, 'edit_file', { path: 'src/money.ts', old_string: 'export function add(a: Cents, b: Cents): Cents {', new_string: 'export function add(a: Cents, b: string): Cents {' },
+      'rolled back: typecheck failed after edit_file on src/money.ts',
+      "src/money.ts:5 TS2322 Type 'string' is not assignable to type 'number'.",
+      "src/cart.ts:10 TS2345 Argument of type 'number' is not assignable to parameter of type 'string'.",
+    )
     expect(h.results.slice(1).map(x => [x.check, x.outcome, x.newProblems.length])).toEqual([['typecheck', 'rolled-back', 2]])
     expect(h.snapshot!.log.at(-1)).toBe(`rollback call:${h.results[1]!.callId}: typecheck failed after edit_file on src/money.ts`)
     // The judgement, then the re-check that confirmed the accepted state is back.

@@ -1,11 +1,10 @@
-import { mkdtempSync, mkdirSync, rmSync, writeFileSync } from 'node:fs'
-import { tmpdir } from 'node:os'
+import { mkdirSync, writeFileSync } from 'node:fs'
 import { join } from 'node:path'
-import { afterAll, describe, expect, it } from 'vitest'
+import { describe, expect, it } from 'vitest'
 import { flattenMessage, parseJsonc, parseTscOutput, projectGraph, resolveSpecifier, scanImports } from 'dsh-dstvalid'
+import { tempDir } from 'dsh-testkit'
 
-const root = mkdtempSync(join(tmpdir(), 'dsh-ts7-units-'))
-afterAll(() => rmSync(root, { recursive: true, force: true }))
+const root = tempDir('dsh-ts7-units-')
 
 describe('TypeScript 7 helpers', () => {
   it('scans static specifiers, marking type-only ones, and ignores commented-out imports', () => {

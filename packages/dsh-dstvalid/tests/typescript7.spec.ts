@@ -1,14 +1,11 @@
 import { execFileSync } from 'node:child_process'
 import { readFileSync, rmSync, writeFileSync } from 'node:fs'
 import { join } from 'node:path'
-import { afterAll, afterEach, beforeAll, describe, expect, it, onTestFinished } from 'vitest'
+import { beforeAll, describe, expect, it, onTestFinished } from 'vitest'
 import { Guard, Typecheck7Check, nativeTscCommand, workspaceTypescript, type GuardIO, type RunRecord } from 'dsh-dstvalid'
-import { boot, readText, runs, type Harness } from './helpers.ts'
-import { CREATE_VITE, cleanupTs7Workspaces, createViteApp, createViteTemplate, listTree, referencesLibrary } from './ts7-workspaces.ts'
+import { boot, expectRolledBack, runs } from './helpers.ts'
+import { CREATE_VITE, createViteApp, createViteTemplate, listTree, referencesLibrary } from './ts7-workspaces.ts'
 
-let h: Harness | undefined
-afterEach(async () => { await h?.dispose(); h = undefined })
-afterAll(cleanupTs7Workspaces)
 // The first run on a fresh clone installs create-vite's template from the registry (cached afterwards).
 beforeAll(async () => { await createViteTemplate() }, 300_000)
 
@@ -25,7 +22,7 @@ describe(`TypeScript 7: the create-vite ${CREATE_VITE} React + TypeScript app`, 
   it('is judged with the workspace\'s own TypeScript 7: a good edit kept, useState<string>(0) rolled back with TS 7\'s TS2345', async () => {
     const root = await createViteApp()
     expect(workspaceTypescript(root)).toMatchObject({ major: 7 })
-    h = await boot(root, { tests: 'off', impact: 'result' })
+    const h = await boot(root, { tests: 'off', impact: 'result' })
 
     const good = await h.exec('edit_file', { path: 'src/App.tsx', old_string: '<h1>Get started</h1>', new_string: '<h1>Get started now</h1>' })
     expect(good).toEqual({ content: 'edited src/App.tsx\nimpact: 1 file imports src/App.tsx (nearest first): src/main.tsx' })
@@ -34,16 +31,10 @@ describe(`TypeScript 7: the create-vite ${CREATE_VITE} React + TypeScript app`, 
       [['tsc', '-b', 'tsconfig.json', '(tsc --api, warm)'], 'pass'],
     ])
 
-    const before = readText(root, 'src/App.tsx')
-    const bad = await h.exec('edit_file', { path: 'src/App.tsx', old_string: 'useState(0)', new_string: 'useState<string>(0)' })
-    expect(bad).toEqual({
-      isError: true,
-      content: [
-        'rolled back: typecheck failed after edit_file on src/App.tsx',
-        "src/App.tsx:8 TS2345 Argument of type 'number' is not assignable to parameter of type 'string | (() => string)'.",
-      ].join('\n'),
-    })
-    expect(readText(root, 'src/App.tsx')).toBe(before)
+    await expectRolledBack(h, 'edit_file', { path: 'src/App.tsx', old_string: 'useState(0)', new_string: 'useState<string>(0)' },
+      'rolled back: typecheck failed after edit_file on src/App.tsx',
+      "src/App.tsx:8 TS2345 Argument of type 'number' is not assignable to parameter of type 'string | (() => string)'.",
+    )
     expect(h.results.map(r => [r.check, r.outcome])).toEqual([['typecheck', 'pass'], ['typecheck', 'rolled-back']])
   }, 120_000)
 
@@ -69,40 +60,26 @@ describe(`TypeScript 7: the create-vite ${CREATE_VITE} React + TypeScript app`, 
 describe('TypeScript 7: a library with project references', () => {
   it('keeps a good edit, rolls back a type error, a syntax error and an export rename with TS 7\'s own messages, tolerates a pre-existing error, and ignores a file in no program', async () => {
     const root = await referencesLibrary()
-    h = await boot(root, { tests: 'off' })
+    const h = await boot(root, { tests: 'off' })
     const tree = listTree(root)
 
     const good = await h.exec('edit_file', { path: 'packages/core/src/money.ts', old_string: 'return a + b', new_string: 'return b + a' })
     expect(good).toEqual({ content: 'edited packages/core/src/money.ts' })
 
-    const typeError = await h.exec('edit_file', { path: 'packages/core/src/money.ts', old_string: 'add(a: Cents, b: Cents)', new_string: 'add(a: Cents, b: string)' })
-    expect(typeError).toEqual({
-      isError: true,
-      content: [
-        'rolled back: typecheck failed after edit_file on packages/core/src/money.ts',
-        "packages/core/src/money.ts:4 TS2322 Type 'string' is not assignable to type 'number'.",
-        "packages/app/src/cart.ts:5 TS2345 Argument of type 'number' is not assignable to parameter of type 'string'.",
-      ].join('\n'),
-    })
-
-    const syntax = await h.exec('edit_file', { path: 'packages/app/src/cart.ts', old_string: 'let sum = 0', new_string: 'let sum = (0' })
-    expect(syntax).toEqual({
-      isError: true,
-      content: [
-        'rolled back: typecheck failed after edit_file on packages/app/src/cart.ts',
-        "packages/app/src/cart.ts:5 TS1005 ')' expected.",
-      ].join('\n'),
-    })
-
-    const rename = await h.exec('edit_file', { path: 'packages/core/src/money.ts', old_string: 'export function format(', new_string: 'export function formatCents(' })
-    expect(rename).toEqual({
-      isError: true,
-      content: [
-        'rolled back: typecheck failed after edit_file on packages/core/src/money.ts',
-        // The API server reads `core` from its sources, as the editor does (`tsc -b`, on core's built declarations, says TS2724 "… Did you mean 'formatCents'?").
-        'packages/app/src/cart.ts:1 TS2305 Module \'"../../core/src/money.js"\' has no exported member \'format\'.',
-      ].join('\n'),
-    })
+    await expectRolledBack(h, 'edit_file', { path: 'packages/core/src/money.ts', old_string: 'add(a: Cents, b: Cents)', new_string: 'add(a: Cents, b: string)' },
+      'rolled back: typecheck failed after edit_file on packages/core/src/money.ts',
+      "packages/core/src/money.ts:4 TS2322 Type 'string' is not assignable to type 'number'.",
+      "packages/app/src/cart.ts:5 TS2345 Argument of type 'number' is not assignable to parameter of type 'string'.",
+    )
+    await expectRolledBack(h, 'edit_file', { path: 'packages/app/src/cart.ts', old_string: 'let sum = 0', new_string: 'let sum = (0' },
+      'rolled back: typecheck failed after edit_file on packages/app/src/cart.ts',
+      "packages/app/src/cart.ts:5 TS1005 ')' expected.",
+    )
+    await expectRolledBack(h, 'edit_file', { path: 'packages/core/src/money.ts', old_string: 'export function format(', new_string: 'export function formatCents(' },
+      'rolled back: typecheck failed after edit_file on packages/core/src/money.ts',
+      // The API server reads `core` from its sources, as the editor does (`tsc -b`, on core's built declarations, says TS2724 "… Did you mean 'formatCents'?").
+      'packages/app/src/cart.ts:1 TS2305 Module \'"../../core/src/money.js"\' has no exported member \'format\'.',
+    )
 
     // Not in any project: nothing to type-check it with, so nothing new is found.
     const scratch = await h.exec('edit_file', { path: 'scratch/notes.ts', old_string: 'export const note = 1', new_string: "export const note: number = 'one'" })

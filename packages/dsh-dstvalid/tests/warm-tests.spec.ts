@@ -1,12 +1,11 @@
 import { writeFileSync } from 'node:fs'
 import { join } from 'node:path'
-import { afterAll, afterEach, describe, expect, it } from 'vitest'
+import { afterEach, describe, expect, it } from 'vitest'
 import { resolveFromWorkspace, VitestCheck, vitestCommand, WarmVitestCheck, type CheckIO } from 'dsh-dstvalid'
-import { boot, cleanupWorkspaces, makeWorkspace, readText, runs, writeFile, type Harness } from './helpers.ts'
+import { boot, breakDiscount, discountTestFails, expectRolledBack, makeWorkspace, readText, runs, writeFile, type Harness } from './helpers.ts'
 
 let h: Harness | undefined
 afterEach(async () => { await h?.dispose(); h = undefined })
-afterAll(cleanupWorkspaces)
 
 /** The workspace's warm test check, as the harness built it. */
 function warmCheck(harness: Harness): WarmVitestCheck {
@@ -57,16 +56,7 @@ describe('warm test runner (the workspace\'s vitest through its Node API)', () =
     h = await boot(root, { tsconfig: 'tsconfig.full.json' })
     await h.ready()
 
-    const before = readText(root, 'src/money.ts')
-    const broken = await h.exec('edit_file', { path: 'src/money.ts', old_string: 'Math.round(amount * (1 - percent / 100))', new_string: 'Math.ceil(amount * (1 - percent / 100))' })
-    expect(broken).toEqual({
-      isError: true,
-      content: [
-        'rolled back: test failed after edit_file on src/money.ts',
-        'tests/money.test.ts:6 FAIL money > applies a percentage discount — AssertionError: expected 900 to be 899 // Object.is equality',
-      ].join('\n'),
-    })
-    expect(readText(root, 'src/money.ts')).toBe(before)
+    await expectRolledBack(h, 'edit_file', breakDiscount, 'rolled back: test failed after edit_file on src/money.ts', discountTestFails)
     // Baseline, the related run, the failing test alone, the re-check after the rollback — all in the warm runner.
     expect(runs(h.session).filter(x => x.check === 'test').map(x => [x.argv.join(' '), x.outcome])).toEqual([
       ['vitest run (warm)', 'pass'],

@@ -1,16 +1,12 @@
-import { afterAll, afterEach, describe, expect, it } from 'vitest'
-import { boot, cleanupWorkspaces, makeWorkspace, readText, type Harness } from './helpers.ts'
-
-let h: Harness | undefined
-afterEach(async () => { await h?.dispose(); h = undefined })
-afterAll(cleanupWorkspaces)
+import { describe, expect, it } from 'vitest'
+import { boot, makeWorkspace, readText } from './helpers.ts'
 
 const typeBreak = { path: 'src/money.ts', old_string: 'export function add(a: Cents, b: Cents): Cents {', new_string: 'export function add(a: Cents, b: string): Cents {' }
 
 describe('with the real dsh-snapshot plugin', () => {
   it('per call: a regression is rolled back through snapshot/rollback, a good write committed', async () => {
     const root = makeWorkspace()
-    h = await boot(root, { tests: 'off' }, { snapshot: { real: {} } })
+    const h = await boot(root, { tests: 'off' }, { snapshot: { real: {} } })
     const restored: unknown[] = []
     h.ctx.on('snapshot/restored', info => { restored.push(info) })
     const before = readText(root, 'src/money.ts')
@@ -31,7 +27,7 @@ describe('with the real dsh-snapshot plugin', () => {
       { id: 'ok', name: 'write_file', arguments: { path: 'src/new.ts', content: 'export const one = 1\n' } },
       { id: 'bad', name: 'edit_file', arguments: typeBreak },
     ] })
-    h = await boot(root, { per: 'step', tests: 'off' }, { snapshot: { real: { scope: 'step' } }, script })
+    const h = await boot(root, { per: 'step', tests: 'off' }, { snapshot: { real: { scope: 'step' } }, script })
     const before = readText(root, 'src/money.ts')
     await h.ctx.agents.create(h.session).send('go')
     const results = h.session.ofType('tool/result').map(e => [e.data.callId, e.data.isError, e.data.content.split('\n')[0]])

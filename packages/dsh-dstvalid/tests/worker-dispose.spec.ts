@@ -1,10 +1,8 @@
 import { createRequire } from 'node:module'
 import { join } from 'node:path'
-import { afterAll, describe, expect, it } from 'vitest'
+import { describe, expect, it } from 'vitest'
 import { TsWorkerClient } from 'dsh-dstvalid'
-import { cleanupWorkspaces, makeWorkspace } from './helpers.ts'
-
-afterAll(cleanupWorkspaces)
+import { makeWorkspace } from './helpers.ts'
 
 // A host whose process ends by running out of work (the DeepSeek Harness's
 // headless mode) disposes the plugins and waits for pending timers: a check
