@@ -1,10 +1,9 @@
 import { describe, expect, it } from 'vitest'
-import type { Context } from '@deepseek-ai/cordis'
 import { TypecheckCheck } from 'dsh-dstvalid'
+import { listenerCounts } from 'dsh-testkit'
 import { boot, makeWorkspace, runs } from './helpers.ts'
 
 const EVENTS = ['tools/execute', 'agent/step-results', 'snapshot/judge', 'session/created']
-const counts = (ctx: Context) => Object.fromEntries(EVENTS.map(e => [e, ctx.events._hooks[e]?.length ?? 0]))
 /** A cheap generic profile: "compile" fails while a file named `broken` exists. */
 const generic = { profiles: ['generic' as const], compileCommand: 'test ! -e broken' }
 
@@ -12,14 +11,14 @@ describe('lifecycle and control', () => {
   it('disposing the fiber (twice) removes every listener it added and terminates the type-check worker', async () => {
     const root = makeWorkspace()
     const h = await boot(root, { tests: 'off' })
-    const loaded = counts(h.ctx)
+    const loaded = listenerCounts(h.ctx, EVENTS)
     await h.ready()
     const check = h.ctx.dstvalid.guardFor(root).checks[0]!
     expect(check).toBeInstanceOf(TypecheckCheck)
     expect((check as TypecheckCheck).warm).toBe(true)
     await h.fiber.dispose()
     await h.fiber.dispose()
-    expect(counts(h.ctx)).toEqual(Object.fromEntries(EVENTS.map(e => [e, loaded[e]! - 1])))
+    expect(listenerCounts(h.ctx, EVENTS)).toEqual(Object.fromEntries(EVENTS.map(e => [e, loaded[e]! - 1])))
     expect((check as TypecheckCheck).warm).toBe(false)
     // Writes now pass through unjudged.
     const before = runs(h.session).length
