@@ -3,6 +3,7 @@
 // project, every test with its result, and the unhandled errors. Plain
 // JavaScript, no imports: it runs inside whatever vitest version the
 // workspace has (task-based `onFinished` up to 3.x, `onTestRunEnd` from 3.x on).
+// The warm runner (../vitest/server.mjs) builds its answers with `dshReport`.
 import { writeFileSync } from 'node:fs'
 
 function errorText(errors) {
@@ -36,12 +37,19 @@ export default class DshReporter {
   write(files, errors) {
     const target = process.env.DSH_VITEST_REPORT
     if (!target) return
-    const projects = (this.vitest?.projects ?? []).map(p => p.name ?? '')
-    const modules = files.map(file => {
-      const tests = []
-      collect(file, [], tests)
-      return { project: file.projectName ?? '', file: file.filepath, state: file.result?.state ?? 'none', error: errorText(file.result?.errors), tests }
-    })
-    writeFileSync(target, JSON.stringify({ projects, modules, errors: errors.map(e => errorText([e])) }))
+    writeFileSync(target, JSON.stringify(dshReport(this.vitest?.projects ?? [], files, errors)))
   }
+}
+
+/**
+ * The report (`DshVitestReport` in vitest.ts): the config's project names,
+ * every file task with its project and tests, the unhandled errors.
+ */
+export function dshReport(projects, files, errors) {
+  const modules = files.map(file => {
+    const tests = []
+    collect(file, [], tests)
+    return { project: file.projectName ?? '', file: file.filepath, state: file.result?.state ?? 'none', error: errorText(file.result?.errors), tests }
+  })
+  return { projects: projects.map(p => p.name ?? ''), modules, errors: errors.map(e => errorText([e])) }
 }

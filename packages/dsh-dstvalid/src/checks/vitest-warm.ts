@@ -1,9 +1,9 @@
 import { join } from 'node:path'
 import { seconds } from '../run.ts'
 import type { Change, Check, CheckIO, Measurement, Problem } from '../types.ts'
-import { WarmVitestClient, type WarmRunAnswer, type WarmRunRequest } from '../vitest/warm-client.ts'
+import { WarmVitestClient, type WarmRunAnswer, type WarmRunPhases, type WarmRunRequest } from '../vitest/warm-client.ts'
 import { confirmAlone } from './rerun.ts'
-import { readVitestReport, type VitestCheck } from './vitest.ts'
+import { VitestJudge, type VitestCheck, type VitestRun } from './vitest.ts'
 
 /** Files whose change makes the warm runner's configuration or module resolution stale: it is restarted. */
 export const TEST_CONFIG_FILE = /(?:^|\/)(?:vite(?:st)?\.(?:config|workspace|projects)(?:\.[\w-]+)?\.[cm]?[jt]s|vitest\.workspace\.json|package\.json|tsconfig[^/]*\.json)$/
@@ -40,12 +40,19 @@ export class WarmVitestCheck implements Check {
   readonly name = 'test'
   readonly verb = 'testing'
   private readonly _client: WarmVitestClient
-  private readonly _names = new Map<string, string>()
+  private readonly _judge: VitestJudge
   private _unsupported?: string
   private _lastRssKb?: number
+  private _lastPhases?: WarmRunPhases
 
   constructor(private readonly options: WarmVitestOptions) {
     this._client = new WarmVitestClient({ root: options.root, vitestNode: options.vitestNode, extraArgs: options.extraArgs ?? [] })
+    this._judge = new VitestJudge(options.root, this.name)
+  }
+
+  /** Projects left out because they cannot start here, with why. */
+  get brokenProjects(): ReadonlyMap<string, string> {
+    return this._judge.broken
   }
 
   /** Related tests: the accepted state is measured per write (see {@link Check.lazyBaseline}). */
@@ -61,6 +68,11 @@ export class WarmVitestCheck implements Check {
   /** Resident memory of the runner and its workers after its last run, kB. */
   get lastRssKb(): number | undefined {
     return this._lastRssKb
+  }
+
+  /** Where the last warm run's time went (for the bench). */
+  get lastPhases(): WarmRunPhases | undefined {
+    return this._lastPhases
   }
 
   /** Runner processes started so far (restarts included). */
@@ -90,17 +102,20 @@ export class WarmVitestCheck implements Check {
     }
     const related = !!change && this.options.mode === 'related' && !change.files.some(f => RERUN_ALL.test(f))
     const request: WarmRunRequest = { changed: change?.paths ?? null, mode: related ? 'related' : 'all' }
-    const argv = related ? ['vitest', 'related', ...change!.files, '--run', '(warm)'] : ['vitest', 'run', '(warm)']
-    const m = await this.runWarm(request, argv, io, change?.files)
+    const argv = related ? ['vitest', 'related', ...change!.files, '--run'] : ['vitest', 'run']
+    const m = await this._judge.judge(only => this.runWarm({ ...request, ...(only ? { projects: only } : {}) }, projectArgv(argv, only), io), io, change?.files)
     return m ?? this.options.cli.measure(change, io)
   }
 
   async confirm(problems: Problem[], io: CheckIO): Promise<Problem[] | undefined> {
     if (this._unsupported) return this.options.cli.confirm(problems, io)
-    return confirmAlone(problems, p => this._names.get(p.key), ({ file, pattern }) => {
-      const argv = ['vitest', 'run', file, ...(pattern ? ['-t', pattern] : []), '(warm)']
-      return this.runWarm({ changed: [], mode: 'files', files: [join(this.options.root, file)], ...(pattern ? { pattern } : {}) }, argv, io)
-    })
+    const names = this._judge.names
+    return confirmAlone(problems, p => names.get(p.key)?.full, ({ file, pattern, group: project }) => {
+      const argv = ['vitest', 'run', file, ...(pattern ? ['-t', pattern] : [])]
+      const request: WarmRunRequest = { changed: [], mode: 'files', files: [join(this.options.root, file)], ...(pattern ? { pattern } : {}) }
+      const only = project ? [project] : undefined
+      return this._judge.judge(runnable => this.runWarm({ ...request, ...((only ?? runnable) ? { projects: only ?? runnable } : {}) }, projectArgv(argv, only ?? runnable), io), io, [], false)
+    }, p => names.get(p.key)?.project ?? '')
   }
 
   dispose(): Promise<void> {
@@ -108,34 +123,42 @@ export class WarmVitestCheck implements Check {
   }
 
   /** One warm run, recorded; undefined when the CLI must do it instead (said in a notice). */
-  private async runWarm(request: WarmRunRequest, argv: string[], io: CheckIO, touched: readonly string[] = []): Promise<Measurement | undefined> {
+  private async runWarm(request: WarmRunRequest, argv: string[], io: CheckIO): Promise<VitestRun | undefined> {
     const started = performance.now()
     const answer: WarmRunAnswer = await this._client.run(request, io.timeoutMs, io.signal)
     const durationMs = Math.round(performance.now() - started)
     const cwd = this.options.root
+    argv = [...argv, '(warm)']
     switch (answer.status) {
       case 'ok': {
-        const m = readVitestReport(this.options.root, answer.report, this._names, this.name, touched)
-        io.record({ check: this.name, argv, cwd, exitCode: m.problems.length ? 1 : 0, durationMs, outcome: m.problems.length ? 'fail' : 'pass' })
+        const { report } = answer
+        const exitCode = report.errors.length || report.modules.some(m => m.state === 'fail') ? 1 : 0
+        io.record({ check: this.name, argv, cwd, exitCode, durationMs, outcome: exitCode ? 'fail' : 'pass' })
         this._lastRssKb = answer.rssKb
+        this._lastPhases = answer.phases
         if (this.options.maxRssMb && answer.rssKb !== undefined && answer.rssKb > this.options.maxRssMb * 1024) {
           io.notice('info', `warm test runner uses ${Math.round(answer.rssKb / 1024)} MB (bound ${this.options.maxRssMb} MB): recycling it`)
           void this._client.dispose().then(() => this._client.start())
         }
-        return m
+        return { report, exitCode, output: '', failed: () => ({ status: 'error', problems: [], scope: [], error: 'vitest wrote no report' }) }
       }
       case 'timeout':
         io.record({ check: this.name, argv, cwd, exitCode: null, durationMs, outcome: 'timeout' })
-        return { status: 'timeout', problems: [], scope: [], error: `vitest timed out after ${seconds(io.timeoutMs)} (process group killed)` }
+        return { exitCode: null, output: '', failed: () => ({ status: 'timeout', problems: [], scope: [], error: `vitest timed out after ${seconds(io.timeoutMs)} (process group killed)` }) }
       case 'unsupported':
         this._unsupported = answer.reason
         io.notice('info', `warm test runner not available (${answer.reason}); using the vitest CLI`)
         return undefined
       case 'error':
         io.record({ check: this.name, argv, cwd, exitCode: null, durationMs, outcome: 'error' })
-        if (io.signal?.aborted) return { status: 'error', problems: [], scope: [], error: 'vitest aborted (process group killed)' }
+        if (io.signal?.aborted) return { exitCode: null, output: '', failed: () => ({ status: 'error', problems: [], scope: [], error: 'vitest aborted (process group killed)' }) }
         io.notice('warn', `warm test runner failed (${answer.error}); this run uses the vitest CLI, the next one restarts it`)
         return undefined
     }
   }
+}
+
+/** The run as the equivalent CLI arguments, for the record. */
+function projectArgv(argv: readonly string[], only: readonly string[] | undefined): string[] {
+  return [...argv, ...(only ?? []).flatMap(p => ['--project', p])]
 }

@@ -10,12 +10,10 @@ import { checkEnv, runRecorded, whyNotJudged, type RecordedRun } from '../run.ts
 import type { Change, Check, CheckIO, Measurement, Problem } from '../types.ts'
 import { parseCoverageSummary, type CoverageReading, type CoverageSource } from './coverage.ts'
 
-/** The parts of vitest's JSON report this check reads (the warm runner produces the same shape, and Jest's `--json` report has it too). */
+/** The parts of vitest's JSON report (`--reporter=json`) that Jest's `--json` report shares. */
 export interface VitestReport {
   testResults: {
     name: string
-    /** The vitest project that ran the file (warm runner only). */
-    project?: string
     status: string
     message?: string
     assertionResults: {
@@ -29,8 +27,8 @@ export interface VitestReport {
   }[]
 }
 
-/** What `vitest-reporter.mjs` writes: every test module with its project, every test, the unhandled errors. */
-interface DshVitestReport {
+/** What `vitest-reporter.mjs` writes (and the warm runner answers): every test module with its project, every test, the unhandled errors. */
+export interface DshVitestReport {
   projects: string[]
   modules: {
     project: string
@@ -112,110 +110,70 @@ export function ownParseErrors(check: string, root: string, touched: readonly st
   return problems
 }
 
+/** One vitest run as the judge sees it, whoever ran it (the CLI, the warm runner). */
+export interface VitestRun {
+  /** The run's report; undefined when vitest wrote none (it crashed, timed out, never started). */
+  report?: DshVitestReport
+  exitCode: number | null
+  /** What the runner printed (looked into for the write's own parse error when there is no report). */
+  output: string
+  /** The measurement when there is no report and no own parse error (a timeout, a crash). */
+  failed: () => Measurement
+}
+
 /**
- * Tests through the workspace's own vitest, read through this package's
- * reporter (test modules with their project). A test id is
- * `file > suite > name` (with ` [project]` when the config has several
- * projects); a test file that fails as a whole (it no longer loads) is one
- * problem keyed by the file. A project that cannot start here (a missing
- * environment, pool, browser or runtime) is found once, reported, and left
- * out of every later run: it is that project's pre-existing problem, and the
- * other projects are judged as usual.
+ * Runs vitest for the judge: `only` names the projects to run (undefined:
+ * every project). Undefined: this runner cannot do the run (the warm
+ * runner's caller falls back to the CLI).
  */
-export class VitestCheck implements Check, CoverageSource {
-  readonly name = 'test'
-  readonly verb = 'testing'
-  readonly coverageUnit = 'lines'
+export type VitestRunner = (only: readonly string[] | undefined) => Promise<VitestRun | undefined>
+
+/**
+ * Judging vitest runs, shared by the CLI check and the warm runner: test ids
+ * (`file > suite > name`, with ` [project]` when the config has several
+ * projects), a test file that fails as a whole (it no longer loads) as one
+ * problem keyed by the file, the write's own parse errors, and the projects
+ * that cannot start here. Such a project (a missing environment, pool,
+ * browser or runtime) is found once, announced, and left out of every later
+ * run: it is that project's pre-existing problem, and the other projects are
+ * judged as usual.
+ */
+export class VitestJudge {
   /** Test name for `-t` and project for `--project`, by test id. */
-  private readonly _names = new Map<string, { full: string; project: string }>()
-  private _coverage?: CoverageReading
+  readonly names = new Map<string, { full: string; project: string }>()
   /** Project names of the config, once a run reported them. */
   private _projects: string[] = []
   /** Projects that cannot start here, with why. */
   private readonly _broken = new Map<string, string>()
   private _probed = false
 
-  constructor(private readonly options: VitestCheckOptions) {}
+  constructor(private readonly root: string, private readonly check = 'test') {}
 
-  /** Related tests: the accepted state is measured per write (see {@link Check.lazyBaseline}). */
-  get lazyBaseline(): boolean {
-    return this.options.mode === 'related'
-  }
-
-  /** Projects left out because they cannot start here, with why (for status and tests). */
-  get brokenProjects(): ReadonlyMap<string, string> {
+  /** Projects left out because they cannot start here, with why. */
+  get broken(): ReadonlyMap<string, string> {
     return this._broken
   }
 
-  async measure(change: Change | undefined, io: CheckIO): Promise<Measurement> {
-    const args = change && this.options.mode === 'related' ? ['related', ...change.files, '--run'] : ['run']
-    this._coverage = undefined
-    // Nothing can import a file that does not exist yet (the accepted state of a file a write creates).
-    if (change && this.options.mode === 'related' && !change.paths.some(p => existsSync(p))) return { status: 'ok', problems: [], passed: [], scope: [] }
-    const touched = change?.files ?? []
-    if (!this.options.coverage) return this.runReport(args, io, undefined, touched)
-    const include = change?.files.filter(f => COVERABLE.test(f))
-    if (include && !include.length) return this.runReport(args, io, undefined, touched)
-    return this.runReport(args, io, include ?? 'all', touched)
-  }
-
-  lastCoverage(): CoverageReading | undefined {
-    return this._coverage
-  }
-
-  confirm(problems: Problem[], io: CheckIO): Promise<Problem[] | undefined> {
-    return confirmAlone(problems, p => this._names.get(p.key)?.full, ({ file, pattern, group: project }) =>
-      this.runReport(['run', file, ...(pattern ? ['-t', pattern] : []), ...(project ? ['--project', project] : [])], io, undefined, [], false),
-    p => this._names.get(p.key)?.project ?? '')
-  }
-
-  /** `--project` for every project that can start, once some cannot (none otherwise: vitest runs them all). */
-  private projectArgs(args: readonly string[]): string[] {
-    if (!this._broken.size || args.includes('--project')) return []
-    return this._projects.filter(p => !this._broken.has(p)).flatMap(p => ['--project', p])
-  }
-
-  /** One run of the workspace's vitest with this package's reporter; the report is undefined when vitest wrote none. */
-  private async runOnce(args: string[], io: CheckIO, coverage?: 'all' | string[]): Promise<{ run: RecordedRun; report?: DshVitestReport }> {
-    const dir = mkdtempSync(join(tmpdir(), 'dsh-vitest-'))
-    const out = join(dir, 'report.json')
-    const coverageDir = join(dir, 'coverage')
-    const coverageArgs = coverage ? [
-      '--coverage.enabled=true', '--coverage.provider=v8', '--coverage.reporter=json-summary', `--coverage.reportsDirectory=${coverageDir}`,
-      ...(coverage === 'all' ? [] : coverage.map(f => `--coverage.include=${f}`)),
-    ] : []
-    try {
-      const run = await runRecorded(this.name, [
-        ...this.options.command, ...args, ...this.projectArgs(args),
-        `--reporter=${REPORTER}`, '--passWithNoTests', '--includeTaskLocation', '--no-cache', ...coverageArgs, ...(this.options.extraArgs ?? []),
-      ], this.options.root, io, { env: checkEnv({ DSH_VITEST_REPORT: out }) })
-      if (coverage) this._coverage = this.readCoverage(join(coverageDir, 'coverage-summary.json'), coverage)
-      try {
-        return { run, report: JSON.parse(readFileSync(out, 'utf8')) as DshVitestReport }
-      } catch {
-        // No report: vitest crashed, timed out or never started.
-        return { run }
-      }
-    } finally {
-      rmSync(dir, { recursive: true, force: true })
-    }
+  /** The projects a run should be limited to: every project that can start, once some cannot (undefined otherwise: vitest runs them all). */
+  get runnable(): string[] | undefined {
+    return this._broken.size ? this._projects.filter(p => !this._broken.has(p)) : undefined
   }
 
   /**
-   * One vitest run read through the reporter; `coverage`: also read v8
-   * coverage of these files (or of everything). `touched`: files the judged
-   * write changed (their own parse errors are looked for). The first run
-   * whose projects did not all start finds the ones that cannot, and runs
-   * again without them.
+   * One judged run. `touched`: files the judged write changed (their own
+   * parse errors are looked for). With `probe`, the first run whose projects
+   * did not all start finds the ones that cannot, and runs again without
+   * them. Undefined when the runner could not run.
    */
-  private async runReport(args: string[], io: CheckIO, coverage?: 'all' | string[], touched: readonly string[] = [], probe = true): Promise<Measurement> {
-    let { run, report } = await this.runOnce(args, io, coverage)
-    // The union of every run's projects: a run with --project filters reports only those.
-    for (const p of report?.projects ?? []) if (!this._projects.includes(p)) this._projects.push(p)
+  async judge(run: VitestRunner, io: CheckIO, touched: readonly string[] = [], probe = true): Promise<Measurement | undefined> {
+    let r = await run(this.runnable)
+    if (!r) return undefined
+    // The union of every run's projects: a run limited to some reports only those.
+    for (const p of r.report?.projects ?? []) if (!this._projects.includes(p)) this._projects.push(p)
     const known = this._broken.size
     // The write's own parse error makes every project fail: not a project that cannot start.
-    const own = report ? ownParseErrors(this.name, this.options.root, touched, report.errors) : []
-    if (probe && report && !own.length && this.findBroken(report)) await this.probeProjects(args, io, report)
+    const own = r.report ? ownParseErrors(this.check, this.root, touched, r.report.errors) : []
+    if (probe && r.report && !own.length && this.findBroken(r.report) && !(await this.probeProjects(run, r.report))) return undefined
     if (this._broken.size > known) {
       for (const [project, why] of [...this._broken].slice(known)) {
         io.notice('warn', `vitest project "${project}" cannot start here (${why}); its tests are left out — a pre-existing problem of that project`)
@@ -223,19 +181,22 @@ export class VitestCheck implements Check, CoverageSource {
       if (this._broken.size && this._projects.every(p => this._broken.has(p))) {
         return { status: 'error', problems: [], scope: [], error: `vitest: no project can start here (${[...this._broken].map(([p, why]) => `${p}: ${why}`).join('; ')})` }
       }
-      if (!report?.modules.some(m => !this._broken.has(m.project))) ({ run, report } = await this.runOnce(args, io, coverage))
+      if (!r.report?.modules.some(m => !this._broken.has(m.project))) {
+        r = await run(this.runnable)
+        if (!r) return undefined
+      }
     }
-    if (!report) {
-      const own = ownParseErrors(this.name, this.options.root, touched, [run.output])
+    if (!r.report) {
+      const own = ownParseErrors(this.check, this.root, touched, [r.output])
       if (own.length) return { status: 'ok', problems: own, passed: [], scope: [...touched] }
-      return { status: run.timedOut ? 'timeout' : 'error', problems: [], scope: [], error: whyNotJudged('vitest', run, io.timeoutMs) }
+      return r.failed()
     }
-    if (!report.modules.length && report.errors.length && run.exitCode !== 0) {
-      const own = ownParseErrors(this.name, this.options.root, touched, report.errors)
+    if (!r.report.modules.length && r.report.errors.length && r.exitCode !== 0) {
+      const own = ownParseErrors(this.check, this.root, touched, r.report.errors)
       if (own.length) return { status: 'ok', problems: own, passed: [], scope: [...touched] }
-      return { status: 'error', problems: [], scope: [], error: `vitest failed before running tests: ${firstLine(report.errors[0])}` }
+      return { status: 'error', problems: [], scope: [], error: `vitest failed before running tests: ${firstLine(r.report.errors[0])}` }
     }
-    return this.parse(report, touched)
+    return this.parse(r.report, touched)
   }
 
   /**
@@ -256,15 +217,140 @@ export class VitestCheck implements Check, CoverageSource {
     return false
   }
 
-  /** Try each project alone (once per check): the ones that start nothing and report errors cannot start here. */
-  private async probeProjects(args: string[], io: CheckIO, report: DshVitestReport) {
+  /** Try each project alone (once per judge): the ones that start nothing and report errors cannot start here. False when the runner could not run. */
+  private async probeProjects(run: VitestRunner, report: DshVitestReport): Promise<boolean> {
     this._probed = true
     for (const project of report.projects) {
-      const alone = await this.runOnce([...args, '--project', project], io)
+      const alone = await run([project])
+      if (!alone) return false
       const ran = alone.report?.modules.some(m => m.tests.length > 0 || m.state === 'pass' || m.state === 'fail')
-      if (ran || (alone.run.exitCode === 0 && !alone.report?.errors.length)) continue
-      this._broken.set(project, firstLine(alone.report?.errors[0] ?? alone.run.output.trim().split('\n').at(-1)))
+      if (ran || (alone.exitCode === 0 && !alone.report?.errors.length)) continue
+      this._broken.set(project, firstLine(alone.report?.errors[0] ?? alone.output.trim().split('\n').at(-1)))
     }
+    return true
+  }
+
+  /** A measurement from one report: per-test results with their ids, file-level failures, the write's own parse errors. */
+  parse(report: DshVitestReport, touched: readonly string[]): Measurement {
+    const problems: Problem[] = []
+    const passed: { key: string; file: string }[] = []
+    const scope = new Set<string>(touched)
+    const multi = this._projects.length > 1
+    const loadErrors: string[] = [...report.errors]
+    // One order for the message, whatever order the workers finished in.
+    const order = (m: DshVitestReport['modules'][number]) => `${m.file}\u0000${this._projects.indexOf(m.project)}`
+    for (const mod of [...report.modules].sort((a, b) => order(a).localeCompare(order(b)))) {
+      if (this._broken.has(mod.project)) continue
+      const file = toPosixRelative(this.root, mod.file)
+      const tag = multi && mod.project ? ` [${mod.project}]` : ''
+      scope.add(file)
+      let failedTests = 0
+      for (const t of mod.tests) {
+        const path = [...t.titles, t.name]
+        const key = `${[file, ...path].join(' > ')}${tag}`
+        this.names.set(key, { full: path.join(' '), project: multi ? mod.project : '' })
+        if (t.state === 'pass') passed.push({ key, file })
+        else if (t.state === 'fail') {
+          failedTests++
+          const why = firstLine(t.error)
+          problems.push(failingTest(this.check, key, file, t.line, `${path.join(' > ')}${tag}${why ? ` — ${why}` : ''}`))
+        }
+      }
+      if (mod.state === 'fail' && !failedTests) {
+        loadErrors.push(mod.error)
+        problems.push(failingTest(this.check, `${file}${tag}${FILE_LEVEL}`, file, undefined, `test file failed${tag}: ${firstLine(mod.error) || 'no tests ran'}`))
+      }
+    }
+    problems.push(...ownParseErrors(this.check, this.root, touched, loadErrors))
+    return { status: 'ok', problems, passed, scope: [...scope] }
+  }
+}
+
+/**
+ * Tests through the workspace's own vitest CLI, read through this package's
+ * reporter (test modules with their project), judged by {@link VitestJudge}.
+ */
+export class VitestCheck implements Check, CoverageSource {
+  readonly name = 'test'
+  readonly verb = 'testing'
+  readonly coverageUnit = 'lines'
+  private readonly _judge: VitestJudge
+  private _coverage?: CoverageReading
+
+  constructor(private readonly options: VitestCheckOptions) {
+    this._judge = new VitestJudge(options.root, this.name)
+  }
+
+  /** Related tests: the accepted state is measured per write (see {@link Check.lazyBaseline}). */
+  get lazyBaseline(): boolean {
+    return this.options.mode === 'related'
+  }
+
+  /** Projects left out because they cannot start here, with why (for status and tests). */
+  get brokenProjects(): ReadonlyMap<string, string> {
+    return this._judge.broken
+  }
+
+  async measure(change: Change | undefined, io: CheckIO): Promise<Measurement> {
+    const args = change && this.options.mode === 'related' ? ['related', ...change.files, '--run'] : ['run']
+    this._coverage = undefined
+    // Nothing can import a file that does not exist yet (the accepted state of a file a write creates).
+    if (change && this.options.mode === 'related' && !change.paths.some(p => existsSync(p))) return { status: 'ok', problems: [], passed: [], scope: [] }
+    const touched = change?.files ?? []
+    if (!this.options.coverage) return this.runReport(args, io, undefined, touched)
+    const include = change?.files.filter(f => COVERABLE.test(f))
+    if (include && !include.length) return this.runReport(args, io, undefined, touched)
+    return this.runReport(args, io, include ?? 'all', touched)
+  }
+
+  lastCoverage(): CoverageReading | undefined {
+    return this._coverage
+  }
+
+  confirm(problems: Problem[], io: CheckIO): Promise<Problem[] | undefined> {
+    const names = this._judge.names
+    return confirmAlone(problems, p => names.get(p.key)?.full, ({ file, pattern, group: project }) =>
+      this.runReport(['run', file, ...(pattern ? ['-t', pattern] : []), ...(project ? ['--project', project] : [])], io, undefined, [], false),
+    p => names.get(p.key)?.project ?? '')
+  }
+
+  /** One run of the workspace's vitest with this package's reporter; the report is undefined when vitest wrote none. */
+  private async runOnce(args: string[], io: CheckIO, coverage?: 'all' | string[]): Promise<VitestRun> {
+    const dir = mkdtempSync(join(tmpdir(), 'dsh-vitest-'))
+    const out = join(dir, 'report.json')
+    const coverageDir = join(dir, 'coverage')
+    const coverageArgs = coverage ? [
+      '--coverage.enabled=true', '--coverage.provider=v8', '--coverage.reporter=json-summary', `--coverage.reportsDirectory=${coverageDir}`,
+      ...(coverage === 'all' ? [] : coverage.map(f => `--coverage.include=${f}`)),
+    ] : []
+    try {
+      const run = await runRecorded(this.name, [
+        ...this.options.command, ...args,
+        `--reporter=${REPORTER}`, '--passWithNoTests', '--includeTaskLocation', '--no-cache', ...coverageArgs, ...(this.options.extraArgs ?? []),
+      ], this.options.root, io, { env: checkEnv({ DSH_VITEST_REPORT: out }) })
+      if (coverage) this._coverage = this.readCoverage(join(coverageDir, 'coverage-summary.json'), coverage)
+      const failed = (): Measurement => ({ status: run.timedOut ? 'timeout' : 'error', problems: [], scope: [], error: whyNotJudged('vitest', run, io.timeoutMs) })
+      try {
+        return { report: JSON.parse(readFileSync(out, 'utf8')) as DshVitestReport, exitCode: run.exitCode, output: run.output, failed }
+      } catch {
+        // No report: vitest crashed, timed out or never started.
+        return { exitCode: run.exitCode, output: run.output, failed }
+      }
+    } finally {
+      rmSync(dir, { recursive: true, force: true })
+    }
+  }
+
+  /**
+   * One vitest run judged; `coverage`: also read v8 coverage of these files
+   * (or of everything). A run naming its project (`--project`) is not
+   * limited further.
+   */
+  private async runReport(args: string[], io: CheckIO, coverage?: 'all' | string[], touched: readonly string[] = [], probe = true): Promise<Measurement> {
+    const own = args.includes('--project')
+    const m = await this._judge.judge(only => this.runOnce([...args, ...(only && !own ? only.flatMap(p => ['--project', p]) : [])], io, coverage), io, touched, probe)
+    // The CLI always runs (a run without a report is judged from its output).
+    return m!
   }
 
   private readCoverage(file: string, scope: 'all' | string[]): CoverageReading {
@@ -282,73 +368,4 @@ export class VitestCheck implements Check, CoverageSource {
       return { status: 'error', error: `coverage: unreadable coverage report (${(error as Error).message})` }
     }
   }
-
-  private parse(report: DshVitestReport, touched: readonly string[]): Measurement {
-    const problems: Problem[] = []
-    const passed: { key: string; file: string }[] = []
-    const scope = new Set<string>(touched)
-    const multi = this._projects.length > 1
-    const loadErrors: string[] = [...report.errors]
-    // One order for the message, whatever order the workers finished in.
-    const order = (m: DshVitestReport['modules'][number]) => `${m.file}\u0000${this._projects.indexOf(m.project)}`
-    for (const mod of [...report.modules].sort((a, b) => order(a).localeCompare(order(b)))) {
-      if (this._broken.has(mod.project)) continue
-      const file = toPosixRelative(this.options.root, mod.file)
-      const tag = multi && mod.project ? ` [${mod.project}]` : ''
-      scope.add(file)
-      let failedTests = 0
-      for (const t of mod.tests) {
-        const path = [...t.titles, t.name]
-        const key = `${[file, ...path].join(' > ')}${tag}`
-        this._names.set(key, { full: path.join(' '), project: multi ? mod.project : '' })
-        if (t.state === 'pass') passed.push({ key, file })
-        else if (t.state === 'fail') {
-          failedTests++
-          const why = firstLine(t.error)
-          problems.push(failingTest(this.name, key, file, t.line, `${path.join(' > ')}${tag}${why ? ` — ${why}` : ''}`))
-        }
-      }
-      if (mod.state === 'fail' && !failedTests) {
-        loadErrors.push(mod.error)
-        problems.push(failingTest(this.name, `${file}${tag}${FILE_LEVEL}`, file, undefined, `test file failed${tag}: ${firstLine(mod.error) || 'no tests ran'}`))
-      }
-    }
-    problems.push(...ownParseErrors(this.name, this.options.root, touched, loadErrors))
-    return { status: 'ok', problems, passed, scope: [...scope] }
-  }
-}
-
-/**
- * A measurement from a vitest JSON report (or the warm runner's report of
- * the same shape). A test id is `file > suite > name`; a test file that fails
- * as a whole (it no longer loads) is one problem keyed by the file. `names`
- * learns the full names (for `-t`) by test id.
- */
-export function readVitestReport(root: string, report: VitestReport, names: Map<string, string>, check = 'test', touched: readonly string[] = []): Measurement {
-  const problems: Problem[] = []
-  const passed: { key: string; file: string }[] = []
-  const scope: string[] = [...touched]
-  const loadErrors: string[] = []
-  for (const suite of report.testResults) {
-    const file = toPosixRelative(root, suite.name)
-    scope.push(file)
-    let failedTests = 0
-    for (const t of suite.assertionResults) {
-      const key = [file, ...t.ancestorTitles, t.title].join(' > ')
-      names.set(key, t.fullName)
-      if (t.status === 'passed') passed.push({ key, file })
-      else if (t.status === 'failed') {
-        failedTests++
-        const why = firstLine(t.failureMessages?.[0])
-        problems.push(failingTest(check, key, file, t.location?.line, `${[...t.ancestorTitles, t.title].join(' > ')}${why ? ` — ${why}` : ''}`))
-      }
-    }
-    if (suite.status === 'failed' && !failedTests) {
-      problems.push(failingTest(check, `${file}${FILE_LEVEL}`, file, undefined, `test file failed: ${firstLine(suite.message) || 'no tests ran'}`))
-      loadErrors.push(suite.message ?? '')
-    }
-  }
-  // The write's own parse error, named in the load failure of a test that imports the file.
-  problems.push(...ownParseErrors(check, root, touched, loadErrors))
-  return { status: 'ok', problems, passed, scope }
 }

@@ -8,16 +8,17 @@
  *
  *   node server.mjs <root> <vitest/node entry> <extra CLI arguments JSON>
  *
- * Messages in: { id, kind: 'run', changed: string[] | null, mode: 'related' | 'all' | 'files', files?: string[], pattern?: string }
+ * Messages in: { id, kind: 'run', changed: string[] | null, mode: 'related' | 'all' | 'files', files?: string[], pattern?: string, projects?: string[] }
  *              { kind: 'close' }
  * Messages out: { ready: true, version } | { unsupported: string }
- *               { id, ok: true, report, rssKb } | { id, ok: false, error }
- * The report has the shape of vitest's JSON reporter (`testResults[]`), so
- * the parent judges warm and CLI runs with one reader.
+ *               { id, ok: true, report, phases } | { id, ok: false, error }
+ * The report is the one this package's CLI reporter writes (`dshReport`), so
+ * the parent judges warm and CLI runs with one judge.
  */
-import { existsSync, readdirSync, readFileSync, statSync } from 'node:fs'
+import { existsSync, statSync } from 'node:fs'
 import { join } from 'node:path'
 import { pathToFileURL } from 'node:url'
+import { dshReport } from '../checks/vitest-reporter.mjs'
 
 const [root, entry, optionsJson] = process.argv.slice(2)
 /** @type {string[]} The check's extra vitest arguments (`testArgs`), read by vitest's own CLI parser. */
@@ -195,80 +196,56 @@ async function related(/** @type {any[]} */ specs, /** @type {string[]} */ chang
   return out
 }
 
-/** The JSON reporter's shape, from vitest's reported task state. */
-function report(/** @type {any[]} */ modules) {
-  const testResults = []
-  for (const m of modules) {
-    const assertionResults = []
-    let failed = false
-    for (const test of m.children.allTests()) {
-      const ancestorTitles = []
-      for (let p = test.parent; p && p.type === 'suite'; p = p.parent) ancestorTitles.unshift(p.name)
-      const result = test.result()
-      const status = result.state === 'passed' ? 'passed' : result.state === 'failed' ? 'failed' : 'skipped'
-      if (status === 'failed') failed = true
-      assertionResults.push({
-        ancestorTitles,
-        title: test.name,
-        fullName: [...ancestorTitles, test.name].join(' '),
-        status,
-        failureMessages: (result.errors ?? []).map((/** @type {any} */ e) => e.stack || e.message),
-        ...(test.location ? { location: test.location } : {}),
-      })
-    }
-    const errors = m.errors()
-    testResults.push({
-      name: m.moduleId,
-      project: m.project.name,
-      status: failed || errors.length || m.state() === 'failed' ? 'failed' : 'passed',
-      message: errors[0]?.message ?? '',
-      assertionResults,
-    })
+/** @param {{ id: number, changed: string[] | null, mode: 'related' | 'all' | 'files', files?: string[], pattern?: string, projects?: string[] }} request */
+async function run(request, /** @type {Record<string, number>} */ phases) {
+  let t = performance.now()
+  const lap = (/** @type {string} */ name) => {
+    const now = performance.now()
+    phases[name] = Math.round(now - t)
+    t = now
   }
-  return { testResults }
-}
-
-/** Resident memory of this process group (vitest and its workers), kB. */
-function groupRssKb() {
-  let total = 0
-  try {
-    const pgid = process.pid
-    for (const entry of readdirSync('/proc')) {
-      if (!/^\d+$/.test(entry)) continue
-      try {
-        const stat = readFileSync(`/proc/${entry}/stat`, 'utf8')
-        const fields = stat.slice(stat.lastIndexOf(')') + 2).split(' ')
-        if (Number(fields[2]) !== pgid) continue
-        const rss = /VmRSS:\s+(\d+) kB/.exec(readFileSync(`/proc/${entry}/status`, 'utf8'))
-        if (rss) total += Number(rss[1])
-      } catch {
-        // Exited while we read it.
-      }
-    }
-  } catch {
-    return undefined
-  }
-  return total
-}
-
-/** @param {{ id: number, changed: string[] | null, mode: 'related' | 'all' | 'files', files?: string[], pattern?: string }} request */
-async function run(request) {
   invalidate(request.changed ?? [])
+  lap('invalidateMs')
   const all = await vitest.globTestSpecifications()
+  lap('globMs')
   let specs
   if (request.mode === 'all') specs = all
   else if (request.mode === 'files') {
     const files = new Set(request.files ?? [])
     specs = all.filter((/** @type {any} */ s) => files.has(s.moduleId))
   } else specs = await related(all, request.changed ?? [])
-  if (!specs.length) return { testResults: [] }
+  if (request.projects) {
+    const only = new Set(request.projects)
+    specs = specs.filter((/** @type {any} */ s) => only.has(s.project.name))
+  }
+  lap('relatedMs')
+  phases.files = specs.length
+  if (!specs.length) return dshReport(vitest.projects, [], [])
   if (request.pattern) vitest.setGlobalTestNamePattern(new RegExp(request.pattern))
   try {
     const result = await vitest.runTestSpecifications(specs, request.mode === 'all')
+    lap('runMs')
     stampGraph()
-    const ran = new Set(specs.map((/** @type {any} */ s) => `${s.project.name}\0${s.moduleId}`))
+    const key = (/** @type {string} */ project, /** @type {string} */ file) => `${project}\0${file}`
+    const ran = new Set(specs.map((/** @type {any} */ s) => key(s.project.name, s.moduleId)))
     // The task state keeps earlier runs' modules: report only what this run ran.
-    return report(result.testModules.filter((/** @type {any} */ m) => ran.has(`${m.project.name}\0${m.moduleId}`)))
+    const modules = result.testModules.filter((/** @type {any} */ m) => ran.has(key(m.project.name, m.moduleId)))
+    const reported = new Set(modules.map((/** @type {any} */ m) => key(m.project.name, m.moduleId)))
+    // A file that never reached the task state (its project could not start) is reported as never run.
+    const missing = specs.filter((/** @type {any} */ s) => !reported.has(key(s.project.name, s.moduleId)))
+      .map((/** @type {any} */ s) => ({ projectName: s.project.name, filepath: s.moduleId, tasks: [] }))
+    // Where a run's time went, summed over its test files (vitest's own per-module diagnostics).
+    for (const m of modules) {
+      const d = m.diagnostic?.()
+      if (!d) continue
+      phases.prepareMs = Math.round((phases.prepareMs ?? 0) + d.prepareDuration)
+      phases.environmentMs = Math.round((phases.environmentMs ?? 0) + d.environmentSetupDuration)
+      phases.collectMs = Math.round((phases.collectMs ?? 0) + d.collectDuration)
+      phases.testsMs = Math.round((phases.testsMs ?? 0) + d.duration)
+    }
+    const out = dshReport(vitest.projects, [...modules.map((/** @type {any} */ m) => m.task), ...missing], result.unhandledErrors ?? [])
+    lap('reportMs')
+    return out
   } finally {
     if (request.pattern) vitest.resetGlobalTestNamePattern()
   }
@@ -296,8 +273,10 @@ process.on('message', (/** @type {any} */ message) => {
   if (message?.kind !== 'run') return
   chain = chain.then(async () => {
     try {
-      const r = await run(message)
-      send({ id: message.id, ok: true, report: r, rssKb: groupRssKb() })
+      /** @type {Record<string, number>} */
+      const phases = {}
+      const r = await run(message, phases)
+      send({ id: message.id, ok: true, report: r, phases })
     } catch (error) {
       send({ id: message.id, ok: false, error: text(error) })
     }

@@ -1,6 +1,6 @@
 import { fileURLToPath } from 'node:url'
-import { startProcess, type LongProcess } from 'dsh-common'
-import type { VitestReport } from '../checks/vitest.ts'
+import { processGroupRssKb, startProcess, type LongProcess } from 'dsh-common'
+import type { DshVitestReport } from '../checks/vitest.ts'
 
 /** One run of the warm runner: related to `changed`, the whole suite, or named test files (optionally one test-name pattern). */
 export interface WarmRunRequest {
@@ -11,10 +11,30 @@ export interface WarmRunRequest {
   files?: string[]
   /** For `files`: a regular expression on full test names (`-t`). */
   pattern?: string
+  /** Only these vitest projects (undefined: every project). */
+  projects?: readonly string[]
+}
+
+/** Where a warm run's time went, ms (the run's steps; the per-file sums are vitest's own module diagnostics). */
+export interface WarmRunPhases {
+  invalidateMs?: number
+  globMs?: number
+  /** Finding the related test files through vite's module graph. */
+  relatedMs?: number
+  /** `runTestSpecifications`, wall clock. */
+  runMs?: number
+  reportMs?: number
+  /** Test files run. */
+  files?: number
+  /** Summed over test files: worker preparation, environment set-up, collection (imports), tests. */
+  prepareMs?: number
+  environmentMs?: number
+  collectMs?: number
+  testsMs?: number
 }
 
 export type WarmRunAnswer =
-  | { status: 'ok'; report: VitestReport; rssKb?: number }
+  | { status: 'ok'; report: DshVitestReport; rssKb?: number; phases?: WarmRunPhases }
   | { status: 'timeout' }
   /** The runner crashed, could not start, or answered with an error. */
   | { status: 'error'; error: string }
@@ -25,7 +45,7 @@ type ServerMessage =
   | { ready: true; version?: string }
   | { unsupported: string }
   | { startError: string }
-  | { id: number; ok: true; report: VitestReport; rssKb?: number }
+  | { id: number; ok: true; report: DshVitestReport; phases?: WarmRunPhases }
   | { id: number; ok: false; error: string }
 
 export interface WarmClientOptions {
@@ -97,7 +117,8 @@ export class WarmVitestClient {
           const pending = this._pending
           if (pending?.id !== message.id) return
           this._pending = undefined
-          pending.settle(message.ok ? { status: 'ok', report: message.report, rssKb: message.rssKb } : { status: 'error', error: message.error.split('\n')[0]! })
+          // The runner's process group (vitest and its workers), measured from here right after the run.
+          pending.settle(message.ok ? { status: 'ok', report: message.report, rssKb: child.pid === undefined ? undefined : processGroupRssKb(child.pid), phases: message.phases } : { status: 'error', error: message.error.split('\n')[0]! })
         }
       })
       void child.exited.then(exit => {

@@ -1,0 +1,101 @@
+/**
+ * The warm test runner on a library whose vitest config has three projects,
+ * one of which cannot start here (bench/layouts.ts's `library`: its `dom`
+ * project needs happy-dom, which is not installed), with its solution
+ * tsconfig: the project is announced once and left out, test ids carry their
+ * project, and checks that cannot change the verdict do not run.
+ */
+import { mkdtempSync, readFileSync, rmSync } from 'node:fs'
+import { tmpdir } from 'node:os'
+import { join } from 'node:path'
+import { afterAll, beforeAll, describe, expect, it, vi } from 'vitest'
+import { WarmVitestCheck } from 'dsh-dstvalid'
+import { generateLayout, type Edit, type Layout } from '../../../bench/layouts.ts'
+import { boot, runs, type Harness } from './helpers.ts'
+
+// A cold type-check of the solution's programs plus vitest's start: seconds alone, minutes on a shared machine.
+vi.setConfig({ testTimeout: 240_000, hookTimeout: 240_000 })
+
+describe('warm runner: vitest projects, one of which cannot start (bench/layouts.ts library)', () => {
+  let l: Layout
+  let h: Harness
+  let dir: string
+  beforeAll(async () => {
+    dir = mkdtempSync(join(tmpdir(), 'dsh-warm-projects-'))
+    l = generateLayout('library', dir)
+    // The harness's default `--pool=threads`; the warm runner is the default.
+    h = await boot(l.root)
+  })
+  afterAll(async () => {
+    await h?.dispose()
+    rmSync(dir, { recursive: true, force: true })
+  })
+
+  const edit = (e: Edit) => h.exec('edit_file', { ...e })
+  const testRuns = () => runs(h.session).filter(r => r.check === 'test')
+  const deadNotices = () => h.notices.map(n => n.text).filter(t => t.startsWith('vitest project "dom"'))
+  const warm = () => {
+    const check = h.ctx.dstvalid.guardFor(l.root).checks.find(c => c.name === 'test')
+    if (!(check instanceof WarmVitestCheck)) throw new Error('the test check is not the warm runner')
+    return check
+  }
+
+  it('keeps a good edit; the project that cannot start is announced once and left out of every later run', async () => {
+    expect(await edit(l.scenarios.good)).toEqual({ content: `edited ${l.scenarios.good.path}` })
+    expect(deadNotices()).toEqual([expect.stringMatching(/^vitest project "dom" cannot start here \(Error: Cannot find package 'happy-dom'.*\); its tests are left out — a pre-existing problem of that project$/)])
+    expect([...warm().brokenProjects.keys()]).toEqual(['dom'])
+    // The accepted state, then the write: both warm, the second limited to the projects that start.
+    expect(testRuns().map(r => r.argv.join(' '))).toEqual([
+      'vitest related src/printer.ts --run (warm)',
+      'vitest related src/printer.ts --run --project unit --project node (warm)',
+    ])
+    expect(h.results.map(r => [r.check, r.outcome])).toEqual([['typecheck', 'pass'], ['test', 'pass']])
+  })
+
+  it('rolls back a behaviour change byte for byte, naming the failing test and its project', async () => {
+    const before = readFileSync(join(l.root, l.scenarios.behaviour.path), 'utf8')
+    const r = await edit(l.scenarios.behaviour)
+    expect(r).toEqual({
+      isError: true,
+      content: [
+        'rolled back: test failed after edit_file on src/parser.ts',
+        'test/node/evaluate.test.ts:5 FAIL evaluate > computes with precedence [node] — AssertionError: expected 5 to be 14 // Object.is equality',
+        'test/node/evaluate.test.ts:6 FAIL evaluate > honours parentheses [node] — AssertionError: expected 5 to be 20 // Object.is equality',
+        "test/unit/parser.test.ts:6 FAIL parse > binds * tighter than + [unit] — AssertionError: expected '(1 + 2)' to be '(1 + (2 * 3))' // Object.is equality",
+      ].join('\n'),
+    })
+    expect(readFileSync(join(l.root, l.scenarios.behaviour.path), 'utf8')).toBe(before)
+    // The accepted state, the write, each newly failing test alone in its project, the re-check after the rollback.
+    expect(testRuns().slice(2).map(r => r.argv.join(' '))).toEqual([
+      'vitest related src/parser.ts --run --project unit --project node (warm)',
+      'vitest related src/parser.ts --run --project unit --project node (warm)',
+      'vitest run test/node/evaluate.test.ts -t ^(evaluate computes with precedence|evaluate honours parentheses)$ --project node (warm)',
+      'vitest run test/unit/parser.test.ts -t ^(parse binds \\* tighter than \\+)$ --project unit (warm)',
+      'vitest related src/parser.ts --run --project unit --project node (warm)',
+    ])
+    expect(deadNotices()).toHaveLength(1)
+  })
+
+  it('a write whose type-check regresses runs no test after it', async () => {
+    const before = testRuns().length
+    const r = await edit(l.scenarios.renameExport)
+    expect(r.isError).toBe(true)
+    expect(r.content.split('\n')[0]).toBe('rolled back: typecheck failed after edit_file on src/tokens.ts')
+    expect(h.results.at(-1)).toMatchObject({ check: 'typecheck', outcome: 'rolled-back' })
+    // Only the accepted state of what src/tokens.ts can affect, measured before the write ran.
+    expect(testRuns().slice(before).map(r => r.argv.join(' '))).toEqual(['vitest related src/tokens.ts --run --project unit --project node (warm)'])
+  })
+
+  it('a write that only touched a test file runs only that test file', async () => {
+    const before = testRuns().length
+    const r = await edit({ path: 'test/unit/tokens.test.ts', old_string: "describe('tokenize', () => {", new_string: "// Token boundaries.\ndescribe('tokenize', () => {" })
+    expect(r).toEqual({ content: 'edited test/unit/tokens.test.ts' })
+    expect(h.notices.map(n => n.text)).toContain('test: 0 existing problems in the accepted state of 1 related test file')
+    expect(testRuns().slice(before).map(r => r.argv.join(' '))).toEqual([
+      'vitest related test/unit/tokens.test.ts --run --project unit --project node (warm)',
+      'vitest related test/unit/tokens.test.ts --run --project unit --project node (warm)',
+    ])
+    expect(warm().lastPhases?.files).toBe(1)
+    expect(h.results.slice(-2).map(x => [x.check, x.outcome])).toEqual([['typecheck', 'pass'], ['test', 'pass']])
+  })
+})
