@@ -1,4 +1,7 @@
-import { describe, expect, it } from 'vitest'
+import { readFileSync } from 'node:fs'
+import { join } from 'node:path'
+import { tempDir } from 'dsh-testkit'
+import { describe, expect, it, vi } from 'vitest'
 import { boot, makeWorkspace, readText, runs, toolError } from './helpers.ts'
 
 describe('without a snapshot plugin', () => {
@@ -22,19 +25,22 @@ describe('without a snapshot plugin', () => {
 describe('a hung check', () => {
   it('is killed at its timeout (process group), the write is kept unverified, and the harness stays responsive', async () => {
     const root = makeWorkspace('')
-    const h = await boot(root, { profiles: ['generic'], testCommand: 'sleep 30; echo never', timeoutMs: 1000 })
-    const started = Date.now()
+    // The sleeper is a grandchild of the harness: only killing the process group ends it.
+    const pidFile = join(tempDir(), 'sleeper.pid')
+    const command = `sleep 30 & echo $! > ${pidFile}; wait; echo never`
+    const h = await boot(root, { profiles: ['generic'], testCommand: command, timeoutMs: 1000 })
     const write = h.exec('write_file', { path: 'a.txt', content: 'x' })
     // Reads are not queued behind checks.
     const read = await h.exec('read_file', { path: 'a.txt' }).catch(() => undefined)
     expect(read).toBeDefined()
     const r = await write
-    expect(Date.now() - started).toBeLessThan(10_000)
-    expect(r).toEqual({
-      content: 'created a.txt (1 bytes)\nwarning: not verified: `sleep 30; echo never` timed out after 1 s (process group killed)',
-    })
+    const timedOut = `\`${command}\` timed out after 1 s (process group killed)`
+    expect(r).toEqual({ content: `created a.txt (1 bytes)\nwarning: not verified: ${timedOut}` })
     expect(runs(h.session).map(x => [x.check, x.outcome, x.exitCode])).toEqual([['test', 'timeout', null], ['test', 'timeout', null]])
-    expect(h.results).toEqual([expect.objectContaining({ check: 'test', outcome: 'error', newProblems: ['`sleep 30; echo never` timed out after 1 s (process group killed)'] })])
+    expect(h.results).toEqual([expect.objectContaining({ check: 'test', outcome: 'error', newProblems: [timedOut] })])
+    // The last run's sleeper is not running: gone, or a zombie nobody reaps (it was killed, not left sleeping).
+    const pid = readFileSync(pidFile, 'utf8').trim()
+    await vi.waitFor(() => expect(running(pid)).toBe(false))
   })
 
   it('a type-check over its timeout terminates the worker; the next check starts a new one', async () => {
@@ -56,3 +62,12 @@ describe('generic commands', () => {
     expect(() => readText(root, 'broken')).toThrow(/ENOENT/)
   })
 })
+
+/** Whether a process is alive and not a zombie (`/proc/<pid>/stat` state). */
+function running(pid: string): boolean {
+  try {
+    return readFileSync(`/proc/${pid}/stat`, 'utf8').replace(/^.*\) /s, '')[0] !== 'Z'
+  } catch {
+    return false
+  }
+}
