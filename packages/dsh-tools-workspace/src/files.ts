@@ -2,7 +2,7 @@ import { realpathSync } from 'node:fs'
 import { readFile, mkdir, stat } from 'node:fs/promises'
 import { dirname } from 'node:path'
 import { PathEscapeError, resolveInside, toPosixRelative, writeFileAtomic, capText } from 'dsh-common'
-import type { ToolDefinition, ToolExecution, ToolResult } from 'dsh-tools'
+import type { JsonSchema, ToolDefinition, ToolExecution, ToolResult } from 'dsh-tools'
 import { applyEdits, EditError, type Edit } from './edits.ts'
 import type { Config } from './config.ts'
 
@@ -40,7 +40,14 @@ interface WriteArgs extends PathArgs { content: string }
 interface EditArgs extends PathArgs, Edit {}
 interface MultiEditArgs { edits: (Edit & { path: string })[] }
 
-const editSchema = {
+/** Arguments that are exactly these properties, every one required. */
+function exactly(properties: Record<string, JsonSchema>): JsonSchema {
+  return { type: 'object', properties, required: Object.keys(properties), additionalProperties: false }
+}
+
+const pathArg = { path: { type: 'string' } }
+const editArgs = {
+  ...pathArg,
   old_string: { type: 'string', description: 'Exact text to replace; must match exactly once.' },
   new_string: { type: 'string', description: 'Replacement text.' },
 }
@@ -50,7 +57,7 @@ export function createFileTools(config: Config): ToolDefinition[] {
     name: 'read_file',
     description: 'Read a UTF-8 text file from the workspace.',
     effects: 'read',
-    parameters: { type: 'object', properties: { path: { type: 'string' } }, required: ['path'], additionalProperties: false },
+    parameters: exactly(pathArg),
     async execute(args, exec) {
       const abs = contain(exec, args.path)
       if (typeof abs !== 'string') return abs
@@ -65,12 +72,7 @@ export function createFileTools(config: Config): ToolDefinition[] {
     description: 'Create or overwrite a file in the workspace with the given content (parent directories are created).',
     effects: 'write',
     paths: args => [args.path],
-    parameters: {
-      type: 'object',
-      properties: { path: { type: 'string' }, content: { type: 'string' } },
-      required: ['path', 'content'],
-      additionalProperties: false,
-    },
+    parameters: exactly({ ...pathArg, content: { type: 'string' } }),
     async execute(args, exec) {
       const abs = contain(exec, args.path)
       if (typeof abs !== 'string') return abs
@@ -85,12 +87,7 @@ export function createFileTools(config: Config): ToolDefinition[] {
     description: 'Replace one exact occurrence of old_string with new_string in a file.',
     effects: 'write',
     paths: args => [args.path],
-    parameters: {
-      type: 'object',
-      properties: { path: { type: 'string' }, ...editSchema },
-      required: ['path', 'old_string', 'new_string'],
-      additionalProperties: false,
-    },
+    parameters: exactly(editArgs),
     async execute(args, exec) {
       const abs = contain(exec, args.path)
       if (typeof abs !== 'string') return abs
@@ -111,18 +108,7 @@ export function createFileTools(config: Config): ToolDefinition[] {
     description: 'Apply several exact-string edits, possibly across files, all-or-nothing: if any edit fails, no file is changed.',
     effects: 'write',
     paths: args => [...new Set(args.edits.map(e => e.path))],
-    parameters: {
-      type: 'object',
-      properties: {
-        edits: {
-          type: 'array',
-          minItems: 1,
-          items: { type: 'object', properties: { path: { type: 'string' }, ...editSchema }, required: ['path', 'old_string', 'new_string'], additionalProperties: false },
-        },
-      },
-      required: ['edits'],
-      additionalProperties: false,
-    },
+    parameters: exactly({ edits: { type: 'array', minItems: 1, items: exactly(editArgs) } }),
     async execute(args, exec) {
       const root = workspaceRoot(exec)
       // Plan every file's new text first; write only when all edits applied.
