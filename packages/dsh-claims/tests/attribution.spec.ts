@@ -19,48 +19,38 @@ function verdicts(command: string, exit: number | null): string[] {
 }
 
 describe('attributing one exit status to the commands of a compound command', () => {
-  it('a single command gets the status', () => {
-    expect(verdicts('pnpm test', 0)).toEqual(['test=pass'])
-    expect(verdicts('pnpm test', 1)).toEqual(['test=fail'])
-    expect(verdicts('pnpm test', null)).toEqual(['test=fail'])
-  })
-
-  it('&& chains: all passed on 0; on failure only the last is known not to have passed', () => {
-    expect(verdicts('cd web && pnpm build && pnpm test', 0)).toEqual(['build=pass', 'test=pass'])
-    expect(verdicts('cd web && pnpm build && pnpm test', 1)).toEqual(['build=unknown/chain', 'test=fail'])
-  })
-
-  it('; and newlines hide the status of everything but the last list', () => {
-    expect(verdicts('pnpm test; echo done', 0)).toEqual(['test=unknown/list'])
-    expect(verdicts('pnpm build\npnpm test', 1)).toEqual(['build=unknown/list', 'test=fail'])
-  })
-
-  it('|| hides the status of its left side, and of its right side on 0', () => {
-    expect(verdicts('pnpm test || true', 0)).toEqual(['test=unknown/or'])
-    expect(verdicts('make || make clean', 2)).toEqual(['make=unknown/or', 'make clean=fail'])
-    expect(verdicts('go vet || go test && cargo test', 0)).toEqual(['go vet=unknown/or', 'go test=unknown/or', 'cargo test=pass'])
-  })
-
-  it('a pipe shows only its last command, unless pipefail is on and the pipeline passed', () => {
-    expect(verdicts('pnpm vitest run 2>&1 | tail -20', 0)).toEqual(['vitest run=unknown/pipe', 'tail -20=pass'])
-    expect(verdicts('pnpm vitest run 2>&1 | tail -20', 1)).toEqual(['vitest run=unknown/pipe', 'tail -20=fail'])
-    expect(verdicts('set -o pipefail; pnpm vitest run | tail', 0)).toEqual(['vitest run=pass', 'tail=pass'])
-    expect(verdicts('set -o pipefail; pnpm vitest run | tail', 1)).toEqual(['vitest run=unknown/pipe', 'tail=unknown/pipe'])
-  })
-
-  it('set -e: earlier single-pipeline lists passed when the whole line exited 0', () => {
-    expect(verdicts('set -e\npnpm build\npnpm test', 0)).toEqual(['build=pass', 'test=pass'])
-    expect(verdicts('set -e\npnpm build\npnpm test', 1)).toEqual(['build=unknown/list', 'test=fail'])
-    // The left side of && is exempt from set -e.
-    expect(verdicts('set -e; pnpm lint && pnpm build; pnpm test', 0)).toEqual(['lint=unknown/list', 'build=unknown/list', 'test=pass'])
-  })
-
-  it('groups carry their status inside; background, ! and control flow hide it', () => {
-    expect(verdicts('(cd web && npm test) && make', 0)).toEqual(['test=pass', 'make=pass'])
-    expect(verdicts('make || (cd web && npm test)', 1)).toEqual(['make=unknown/or', 'test=fail'])
-    expect(verdicts('make & go test', 0)).toEqual(['make=unknown/background', 'go test=pass'])
-    expect(verdicts('! make', 1)).toEqual(['make=unknown/negated'])
-    expect(verdicts('if pnpm test; then make; fi', 0)).toEqual(['test=unknown/control', 'make=unknown/control'])
+  it.each<[command: string, exit: number | null, verdicts: string[]]>([
+    // A single command gets the status.
+    ['pnpm test', 0, ['test=pass']],
+    ['pnpm test', 1, ['test=fail']],
+    ['pnpm test', null, ['test=fail']],
+    // && chains: all passed on 0; on failure only the last is known not to have passed.
+    ['cd web && pnpm build && pnpm test', 0, ['build=pass', 'test=pass']],
+    ['cd web && pnpm build && pnpm test', 1, ['build=unknown/chain', 'test=fail']],
+    // ; and newlines hide the status of everything but the last list.
+    ['pnpm test; echo done', 0, ['test=unknown/list']],
+    ['pnpm build\npnpm test', 1, ['build=unknown/list', 'test=fail']],
+    // || hides the status of its left side, and of its right side on 0.
+    ['pnpm test || true', 0, ['test=unknown/or']],
+    ['make || make clean', 2, ['make=unknown/or', 'make clean=fail']],
+    ['go vet || go test && cargo test', 0, ['go vet=unknown/or', 'go test=unknown/or', 'cargo test=pass']],
+    // A pipe shows only its last command, unless pipefail is on and the pipeline passed.
+    ['pnpm vitest run 2>&1 | tail -20', 0, ['vitest run=unknown/pipe', 'tail -20=pass']],
+    ['pnpm vitest run 2>&1 | tail -20', 1, ['vitest run=unknown/pipe', 'tail -20=fail']],
+    ['set -o pipefail; pnpm vitest run | tail', 0, ['vitest run=pass', 'tail=pass']],
+    ['set -o pipefail; pnpm vitest run | tail', 1, ['vitest run=unknown/pipe', 'tail=unknown/pipe']],
+    // set -e: earlier single-pipeline lists passed when the whole line exited 0 (the left side of && is exempt).
+    ['set -e\npnpm build\npnpm test', 0, ['build=pass', 'test=pass']],
+    ['set -e\npnpm build\npnpm test', 1, ['build=unknown/list', 'test=fail']],
+    ['set -e; pnpm lint && pnpm build; pnpm test', 0, ['lint=unknown/list', 'build=unknown/list', 'test=pass']],
+    // Groups carry their status inside; background, ! and control flow hide it.
+    ['(cd web && npm test) && make', 0, ['test=pass', 'make=pass']],
+    ['make || (cd web && npm test)', 1, ['make=unknown/or', 'test=fail']],
+    ['make & go test', 0, ['make=unknown/background', 'go test=pass']],
+    ['! make', 1, ['make=unknown/negated']],
+    ['if pnpm test; then make; fi', 0, ['test=unknown/control', 'make=unknown/control']],
+  ])('%j exiting %j: %j', (command, exit, expected) => {
+    expect(verdicts(command, exit)).toEqual(expected)
   })
 
   it('is sound against real bash: "pass" ran and exited 0, "fail" did not pass (property)', async () => {

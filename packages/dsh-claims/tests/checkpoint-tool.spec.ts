@@ -3,56 +3,57 @@ import { join } from 'node:path'
 import { describe, expect, it } from 'vitest'
 import { readSessionLog, sessionLogPath } from 'dsh-session'
 import { CLEAN_RECEIPT, checkpointPath, type StoredCheckpoint } from 'dsh-claims'
+import type { ScriptStep } from 'dsh-llm'
 import { bash, checkpoint, results, setup } from './helpers.ts'
 
 const AUTH = 'login rejects expired tokens — pnpm vitest run tests/auth.test.ts'
 const TYPES = 'types check — npx tsc --noEmit'
 
+/** The checkpoint tool's answers in a fresh session s1 that runs these steps. */
+async function receipts(steps: ScriptStep[]): Promise<string[]> {
+  const { session } = await (await setup()).run('s1', steps)
+  return results(session, 'checkpoint')
+}
+
+/** One line of a receipt: the claim as given, then what is wrong with it. */
+const mark = (claim: string, why: string) => `- "${claim}": ${why}`
 
 describe('the checkpoint tool', () => {
   it('answers "Checkpoint recorded." when every claim is backed by a passing run', async () => {
-    const h = await setup()
-    const { session } = await h.run('s1', [
+    expect(await receipts([
       { toolCalls: [bash('node_modules/.bin/vitest run tests/auth.test.ts')] },
       { toolCalls: [checkpoint({ verified: [AUTH] })] },
-    ])
-    expect(results(session, 'checkpoint')).toEqual([CLEAN_RECEIPT])
+    ])).toEqual([CLEAN_RECEIPT])
   })
 
   it('records as given and marks each unsupported claim with what to do, and asks about an empty failed', async () => {
-    const h = await setup()
-    const { session } = await h.run('s1', [
+    expect(await receipts([
       { toolCalls: [bash('FAKE_EXIT=1 node_modules/.bin/tsc --noEmit')] },
       { toolCalls: [checkpoint({ verified: [AUTH, TYPES, 'refactored the cart'] })] },
-    ])
-    expect(results(session, 'checkpoint')).toEqual([[
+    ])).toEqual([[
       'Recorded as given; 3 claims marked for the next agent, and one question:',
-      '- "login rejects expired tokens — pnpm vitest run tests/auth.test.ts": `vitest run` not seen run in this session — run it or drop the claim.',
-      '- "types check — npx tsc --noEmit": last run of `tsc --noEmit` did not pass (exit 1) — fix it or move the claim to failed.',
-      '- "refactored the cart": names no command — add the command that shows it after " — ", or drop the claim.',
+      mark(AUTH, '`vitest run` not seen run in this session — run it or drop the claim.'),
+      mark(TYPES, 'last run of `tsc --noEmit` did not pass (exit 1) — fix it or move the claim to failed.'),
+      mark('refactored the cart', 'names no command — add the command that shows it after " — ", or drop the claim.'),
       '- failed is empty, but a command failed in this session: `tsc --noEmit` (exit 1). Did something not work? If so, checkpoint again with it in failed.',
     ].join('\n')])
   })
 
   it('marks a claim whose run had its status hidden by a pipe', async () => {
-    const h = await setup()
-    const { session } = await h.run('s1', [
+    expect(await receipts([
       { toolCalls: [bash('node_modules/.bin/vitest run 2>&1 | tail -5')] },
       { toolCalls: [checkpoint({ verified: [AUTH] })] },
-    ])
-    expect(results(session, 'checkpoint')).toEqual([[
+    ])).toEqual([[
       'Recorded as given; 1 claim marked for the next agent:',
-      '- "login rejects expired tokens — pnpm vitest run tests/auth.test.ts": `vitest run` ran, but its exit status was hidden by a pipe — run it on its own to confirm.',
+      mark(AUTH, '`vitest run` ran, but its exit status was hidden by a pipe — run it on its own to confirm.'),
     ].join('\n')])
   })
 
   it('with no shell activity at all, every claimed command is unseen and nothing is asked', async () => {
-    const h = await setup()
-    const { session } = await h.run('s1', [{ toolCalls: [checkpoint({ verified: [AUTH, TYPES] })] }])
-    expect(results(session, 'checkpoint')).toEqual([[
+    expect(await receipts([{ toolCalls: [checkpoint({ verified: [AUTH, TYPES] })] }])).toEqual([[
       'Recorded as given; 2 claims marked for the next agent:',
-      '- "login rejects expired tokens — pnpm vitest run tests/auth.test.ts": `vitest run` not seen run in this session — run it or drop the claim.',
-      '- "types check — npx tsc --noEmit": `tsc --noEmit` not seen run in this session — run it or drop the claim.',
+      mark(AUTH, '`vitest run` not seen run in this session — run it or drop the claim.'),
+      mark(TYPES, '`tsc --noEmit` not seen run in this session — run it or drop the claim.'),
     ].join('\n')])
   })
 
@@ -100,7 +101,7 @@ describe('the checkpoint tool', () => {
     expect(first).toContain('- failed is empty, but a command failed in this session: `vitest run` (exit 1).')
     expect(second).toBe([
       'Recorded as given; 1 claim marked for the next agent:',
-      '- "login rejects expired tokens — pnpm vitest run tests/auth.test.ts": last run of `vitest run` did not pass (exit 1) — fix it or move the claim to failed.',
+      mark(AUTH, 'last run of `vitest run` did not pass (exit 1) — fix it or move the claim to failed.'),
     ].join('\n'))
     expect(session.events.filter(e => e.type === 'claims/questioned')).toHaveLength(1)
   })
