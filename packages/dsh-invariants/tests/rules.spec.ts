@@ -84,65 +84,24 @@ describe('rule shape', () => {
   })
 })
 
-describe('rule turn-overlap', () => {
-  it('flags a turn/start while a turn is open', () => {
-    expect(found('turn/start 0', 'step/start 0.0', 'step/end 0.0', 'turn/start 1', 'turn/end 1')).toEqual([
-      ['turn-overlap', 3, 'turn 1 starts while turn 0 is open'],
-    ])
+describe('the nesting rules: one violation each', () => {
+  it.each<[rule: InvariantRule, what: string, trace: string[], seq: number, message: string]>([
+    ['turn-overlap', 'a turn/start while a turn is open', ['turn/start 0', 'step/start 0.0', 'step/end 0.0', 'turn/start 1', 'turn/end 1'], 3, 'turn 1 starts while turn 0 is open'],
+    ['turn-end', 'a turn/end without an open turn', ['turn/start 0', 'turn/end 0', 'turn/end 0'], 2, 'turn/end of turn 0 without an open turn'],
+    ['turn-end', 'a turn/end of another turn', ['turn/start 3', 'turn/end 4'], 1, 'turn/end of turn 4 while turn 3 is open'],
+    ['turn-end-open-step', 'a turn/end while a step is open', ['turn/start 0', 'step/start 0.0', 'chunk', 'turn/end 0', 'turn/start 1', 'step/start 1.0'], 3, 'turn 0 ends while step 0.0 is open'],
+    ['step-outside-turn', 'a step/start with no open turn', ['step/start 0.0', 'step/end 0.0'], 0, 'step 0.0 starts outside any turn'],
+    ['step-outside-turn', 'a step/start naming another turn', ['turn/start 1', 'step/start 0.0', 'step/end 0.0', 'turn/end 1'], 1, 'step 0.0 starts while turn 1 is open'],
+    ['step-overlap', 'a step/start while a step is open', ['turn/start 0', 'step/start 0.0', 'step/start 0.1', 'step/end 0.1', 'turn/end 0'], 2, 'step 0.1 starts while step 0.0 is open'],
+    ['step-end', 'a step/end without an open step', ['turn/start 0', 'step/end 0.0', 'turn/end 0'], 1, 'step/end of step 0.0 without an open step'],
+    // The open step is still closed: turn/end 0 that follows is clean.
+    ['step-end', 'a step/end of another step', ['turn/start 0', 'step/start 0.1', 'step/end 0.2', 'turn/end 0'], 2, 'step/end of step 0.2 while step 0.1 is open'],
+  ])('%s flags %s', (rule, _what, lines, seq, message) => {
+    expect(found(...lines)).toEqual([[rule, seq, message]])
   })
-})
 
-describe('rule turn-end', () => {
-  it('flags a turn/end without an open turn', () => {
-    expect(found('turn/start 0', 'turn/end 0', 'turn/end 0')).toEqual([['turn-end', 2, 'turn/end of turn 0 without an open turn']])
-  })
-
-  it('flags a turn/end of another turn', () => {
-    expect(found('turn/start 3', 'turn/end 4')).toEqual([['turn-end', 1, 'turn/end of turn 4 while turn 3 is open']])
-  })
-})
-
-describe('rule turn-end-open-step', () => {
-  it('passes when the step is closed first (the loop closes it on error too)', () => {
+  it('turn-end-open-step passes when the step is closed first (the loop closes it on error too)', () => {
     expect(found('turn/start 0', 'step/start 0.0', 'error', 'step/end 0.0', 'turn/end 0 error')).toEqual([])
-  })
-
-  it('flags a turn/end while a step is open', () => {
-    expect(found('turn/start 0', 'step/start 0.0', 'chunk', 'turn/end 0', 'turn/start 1', 'step/start 1.0')).toEqual([
-      ['turn-end-open-step', 3, 'turn 0 ends while step 0.0 is open'],
-    ])
-  })
-})
-
-describe('rule step-outside-turn', () => {
-  it('flags a step/start with no open turn', () => {
-    expect(found('step/start 0.0', 'step/end 0.0')).toEqual([['step-outside-turn', 0, 'step 0.0 starts outside any turn']])
-  })
-
-  it('flags a step/start naming another turn', () => {
-    expect(found('turn/start 1', 'step/start 0.0', 'step/end 0.0', 'turn/end 1')).toEqual([
-      ['step-outside-turn', 1, 'step 0.0 starts while turn 1 is open'],
-    ])
-  })
-})
-
-describe('rule step-overlap', () => {
-  it('flags a step/start while a step is open', () => {
-    expect(found('turn/start 0', 'step/start 0.0', 'step/start 0.1', 'step/end 0.1', 'turn/end 0')).toEqual([
-      ['step-overlap', 2, 'step 0.1 starts while step 0.0 is open'],
-    ])
-  })
-})
-
-describe('rule step-end', () => {
-  it('flags a step/end without an open step', () => {
-    expect(found('turn/start 0', 'step/end 0.0', 'turn/end 0')).toEqual([['step-end', 1, 'step/end of step 0.0 without an open step']])
-  })
-
-  it('flags a step/end of another step, and still closes the open one', () => {
-    expect(found('turn/start 0', 'step/start 0.1', 'step/end 0.2', 'turn/end 0')).toEqual([
-      ['step-end', 2, 'step/end of step 0.2 while step 0.1 is open'],
-    ])
   })
 })
 
