@@ -38,10 +38,9 @@ describe('several processes, one vault', () => {
     const file = join(dir, 'proofchain.jsonl')
     const dead = await runCommand(['node', '-e', 'process.stdout.write(String(process.pid))'], { cwd: dir })
     writeFileSync(`${file}.lock`, JSON.stringify({ pid: Number(dead.stdout), host: (await import('node:os')).hostname(), time: Date.now(), token: 'gone' }))
-    const chain = ProofChain.open({ file, lock: { timeoutMs: 2_000 } })
-    const started = Date.now()
+    // Staleness cannot break it within the timeout (the lock is fresh): only the dead holder's liveness can.
+    const chain = ProofChain.open({ file, lock: { timeoutMs: 2_000, staleMs: 60_000 } })
     await chain.append({ sessionId: 's', kind: 'test', subject: 'test x', outcome: 'ok' })
-    expect(Date.now() - started).toBeLessThan(1_000)
     expect(verifyChainFile(file)).toMatchObject({ ok: true, entries: 1 })
   })
 })
