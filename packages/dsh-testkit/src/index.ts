@@ -3,11 +3,12 @@
  * `tempDir()` that cleans up after the test file, `harness()` — a real
  * Context with the real core plugins and a scripted model — and
  * `waitFor(session, type)` instead of fixed sleeps; `listenerCounts(ctx)`
- * for leak checks; `writeScript` and `CORE_ENTRIES` for specs that run the
+ * for leak checks; `logged(ctx, type)` for what a plugin logged; `writeScript` and `CORE_ENTRIES` for specs that run the
  * real `dsh` on a scripted model and a cordis.yml of their own.
  */
 export * from './temp.ts'
 export * from './harness.ts'
 export * from './wait.ts'
 export * from './listeners.ts'
+export * from './logs.ts'
 export * from './script.ts'

@@ -3,7 +3,7 @@ import { fileURLToPath } from 'node:url'
 import { runCommand } from 'dsh-common'
 import * as Scripted from 'dsh-llm/scripted'
 import { describe, expect, it } from 'vitest'
-import { CORE_ENTRIES, harness, listenerCounts, tempDir, waitFor, writeScript } from 'dsh-testkit'
+import { CORE_ENTRIES, harness, listenerCounts, logged, tempDir, waitFor, writeScript } from 'dsh-testkit'
 
 const early = tempDir('dsh-kit-')
 
@@ -56,6 +56,16 @@ describe('dsh-testkit', () => {
     const vault = tempDir()
     const h = await harness({ session: { id: 'resumed', vault, seed: [{ seq: 0, time: 1, type: 'user/message', data: { text: 'before' } }] } })
     expect([h.session.id, h.session.cwd, h.session.vault, h.types()]).toEqual(['resumed', h.workspace, vault, ['user/message']])
+    await h.dispose()
+  })
+
+  it('logged collects the texts of one log type from then on, placeholders filled', async () => {
+    const h = await harness()
+    h.ctx.logger('early').warn('before')
+    const warnings = logged(h.ctx, 'warn')
+    h.ctx.logger('p').warn('one %s of %d', 'thing', 2)
+    h.ctx.logger('p').info('not a warning')
+    expect(warnings).toEqual(['one thing of 2'])
     await h.dispose()
   })
 
