@@ -85,9 +85,9 @@ export class DstValidService extends Service {
     return this.verifier.disable()
   }
 
-  /** The engine of a workspace (created on first use). */
-  guardFor(root: string): Guard {
-    return this.verifier.guardFor(root)
+  /** The engine of a workspace (created on first use); `vault`: where its caches are kept. */
+  guardFor(root: string, vault?: string): Guard {
+    return this.verifier.guardFor(root, vault)
   }
 }
 

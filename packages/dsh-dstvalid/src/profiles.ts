@@ -73,6 +73,11 @@ export function configuresVitest(root: string): boolean {
   return VITEST_CONFIGS.some(f => existsSync(join(root, f)))
 }
 
+/** Where the type-check's build-info cache lives in a vault. */
+export function typescriptCacheDir(vault: string): string {
+  return join(resolve(vault), 'tsbuildinfo')
+}
+
 export interface BuiltProfiles {
   profiles: Profile[]
   /** Why a detected profile contributes fewer checks than it could (shown once as a notice). */
@@ -83,9 +88,10 @@ export interface BuiltProfiles {
  * Build the checks pipeline for a workspace: profiles from Config, else
  * detected. Per profile, in order: compile / type-check, style (the style
  * mode), tests, coverage (the coverage mode) — so a cheap check that finds a
- * regression spares the tests. A mode that is off adds nothing.
+ * regression spares the tests. A mode that is off adds nothing. `vault`:
+ * where caches are kept (the type-check's build-info files); absent: none.
  */
-export function buildProfiles(root: string, config: Config): BuiltProfiles {
+export function buildProfiles(root: string, config: Config, vault?: string): BuiltProfiles {
   const names = [...(config.profiles.length ? config.profiles : detectProfiles(root))]
   if ((config.compileCommand || config.testCommand) && !names.includes('generic')) names.push('generic')
   const notes: string[] = []
@@ -110,7 +116,7 @@ export function buildProfiles(root: string, config: Config): BuiltProfiles {
             typescriptPath = createRequire(import.meta.url).resolve('typescript')
             notes.push('typescript is not installed in the workspace; type-checking with the suite\'s own TypeScript')
           }
-          const typecheck = nativeTypecheck(root, configPath) ?? new TypecheckCheck({ root, configPath, typescriptPath, maxHeapMb: config.typescriptMaxHeapMb })
+          const typecheck = nativeTypecheck(root, configPath) ?? new TypecheckCheck({ root, configPath, typescriptPath, maxHeapMb: config.typescriptMaxHeapMb, ...(vault ? { cacheDir: typescriptCacheDir(vault) } : {}) })
           checks.push(typecheck)
           impact.push(typecheck)
         }

@@ -79,12 +79,12 @@ export class Verifier {
     await this.release()
   }
 
-  /** The engine of a workspace (created on first use). */
-  guardFor(root: string): Guard {
+  /** The engine of a workspace (created on first use); `vault`: where its caches are kept (the first session's vault). */
+  guardFor(root: string, vault?: string): Guard {
     const key = realpathSync(root)
     let guard = this._guards.get(key)
     if (!guard) {
-      const { profiles, notes } = buildProfiles(key, this.config)
+      const { profiles, notes } = buildProfiles(key, this.config, vault)
       guard = new Guard({
         root: key,
         checks: profiles.flatMap(p => p.checks),
@@ -150,7 +150,7 @@ export class Verifier {
     const session = exec.session
     let guard: Guard
     try {
-      guard = this.guardFor(session.cwd)
+      guard = this.guardFor(session.cwd, session.vault)
     } catch (error) {
       // The checks could not be set up (e.g. an unreadable package.json): run
       // the call unjudged and say so, rather than failing the turn.
@@ -227,7 +227,7 @@ export class Verifier {
    * "not verified" note, and an error notice.
    */
   private async settle(session: Session, change: Change, writes: JudgedWrite[], describe: string, scope: { callId?: string; step?: number }, io: GuardIO): Promise<Conclusion> {
-    const guard = this.guardFor(session.cwd)
+    const guard = this.guardFor(session.cwd, session.vault)
     try {
       const judgement = await guard.judge(change, io, describe)
       return await conclude(guard, judgement, change, writes, session.id, {
@@ -274,7 +274,7 @@ export class Verifier {
     this._steps.delete(batch.session.id)
     if (!this._enabled) return results
     const session = batch.session
-    const guard = this.guardFor(session.cwd)
+    const guard = this.guardFor(session.cwd, session.vault)
     const io = this.io(session)
     const paths = [...new Set(pending.writes.flatMap(w => w.paths))]
     const change: Change = { paths, files: paths.map(p => toPosixRelative(guard.options.root, p)) }
@@ -289,7 +289,7 @@ export class Verifier {
     if (!this._enabled || !this.config.warmOnStart) return
     let guard: Guard
     try {
-      guard = this.guardFor(session.cwd)
+      guard = this.guardFor(session.cwd, session.vault)
     } catch (error) {
       this.host.warn(`cannot guard ${session.cwd}: ${(error as Error).message}`)
       return

@@ -15,6 +15,8 @@ export interface TypecheckOptions {
   /** Absolute path of the workspace's own `typescript` entry. */
   typescriptPath: string
   maxHeapMb: number
+  /** Directory of the build-info cache (in the session's vault): the first check after a restart re-checks only what changed. Absent: none. */
+  cacheDir?: string
 }
 
 /**
@@ -34,7 +36,7 @@ export class TypecheckCheck implements Check, ImpactSource {
 
   constructor(private readonly options: TypecheckOptions) {
     this._client = new TsWorkerClient(
-      { root: options.root, configPath: options.configPath, typescriptPath: options.typescriptPath },
+      { root: options.root, configPath: options.configPath, typescriptPath: options.typescriptPath, ...(options.cacheDir ? { cacheDir: options.cacheDir } : {}) },
       { maxHeapMb: options.maxHeapMb },
     )
   }
@@ -48,7 +50,8 @@ export class TypecheckCheck implements Check, ImpactSource {
     const cold = !this._client.alive
     const started = performance.now()
     const answer = await this._client.check(change?.paths ?? [], io.timeoutMs)
-    const mode = cold ? '(in-process, cold)' : '(in-process, incremental)'
+    // A cold worker whose programs started from the vault's build info re-checked only what changed since.
+    const mode = !cold ? '(in-process, incremental)' : answer.status === 'ok' && answer.result.restored.length ? '(in-process, from build info)' : '(in-process, cold)'
     const configured = toPosixRelative(this.options.root, this.options.configPath)
     let argv = ['tsc', '--noEmit', '-p', configured, mode]
     if (answer.status !== 'ok') {

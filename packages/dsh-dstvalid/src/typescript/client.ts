@@ -149,8 +149,21 @@ export class TsWorkerClient {
     }
   }
 
-  /** Terminate the worker (its warm program is lost). */
-  async dispose(): Promise<void> {
+  /**
+   * Terminate the worker (its warm program is lost). An idle worker with a
+   * build-info cache writes it first (bounded by `flushTimeoutMs`), so the
+   * next start re-checks only what changed.
+   */
+  async dispose(flushTimeoutMs = 10_000): Promise<void> {
+    if (this.init.cacheDir && this._worker && !this._pending && !this._failStart) {
+      const answer = await this.request({ kind: 'persist' }, flushTimeoutMs)
+      // Timed out: the request already terminated the worker.
+      if (answer.status === 'timeout') return
+    }
+    await this.terminate()
+  }
+
+  private async terminate(): Promise<void> {
     const worker = this._worker
     const pending = this._pending
     const failStart = this._failStart
@@ -171,7 +184,7 @@ export class TsWorkerClient {
 
   private async kill(): Promise<{ status: 'timeout' }> {
     this._pending = undefined
-    await this.dispose()
+    await this.terminate()
     return { status: 'timeout' }
   }
 

@@ -22,8 +22,12 @@ export interface TsDiagnostic {
 
 export interface TsCheckResult {
   diagnostics: TsDiagnostic[]
-  /** Files whose semantic diagnostics were recomputed (the rest came from the warm program). */
+  /** Files whose semantic diagnostics were recomputed (the rest came from the warm program or the build-info cache). */
   rechecked: number
+  /** Per project whose program was rebuilt (workspace-relative tsconfig): the files it re-checked (workspace-relative), in checking order. */
+  recheckedFiles: Record<string, string[]>
+  /** Projects whose program started from the build-info cache in this check (workspace-relative tsconfigs). */
+  restored: string[]
   /** Files in the programs (each counted once). */
   files: number
   durationMs: number
@@ -50,6 +54,11 @@ export interface TsCheckResult {
  * still parsed, so a syntax error is always caught. Synchronous and
  * CPU-bound: run it in a worker (see `worker.ts`) to keep an event loop responsive.
  */
+export interface TsCheckerOptions {
+  /** Directory of the build-info cache (outside the workspace's own files: the session's vault). */
+  cacheDir?: string
+}
+
 export class TsProgramChecker {
   private readonly _documents: DocumentCache
   private readonly _extendedConfigCache = new Map<string, TS.ExtendedConfigCacheEntry>()
@@ -60,7 +69,12 @@ export class TsProgramChecker {
   /** The import graph, recomputed when a builder program changes. */
   private _edges?: { builders: TS.SemanticDiagnosticsBuilderProgram[]; edges: ImportEdge[] }
 
-  constructor(private readonly ts: typeof TS, readonly root: string, readonly configPath: string) {
+  /**
+   * `options.cacheDir`: where build-info files are kept (the session's
+   * vault), so that the first check after a restart re-checks only what
+   * changed since; absent: no cache, every first check is cold.
+   */
+  constructor(private readonly ts: typeof TS, readonly root: string, readonly configPath: string, private readonly options: TsCheckerOptions = {}) {
     this._documents = new DocumentCache(ts)
   }
 
@@ -83,12 +97,18 @@ export class TsProgramChecker {
     const started = performance.now()
     const projects = this.refresh(changed)
     let rechecked = 0
+    const recheckedFiles: Record<string, string[]> = {}
+    const restored: string[] = []
     const seen = new Set<string>()
     const all: { d: TS.Diagnostic; project: TsProject }[] = []
     const files = new Set<string>()
     for (const project of projects) {
-      const fresh = project.stale ? project.check() : { diagnostics: project.diagnostics, rechecked: 0 }
-      rechecked += fresh.rechecked
+      const fresh = project.stale ? project.check() : { diagnostics: project.diagnostics, rechecked: undefined, restored: false }
+      if (fresh.rechecked) {
+        rechecked += fresh.rechecked.length
+        recheckedFiles[this.rel(project.configPath)] = fresh.rechecked.map(f => this.rel(f))
+      }
+      if (fresh.restored) restored.push(this.rel(project.configPath))
       for (const f of project.files) files.add(f)
       for (const d of fresh.diagnostics) {
         // The same diagnostic seen by two programs (a shared file, a shared options error) is one problem.
@@ -107,6 +127,8 @@ export class TsProgramChecker {
     return {
       diagnostics,
       rechecked,
+      recheckedFiles,
+      restored,
       files: files.size,
       durationMs: Math.round(performance.now() - started),
       tsVersion: this.ts.version,
@@ -115,6 +137,13 @@ export class TsProgramChecker {
       documents: this._documents.size,
       programFiles: withProgram.reduce((n, p) => n + p.files.size, 0),
     }
+  }
+
+  /** Write the build-info cache of every project whose state moved since its last write; returns how many files were written. */
+  persist(): number {
+    let written = 0
+    for (const project of this._projects.values()) if (project.persist()) written++
+    return written
   }
 
   /**
@@ -172,7 +201,7 @@ export class TsProgramChecker {
     const visit = (configPath: string) => {
       const abs = resolve(configPath)
       if (found.has(abs) || !statOf(abs)) return
-      const project = old.get(abs) ?? new TsProject(this.ts, abs, this._documents, this._extendedConfigCache)
+      const project = old.get(abs) ?? new TsProject(this.ts, abs, this._documents, this._extendedConfigCache, this.options.cacheDir)
       found.set(abs, project)
       for (const ref of project.references) visit(ref)
     }
@@ -182,7 +211,7 @@ export class TsProgramChecker {
     for (const dir of workspacePackageDirs(this.root)) {
       const config = join(dir, 'tsconfig.json')
       if (found.has(config) || !statOf(config)) continue
-      const project = old.get(config) ?? new TsProject(this.ts, config, this._documents, this._extendedConfigCache)
+      const project = old.get(config) ?? new TsProject(this.ts, config, this._documents, this._extendedConfigCache, this.options.cacheDir)
       project.markStale(true)
       // A package whose every file some project already checks adds nothing but cost.
       if ([...project.roots].some(f => !covered.has(f)) || project.references.length) visit(config)

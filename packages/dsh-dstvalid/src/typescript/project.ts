@@ -1,6 +1,23 @@
-import { resolve } from 'node:path'
+import { createHash } from 'node:crypto'
+import { mkdirSync, readdirSync, rmSync } from 'node:fs'
+import { basename, dirname, join, resolve } from 'node:path'
+import { atomicTempPath, writeFileAtomicSync } from 'dsh-common'
 import type * as TS from 'typescript'
 import type { DocumentCache } from './documents.ts'
+
+/** Bumped when what this suite puts into a build-info file (or how it builds programs) changes: older files are ignored. */
+const CACHE_FORMAT = 1
+
+const sha1 = (text: string) => createHash('sha1').update(text).digest('hex')
+
+/** Compiler options as plain data (the parsed config's own source file left out), keys sorted. */
+function plainOptions(options: TS.CompilerOptions): string {
+  return JSON.stringify(options, (key, value: unknown) => {
+    if (key === 'configFile') return undefined
+    if (value && typeof value === 'object' && !Array.isArray(value)) return Object.fromEntries(Object.entries(value).sort(([a], [b]) => a.localeCompare(b)))
+    return value
+  })
+}
 
 /** A compiler host that may ask for referenced projects' sources instead of their outputs (present in TypeScript 5.x, not in its public typings). */
 interface RedirectingHost extends TS.CompilerHost {
@@ -29,6 +46,10 @@ export class TsProject {
   private _files = new Set<string>()
   private _diagnostics: TS.Diagnostic[] = []
   private _stale = true
+  /** The build-info file of the parsed options (with a cache directory). */
+  private _cacheFile?: string
+  /** The builder's state moved since it was last written to the build-info file. */
+  private _unsaved = false
   /** A file appeared or vanished: every module resolution of the old program may be wrong (a failed one would otherwise be reused). */
   private _resolutionsStale = false
 
@@ -37,6 +58,8 @@ export class TsProject {
     readonly configPath: string,
     private readonly documents: DocumentCache,
     private readonly extendedConfigCache: Map<string, TS.ExtendedConfigCacheEntry>,
+    /** Where build-info files are kept (the session's vault), or none: every first check is cold. */
+    private readonly cacheDir?: string,
   ) {}
 
   /** The parsed config (parsed on first use). */
@@ -113,7 +136,7 @@ export class TsProject {
    * global, and syntactic + semantic of its own files) and how many files
    * were re-checked. A project without files reports its config diagnostics only.
    */
-  check(): { diagnostics: readonly TS.Diagnostic[]; rechecked: number } {
+  check(): { diagnostics: readonly TS.Diagnostic[]; rechecked: string[]; restored: boolean } {
     const ts = this.ts
     const parsed = this.parsed
     this._stale = false
@@ -121,15 +144,30 @@ export class TsProject {
       this._builder = undefined
       this._files = new Set()
       this._diagnostics = [...this._configErrors]
-      return { diagnostics: this._diagnostics, rechecked: 0 }
+      return { diagnostics: this._diagnostics, rechecked: [], restored: false }
     }
     const host = this._host ??= this.createHost(parsed.options)
-    const builder = this._builder = ts.createSemanticDiagnosticsBuilderProgram(parsed.fileNames, parsed.options, host, this._builder, this._configErrors, parsed.projectReferences)
+    let old = this._builder
+    let restored = false
+    if (!old) {
+      old = this.readCache(host)
+      restored = !!old
+      // No earlier state: start from an empty program's, so that every file's declaration
+      // signature is computed now and a body-only edit later re-checks that file alone
+      // (from no state at all, TypeScript takes file versions as signatures and the first
+      // edit of each file re-checks everything that imports it).
+      old ??= ts.createSemanticDiagnosticsBuilderProgram([], parsed.options, host)
+    }
+    const builder = this._builder = ts.createSemanticDiagnosticsBuilderProgram(parsed.fileNames, parsed.options, host, old, this._configErrors, parsed.projectReferences)
     this._resolutionsStale = false
     const program = builder.getProgram() as RedirectAwareProgram
     const foreign = (sf: TS.SourceFile) => !!program.isSourceOfProjectReferenceRedirect?.(sf.fileName)
-    let rechecked = 0
-    while (builder.getSemanticDiagnosticsOfNextAffectedFile(undefined, foreign)) rechecked++
+    const rechecked: string[] = []
+    for (let next; (next = builder.getSemanticDiagnosticsOfNextAffectedFile(undefined, foreign));) {
+      const affected = next.affected
+      if ((affected as TS.SourceFile).kind === ts.SyntaxKind.SourceFile) rechecked.push(resolve((affected as TS.SourceFile).fileName))
+      else for (const sf of (affected as TS.Program).getSourceFiles()) if (!foreign(sf)) rechecked.push(resolve(sf.fileName))
+    }
     const diagnostics: TS.Diagnostic[] = [
       ...builder.getConfigFileParsingDiagnostics(),
       ...builder.getOptionsDiagnostics(),
@@ -143,7 +181,45 @@ export class TsProject {
     }
     this._files = files
     this._diagnostics = diagnostics
-    return { diagnostics, rechecked }
+    this._unsaved = true
+    return { diagnostics, rechecked, restored }
+  }
+
+  /**
+   * Write the builder's state to its build-info file (atomically), if it
+   * moved since the last write; older build-info files of this tsconfig are
+   * removed. True when a file was written.
+   */
+  persist(): boolean {
+    const file = this._cacheFile
+    if (!this._unsaved || !this._builder || !file) return false
+    mkdirSync(dirname(file), { recursive: true })
+    // A write cut short (a worker terminated mid-way) leaves its temp file; the next one must not trip on it.
+    rmSync(atomicTempPath(file), { force: true })
+    let written = false
+    this._builder.emit(undefined, (name, text) => {
+      if (resolve(name) !== file) return
+      writeFileAtomicSync(file, text)
+      written = true
+    })
+    this._unsaved = false
+    const prefix = `${basename(file).split('-')[0]}-`
+    for (const f of readdirSync(dirname(file))) {
+      if (f.startsWith(prefix) && f.endsWith('.tsbuildinfo') && f !== basename(file)) rmSync(join(dirname(file), f), { force: true })
+    }
+    return written
+  }
+
+  /** The builder state of the build-info file, when there is one for this TypeScript, these options and this suite. */
+  private readCache(host: TS.CompilerHost): TS.SemanticDiagnosticsBuilderProgram | undefined {
+    if (!this._cacheFile) return undefined
+    try {
+      // The TypeScript version is checked by readBuilderProgram too; file versions are content hashes, so a file changed since is re-checked.
+      return this.ts.readBuilderProgram(this.parsed.options, host) as TS.SemanticDiagnosticsBuilderProgram | undefined
+    } catch {
+      // Unreadable or from an incompatible writer: a cold check.
+      return undefined
+    }
   }
 
   private parseConfig() {
@@ -163,6 +239,14 @@ export class TsProject {
     }
     const extended = (this._parsed.options.configFile as (TS.TsConfigSourceFile & { extendedSourceFiles?: string[] }) | undefined)?.extendedSourceFiles ?? []
     this._configFiles = new Set([resolve(this.configPath), ...extended.map(f => resolve(f))])
+    if (this.cacheDir && this._parsed.fileNames.length) {
+      // One build-info file per tsconfig, TypeScript version and option set: any change of them starts cold.
+      const key = sha1(`${CACHE_FORMAT}\u0000${this.ts.version}\u0000${plainOptions(this._parsed.options)}`).slice(0, 16)
+      this._cacheFile = join(resolve(this.cacheDir), `${sha1(resolve(this.configPath)).slice(0, 16)}-${key}.tsbuildinfo`)
+      this._parsed.options = { ...this._parsed.options, incremental: true, tsBuildInfoFile: this._cacheFile }
+    } else {
+      this._cacheFile = undefined
+    }
     this._roots = new Set(this._parsed.fileNames.map(f => resolve(f)))
     this._host = undefined
     this._stale = true

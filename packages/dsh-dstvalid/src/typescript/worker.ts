@@ -1,8 +1,9 @@
 /**
  * Worker-thread entry of the TypeScript check: holds one warm
  * {@link TsProgramChecker} and answers check (and importers) requests one
- * at a time. The
- * main thread kills the worker at a check's timeout and starts a new one.
+ * at a time; with a cache directory, writes the build-info cache once idle
+ * after a check (and when asked, before it is disposed). The main thread
+ * kills the worker at a check's timeout and starts a new one.
  */
 import { createRequire } from 'node:module'
 import { parentPort, workerData } from 'node:worker_threads'
@@ -12,17 +13,36 @@ import type { WorkerInit, WorkerReply, WorkerRequest } from './protocol.ts'
 
 const init = workerData as WorkerInit
 const ts = createRequire(import.meta.url)(init.typescriptPath) as typeof TS
-const checker = new TsProgramChecker(ts, init.root, init.configPath)
+const checker = new TsProgramChecker(ts, init.root, init.configPath, { cacheDir: init.cacheDir })
+
+/** Idle time after a check before the build-info cache is written (a write in between is not slowed by it). */
+const PERSIST_AFTER_MS = 1000
+let persistTimer: NodeJS.Timeout | undefined
+
+function persist(): number {
+  clearTimeout(persistTimer)
+  persistTimer = undefined
+  try {
+    return checker.persist()
+  } catch {
+    // A cache that cannot be written (full disk, read-only vault) only costs the next start its speed.
+    return 0
+  }
+}
 
 parentPort!.on('message', (request: WorkerRequest) => {
+  clearTimeout(persistTimer)
   let reply: WorkerReply
   try {
     reply = request.kind === 'importers'
       ? { id: request.id, ok: true, impact: checker.importers(request.files, request.max) }
-      : { id: request.id, ok: true, result: checker.check(request.changed) }
+      : request.kind === 'persist'
+        ? { id: request.id, ok: true, persisted: persist() }
+        : { id: request.id, ok: true, result: checker.check(request.changed) }
   } catch (error) {
     reply = { id: request.id, ok: false, error: (error as Error)?.stack ?? String(error) }
   }
   parentPort!.postMessage(reply)
+  if (init.cacheDir && request.kind === 'check') persistTimer = setTimeout(persist, PERSIST_AFTER_MS)
 })
 parentPort!.postMessage({ ready: true, tsVersion: ts.version })

@@ -1,0 +1,233 @@
+/**
+ * The type-check at its floor, with real TypeScript on a small project graph
+ * (a solution over `core`, `app` → `core`, and `tools`): a body-only edit
+ * re-checks the edited file alone, in the programs that read it; an
+ * export-changing edit re-checks its importers in every program; and the
+ * build-info cache in the vault lets the first check after a restart
+ * re-check only what changed since — never answering with a stale verdict.
+ */
+import { existsSync, readdirSync, readFileSync, rmSync, symlinkSync, writeFileSync } from 'node:fs'
+import { createRequire } from 'node:module'
+import { join, relative } from 'node:path'
+import type * as TS from 'typescript'
+import { afterAll, beforeAll, describe, expect, it, vi } from 'vitest'
+import { TsProgramChecker, TsWorkerClient, type TsCheckResult } from 'dsh-dstvalid'
+import DstValidService from 'dsh-dstvalid'
+import { harness, tempDir, waitFor } from 'dsh-testkit'
+import { repoNodeModules, writeFile } from './helpers.ts'
+
+vi.setConfig({ testTimeout: 120_000, hookTimeout: 120_000 })
+
+const ts = createRequire(import.meta.url)('typescript') as typeof TS
+const typescriptPath = createRequire(import.meta.url).resolve('typescript')
+
+const CORE = 'packages/core/tsconfig.json'
+const APP = 'packages/app/tsconfig.json'
+const TOOLS = 'packages/tools/tsconfig.json'
+const ADD = 'export function add(a: number, b: number): number {\n  return a + b\n}\n'
+
+/** A solution tsconfig over three projects; `tools` holds one pre-existing error. */
+function graph(): string {
+  const root = tempDir('dsh-tsfloor-')
+  symlinkSync(repoNodeModules, join(root, 'node_modules'))
+  const options = { strict: true, target: 'ES2022', module: 'ESNext', moduleResolution: 'Bundler', skipLibCheck: true, types: [] }
+  const files: Record<string, string> = {
+    'tsconfig.json': JSON.stringify({ files: [], references: [{ path: CORE }, { path: APP }, { path: TOOLS }] }),
+    [CORE]: JSON.stringify({ compilerOptions: { ...options, composite: true }, include: ['src'] }),
+    'packages/core/src/math.ts': ADD,
+    'packages/core/src/stats.ts': "import { add } from './math'\n\nexport function sum(xs: number[]): number {\n  return xs.reduce((t, x) => add(t, x), 0)\n}\n",
+    'packages/core/src/text.ts': 'export function shout(s: string): string {\n  return s.toUpperCase()\n}\n',
+    [APP]: JSON.stringify({ compilerOptions: options, include: ['src'], references: [{ path: '../core' }] }),
+    'packages/app/src/main.ts': "import { add } from '../../core/src/math'\nimport { shout } from '../../core/src/text'\n\nexport const total: number = add(1, 2)\nexport const loud: string = shout('hi')\n",
+    'packages/app/src/other.ts': 'export const other = 1\n',
+    [TOOLS]: JSON.stringify({ compilerOptions: options, include: ['src'] }),
+    'packages/tools/src/tool.ts': 'export function tool(n: number): number {\n  return n * 2\n}\n',
+    'packages/tools/src/bad.ts': "export const bad: number = 'not a number'\n",
+  }
+  for (const [rel, text] of Object.entries(files)) writeFile(root, rel, text)
+  return root
+}
+
+const edit = (root: string, rel: string, from: string, to: string) => {
+  const file = join(root, rel)
+  const text = readFileSync(file, 'utf8')
+  if (!text.includes(from)) throw new Error(`${rel} has no ${from}`)
+  writeFileSync(file, text.replace(from, to))
+  return file
+}
+
+/** Diagnostics as file:line TScode, sorted. */
+const problems = (r: TsCheckResult) => r.diagnostics.map(d => `${d.file}:${d.line} TS${d.code}`).sort()
+
+const BAD = 'packages/tools/src/bad.ts:1 TS2322'
+
+describe('a warm checker re-checks what an edit can affect, and nothing more', () => {
+  let root: string
+  let checker: TsProgramChecker
+  beforeAll(() => {
+    root = graph()
+    checker = new TsProgramChecker(ts, root, join(root, 'tsconfig.json'))
+    const cold = checker.check()
+    expect(problems(cold)).toEqual([BAD])
+    expect(cold.projects).toEqual([CORE, APP, TOOLS])
+  })
+
+  it('a body-only edit of a file re-checks that file alone, in the programs that read it (the first edit of the file too)', () => {
+    const file = edit(root, 'packages/core/src/math.ts', 'return a + b', 'return b + a')
+    const r = checker.check([file])
+    expect(r.recheckedFiles).toEqual({ [CORE]: ['packages/core/src/math.ts'], [APP]: [] })
+    expect(r.rechecked).toBe(1)
+    expect(problems(r)).toEqual([BAD])
+  })
+
+  it('a body-only edit in an independent project rebuilds that project only', () => {
+    const file = edit(root, 'packages/tools/src/tool.ts', 'n * 2', 'n + n')
+    const r = checker.check([file])
+    expect(r.recheckedFiles).toEqual({ [TOOLS]: ['packages/tools/src/tool.ts'] })
+    expect(problems(r)).toEqual([BAD])
+  })
+
+  it('an export-changing edit re-checks its importers in every program that reads them, and reports what it broke', () => {
+    const file = edit(root, 'packages/core/src/math.ts', 'add(a: number, b: number): number', 'add(a: string, b: number): number')
+    const broken = checker.check([file])
+    expect(Object.keys(broken.recheckedFiles).sort()).toEqual([APP, CORE])
+    expect(broken.recheckedFiles[CORE]!.sort()).toEqual(['packages/core/src/math.ts', 'packages/core/src/stats.ts'])
+    expect(broken.recheckedFiles[APP]).toEqual(['packages/app/src/main.ts'])
+    expect(problems(broken)).toEqual(['packages/app/src/main.ts:4 TS2345', 'packages/core/src/math.ts:2 TS2322', 'packages/core/src/stats.ts:4 TS2345', BAD])
+    const fixed = checker.check([edit(root, 'packages/core/src/math.ts', 'add(a: string, b: number): number', 'add(a: number, b: number): number')])
+    expect(problems(fixed)).toEqual([BAD])
+  })
+})
+
+describe('the build-info cache in the vault', () => {
+  let root: string
+  let cacheDir: string
+  let first: TsCheckResult
+  const boot1 = (options: { ts?: typeof TS } = {}) => new TsProgramChecker(options.ts ?? ts, root, join(root, 'tsconfig.json'), { cacheDir })
+  beforeAll(() => {
+    root = graph()
+    cacheDir = join(tempDir('dsh-tsfloor-vault-'), 'tsbuildinfo')
+    const checker = boot1()
+    first = checker.check()
+    expect(first.restored).toEqual([])
+    expect(checker.persist()).toBe(3)
+    // Nothing moved since: nothing to write.
+    expect(checker.persist()).toBe(0)
+  })
+
+  it('is written into the cache directory, one file per project, and nothing into the workspace', () => {
+    expect(readdirSync(cacheDir).filter(f => f.endsWith('.tsbuildinfo'))).toHaveLength(3)
+    const inTree = (dir: string): string[] => readdirSync(dir, { withFileTypes: true }).flatMap(e => e.name === 'node_modules' ? [] : e.isDirectory() ? inTree(join(dir, e.name)) : [relative(root, join(dir, e.name))])
+    expect(inTree(root).filter(f => /buildinfo/.test(f))).toEqual([])
+  })
+
+  it('a second boot re-checks no file and reports the same diagnostics', () => {
+    const r = boot1().check()
+    expect(r.restored).toEqual([CORE, APP, TOOLS])
+    expect(r.rechecked).toBe(0)
+    expect(r.diagnostics).toEqual(first.diagnostics)
+  })
+
+  it('a file changed while the checker was down is re-checked, with what it broke', () => {
+    const file = edit(root, 'packages/core/src/math.ts', 'add(a: number, b: number): number', 'add(a: string, b: number): number')
+    try {
+      const r = boot1().check()
+      expect(r.restored).toEqual([CORE, APP, TOOLS])
+      expect(r.recheckedFiles[CORE]!.sort()).toEqual(['packages/core/src/math.ts', 'packages/core/src/stats.ts'])
+      expect(r.recheckedFiles[APP]).toEqual(['packages/app/src/main.ts'])
+      expect(r.recheckedFiles[TOOLS]).toEqual([])
+      expect(problems(r)).toEqual(['packages/app/src/main.ts:4 TS2345', 'packages/core/src/math.ts:2 TS2322', 'packages/core/src/stats.ts:4 TS2345', BAD])
+    } finally {
+      writeFileSync(file, ADD)
+    }
+  })
+
+  it('a file deleted while the checker was down fails its importers', () => {
+    const file = join(root, 'packages/core/src/text.ts')
+    const text = readFileSync(file, 'utf8')
+    rmSync(file)
+    try {
+      const r = boot1().check()
+      expect(r.restored).toEqual([CORE, APP, TOOLS])
+      expect(problems(r)).toEqual(['packages/app/src/main.ts:2 TS2307', BAD])
+    } finally {
+      writeFileSync(file, text)
+    }
+  })
+
+  it('changed compiler options start that project cold, and judge with the new options', () => {
+    const config = join(root, TOOLS)
+    const text = readFileSync(config, 'utf8')
+    writeFile(root, 'packages/tools/src/loose.ts', 'export function loose(x) {\n  return x\n}\n')
+    writeFileSync(config, text.replace('"strict":true', '"strict":false'))
+    try {
+      const checker = boot1()
+      const loose = checker.check()
+      expect(loose.restored).toEqual([CORE, APP])
+      expect(problems(loose)).toEqual([BAD])
+      checker.persist()
+      // Back to strict: the loose build info (which says loose.ts is clean) must not answer.
+      writeFileSync(config, text)
+      const strict = boot1().check()
+      expect(strict.restored).toEqual([CORE, APP])
+      expect(problems(strict)).toEqual([BAD, 'packages/tools/src/loose.ts:1 TS7006'])
+    } finally {
+      rmSync(join(root, 'packages/tools/src/loose.ts'))
+      writeFileSync(config, text)
+    }
+  })
+
+  it('another TypeScript version, or an unreadable file, starts cold', () => {
+    const other = { ...ts, version: `${ts.version}-other` } as typeof TS
+    const r = boot1({ ts: other }).check()
+    expect(r.restored).toEqual([])
+    expect(problems(r)).toEqual([BAD])
+    const persisted = boot1()
+    persisted.check()
+    persisted.persist()
+    for (const f of readdirSync(cacheDir)) writeFileSync(join(cacheDir, f), '{"version":')
+    const torn = boot1().check()
+    expect(torn.restored).toEqual([])
+    expect(problems(torn)).toEqual([BAD])
+  })
+})
+
+describe('the type-check worker keeps the cache across restarts', () => {
+  it('writes it when disposed, and the next worker starts from it', async () => {
+    const root = graph()
+    const cacheDir = join(tempDir('dsh-tsfloor-vault-'), 'tsbuildinfo')
+    const init = { root, configPath: join(root, 'tsconfig.json'), typescriptPath, cacheDir }
+    const a = new TsWorkerClient(init, { maxHeapMb: 0 })
+    const cold = await a.check([], 120_000)
+    await a.dispose()
+    expect(cold.status === 'ok' && cold.result.restored).toEqual([])
+    expect(readdirSync(cacheDir).filter(f => f.endsWith('.tsbuildinfo'))).toHaveLength(3)
+    const b = new TsWorkerClient(init, { maxHeapMb: 0 })
+    try {
+      const warm = await b.check([], 120_000)
+      expect(warm.status === 'ok' && { restored: warm.result.restored, rechecked: warm.result.rechecked, problems: problems(warm.result) })
+        .toEqual({ restored: [CORE, APP, TOOLS], rechecked: 0, problems: [BAD] })
+    } finally {
+      await b.dispose()
+    }
+  })
+
+  it('a session warms the checker at start from the vault, and says so in its run record', async () => {
+    const root = graph()
+    const vault = tempDir('dsh-tsfloor-vault-')
+    /** A session on `root` with the vault; the argv mode and outcome of its first type-check (the warm-up at session start). */
+    const start = async () => {
+      const h = await harness({ workspace: root, plugins: [[DstValidService, { tests: 'off', warmOnStart: true }]] })
+      try {
+        const session = h.ctx.sessions.create(undefined, { cwd: root, vault })
+        const run = await waitFor(h.ctx, session, 'verify/run', { timeoutMs: 120_000 })
+        return [run.data.argv.at(-1), run.data.outcome]
+      } finally {
+        await h.dispose()
+      }
+    }
+    expect(await start()).toEqual(['(in-process, cold)', 'fail'])
+    expect(existsSync(join(vault, 'tsbuildinfo'))).toBe(true)
+    expect(await start()).toEqual(['(in-process, from build info)', 'fail'])
+  })
+})
