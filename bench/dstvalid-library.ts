@@ -6,7 +6,10 @@
  * - naive: cold `tsc -b` of every referenced project + full `vitest run`, per edit;
  * - today's guard (CLI): the warm type-check worker + `vitest related` through the CLI;
  * - the warm guard: the warm type-check worker + the warm test runner;
- * - the floor: the warm in-process type-check alone.
+ * - the floor: the warm in-process type-check alone;
+ * - the first type-check after a restart (worker start included): cold, and
+ *   from a fresh build-info cache (the vault's), also after an edit made
+ *   while the harness was down.
  *
  * Export-changing and body-only edits separately, the first judged edit
  * after session start separately, peak RSS of the guard including its
@@ -22,7 +25,7 @@ import { tmpdir } from 'node:os'
 import { dirname, join } from 'node:path'
 import { fileURLToPath } from 'node:url'
 import { processGroupRssKb, runCommand } from 'dsh-common'
-import { resolveFromWorkspace, TsProgramChecker, TypecheckCheck, VitestCheck, vitestCommand, WarmVitestCheck, type Change, type Check, type CheckIO, type Measurement } from 'dsh-dstvalid'
+import { resolveFromWorkspace, TsProgramChecker, TsWorkerClient, TypecheckCheck, VitestCheck, vitestCommand, WarmVitestCheck, type Change, type Check, type CheckIO, type Measurement } from 'dsh-dstvalid'
 import type * as TS from 'typescript'
 import { generateLibrary } from './gen-library.ts'
 
@@ -193,6 +196,33 @@ async function bench(root: string, lib: ReturnType<typeof generateLibrary>, EDIT
     rechecked[kind].push(r.rechecked)
   }
 
+  // --- first check after boot: cold vs a fresh build-info cache --------------
+  const vault = mkdtempSync(join(tmpdir(), 'dsh-bench-vault-'))
+  const boots: { label: string; ms: number; rechecked: number; restored: number }[] = []
+  try {
+    const bootOnce = async (label: string) => {
+      const client = new TsWorkerClient({ root, configPath, typescriptPath, cacheDir: join(vault, 'tsbuildinfo') }, { maxHeapMb: 0 })
+      try {
+        const t0 = performance.now()
+        const answer = await client.check([], io.timeoutMs)
+        const took = performance.now() - t0
+        if (answer.status !== 'ok' || answer.result.diagnostics.some(d => d.category === 'error')) throw new Error(`first check after boot (${label}) was not clean: ${answer.status}`)
+        boots.push({ label, ms: took, rechecked: answer.result.rechecked, restored: answer.result.restored.length })
+      } finally {
+        // Disposal writes the cache (not timed: it happens when a session ends).
+        await client.dispose(10 * 60_000)
+      }
+    }
+    await bootOnce('cold (no cache)')
+    await bootOnce('fresh build-info cache')
+    applyEdit('body')
+    await bootOnce('cache + a body-only edit made while down')
+    applyEdit('export')
+    await bootOnce('cache + an export-changing edit made while down')
+  } finally {
+    rmSync(vault, { recursive: true, force: true })
+  }
+
   const naiveMed = median(naive)
   const vs = (x: number) => (Number.isNaN(x) ? '—' : `1/${(naiveMed / x).toFixed(1)}`)
   const both = (r: Row) => [...r.total.body, ...r.total.export]
@@ -211,6 +241,10 @@ async function bench(root: string, lib: ReturnType<typeof generateLibrary>, EDIT
   for (const [label, r] of [['today\'s guard', cliRow], ['warm guard', warmRow]] as const) {
     console.log(`| ${label} | ${r.first!.kind} | ${ms(r.first!.total)} | ${ms(r.first!.type)} | ${ms(r.first!.tests)} | ${ms(r.startMs)} |`)
   }
+  console.log('')
+  console.log('| first type-check after boot (worker start + check) | time | files re-checked | programs from the cache | vs cold |')
+  console.log('|---|---|---|---|---|')
+  for (const b of boots) console.log(`| ${b.label} | ${ms(b.ms)} | ${b.rechecked} | ${b.restored} | ${b === boots[0] ? '1' : `1/${(boots[0]!.ms / b.ms).toFixed(1)}`} |`)
   console.log('')
   console.log(`Related test files per edit (median): ${median(warmRow.related)}. A test-file-only edit: today's guard ${ms(cliRow.testOnly ?? NaN)}, warm guard ${ms(warmRow.testOnly ?? NaN)} (1 test file run).`)
   const exp = median(warmRow.total.export)
