@@ -1,3 +1,5 @@
+import { existsSync, statSync } from 'node:fs'
+import { resolve } from 'node:path'
 import { parseArgs as utilParseArgs } from 'node:util'
 
 /** Streams a command writes to; tests pass their own. */
@@ -22,6 +24,27 @@ export interface Command {
   usage: string
   /** Returns the exit code: 0 ok, 1 the checked thing failed, 2 bad usage/input. */
   run(argv: string[], io: CliIO): Promise<number>
+}
+
+/** A subcommand's run: its own arguments (after the subcommand's name), the exit code. */
+export type SubcommandRun = (argv: string[], io: CliIO) => number | Promise<number>
+
+/**
+ * A command made of subcommands (`dsh claims check|show`): runs the one the
+ * first argument names.
+ * @throws UsageError naming the subcommands when it is missing or unknown.
+ */
+export function withSubcommands(command: Omit<Command, 'run'>, subcommands: Record<string, SubcommandRun>): Command {
+  const names = Object.keys(subcommands)
+  return {
+    ...command,
+    async run([sub, ...rest], io) {
+      const run = sub === undefined ? undefined : subcommands[sub]
+      if (run) return run(rest, io)
+      const problem = sub === undefined ? 'missing subcommand' : `unknown subcommand "${sub}"`
+      throw new UsageError(`dsh ${command.name}: ${problem}; use ${names.slice(0, -1).join(', ')} or ${names.at(-1)} (see dsh ${command.name} --help)`)
+    },
+  }
 }
 
 /** Bad command-line usage: printed as one line, exit 2. */
@@ -90,4 +113,18 @@ export function bool(parsed: ParsedArgs, name: string): boolean {
 export function strs(parsed: ParsedArgs, name: string): string[] {
   const v = parsed.flags[name]
   return Array.isArray(v) ? v : []
+}
+
+/**
+ * The command's `--workspace DIR`, resolved (or `fallback` when not given):
+ * an existing directory.
+ * @throws UsageError when it is not given and there is no fallback, does not exist, or is not a directory.
+ */
+export function workspaceArg(parsed: ParsedArgs, command: string, fallback?: string): string {
+  const given = str(parsed, 'workspace') ?? fallback
+  if (given === undefined) throw new UsageError(`dsh ${command}: --workspace DIR is required (see dsh ${command} --help)`)
+  const dir = resolve(given)
+  if (!existsSync(dir)) throw new UsageError(`dsh ${command}: workspace ${dir} does not exist`)
+  if (!statSync(dir).isDirectory()) throw new UsageError(`dsh ${command}: workspace ${dir} is not a directory`)
+  return dir
 }

@@ -20,6 +20,34 @@ function io(env: NodeJS.ProcessEnv = {}) {
 const version = (JSON.parse(readFileSync(join(repoRoot, 'packages/dsh-cli/package.json'), 'utf8')) as { version: string }).version
 
 describe('the dsh command line', () => {
+  it('--workspace DIR is checked the same way by every command that takes one; a missing or unknown subcommand names the ones there are', async () => {
+    const dir = tempDir()
+    const file = join(dir, 'file.txt')
+    writeFileSync(file, '')
+    for (const command of ['run', 'chat', 'recover']) {
+      const missing = io()
+      expect(await main([command], missing.io)).toBe(2)
+      expect(missing.err()).toBe(`dsh ${command}: --workspace DIR is required (see dsh ${command} --help)\n`)
+    }
+    for (const command of ['run', 'chat', 'recover', 'dev']) {
+      const absent = io()
+      expect(await main([command, '--workspace', join(dir, 'absent')], absent.io)).toBe(2)
+      expect(absent.err()).toBe(`dsh ${command}: workspace ${join(dir, 'absent')} does not exist\n`)
+      const notDir = io()
+      expect(await main([command, '--workspace', file], notDir.io)).toBe(2)
+      expect(notDir.err()).toBe(`dsh ${command}: workspace ${file} is not a directory\n`)
+    }
+    const subs: [string, string][] = [['claims', 'check or show'], ['proof', 'show or verify']]
+    for (const [command, names] of subs) {
+      const none = io()
+      expect(await main([command], none.io)).toBe(2)
+      expect(none.err()).toBe(`dsh ${command}: missing subcommand; use ${names} (see dsh ${command} --help)\n`)
+      const unknown = io()
+      expect(await main([command, 'frob'], unknown.io)).toBe(2)
+      expect(unknown.err()).toBe(`dsh ${command}: unknown subcommand "frob"; use ${names} (see dsh ${command} --help)\n`)
+    }
+  })
+
   it('--version, dsh help <command>, and bare dsh printing help (exit 0)', async () => {
     const v = io()
     expect(await main(['--version'], v.io)).toBe(0)

@@ -102,7 +102,7 @@ describe('dsh dev (the command)', () => {
     expect(help.code).toBe(0)
     expect(help.stdout).toMatch(/^Usage: dsh dev \[--workspace DIR\] \[--config FILE\]/)
     expect(await run(['dev', '--debounce', 'soon'])).toEqual({ code: 2, stdout: '', stderr: 'dsh dev: --debounce needs a whole number of milliseconds (got "soon")\n' })
-    expect(await run(['dev', '--workspace', '/nonexistent/dsh-dev'])).toEqual({ code: 2, stdout: '', stderr: 'dsh dev: workspace /nonexistent/dsh-dev does not exist or is not a directory\n' })
+    expect(await run(['dev', '--workspace', '/nonexistent/dsh-dev'])).toEqual({ code: 2, stdout: '', stderr: 'dsh dev: workspace /nonexistent/dsh-dev does not exist\n' })
     expect(await run(['dev', '--workspace', tempDir(), '--config', '/nonexistent/cordis.yml'])).toEqual({ code: 2, stdout: '', stderr: 'dsh dev: /nonexistent/cordis.yml: cannot read config (ENOENT)\n' })
   })
 })

@@ -74,7 +74,7 @@ describe('dsh proof', () => {
     expect(show.stderr).toBe(`dsh proof: no proof chain at ${proofChainPath(empty)} (nothing recorded yet, or another --vault)\n`)
     const usage = await run(['proof', 'check'])
     expect(usage.exitCode).toBe(2)
-    expect(usage.stderr).toBe('dsh proof: unknown subcommand "check" (show, verify)\n')
+    expect(usage.stderr).toBe('dsh proof: unknown subcommand "check"; use show or verify (see dsh proof --help)\n')
     expect((await run(['proof', 'show', '--budget', 'lots'])).stderr).toBe('dsh proof show: --budget must be a whole number of tokens, not "lots"\n')
   })
 })

@@ -1,10 +1,9 @@
-import { existsSync, statSync } from 'node:fs'
 import { resolve } from 'node:path'
 import { createInterface } from 'node:readline'
 import type { TurnEndReason } from 'dsh-session'
 import { ScriptError } from 'dsh-llm'
 import { resolveModelEnv, type OpenAIAdapter } from 'dsh-llm-openai'
-import { bool, parseArgs, str, UsageError, type CliIO, type Command } from '../command.ts'
+import { bool, parseArgs, str, workspaceArg, type CliIO, type Command } from '../command.ts'
 import { bootHarness, ConfigError, describeSavedLog, type Harness } from '../harness.ts'
 import { attachProgress, progressMode } from '../progress.ts'
 
@@ -51,11 +50,7 @@ export const chatCommand: Command = {
   usage,
   async run(argv, io) {
     const args = parseArgs(argv, { flags: { workspace: 'string', config: 'string', vault: 'string', json: 'boolean' } }, 'chat')
-    const workspace = str(args, 'workspace')
-    if (!workspace) throw new UsageError('dsh chat: --workspace DIR is required (see dsh chat --help)')
-    if (!existsSync(resolve(workspace)) || !statSync(resolve(workspace)).isDirectory()) {
-      throw new UsageError(`dsh chat: workspace ${resolve(workspace)} does not exist or is not a directory`)
-    }
+    const workspace = workspaceArg(args, 'chat')
     const config = str(args, 'config')
     if (!config) {
       // The default cordis.yml reads the model from the environment: refuse early when it cannot work.

@@ -3,7 +3,7 @@ import { join, resolve } from 'node:path'
 import { sessionLogPath } from 'dsh-session'
 import { JsonlError } from 'dsh-common'
 import { checkpointPath, checkSessionLog, formatHandoff, latestCheckpoint, listCheckpoints, markLine, questionLine, type ClaimsReport, type StoredCheckpoint } from 'dsh-claims'
-import { bool, parseArgs, str, strs, UsageError, type Command, type CliIO } from '../command.ts'
+import { bool, parseArgs, str, strs, UsageError, withSubcommands, type CliIO } from '../command.ts'
 
 const usage = `Usage: dsh claims check [--vault DIR] [--session ID | --max-age MIN | --any-age] --verified "CLAIM — COMMAND" [--verified …] [--failed "…"] [--json]
        dsh claims show [--vault DIR] [--session ID] [--json]
@@ -126,14 +126,8 @@ function show(argv: string[], io: CliIO): number {
   return 0
 }
 
-export const claimsCommand: Command = {
+export const claimsCommand = withSubcommands({
   name: 'claims',
   summary: 'check verified claims against a stored session log, or show the latest checkpoint with its marks',
   usage,
-  async run(argv, io) {
-    const [sub, ...rest] = argv
-    if (sub === 'check') return check(rest, io)
-    if (sub === 'show') return show(rest, io)
-    throw new UsageError(`dsh claims: ${sub ? `unknown subcommand "${sub}"` : 'missing subcommand'}; use check or show (see dsh claims --help)`)
-  },
-}
+}, { check, show })

@@ -1,11 +1,10 @@
-import { existsSync, statSync } from 'node:fs'
 import { resolve } from 'node:path'
 import { createInterface } from 'node:readline'
 import type { Context, Fiber } from '@deepseek-ai/cordis'
 import { ScriptError } from 'dsh-llm'
 import type { Agent } from 'dsh-agent'
 import type { Session, SessionEvent } from 'dsh-session'
-import { parseArgs, str, strs, UsageError, type CliIO, type Command } from '../command.ts'
+import { parseArgs, str, strs, UsageError, workspaceArg, type CliIO, type Command } from '../command.ts'
 import { ConfigError } from '../harness.ts'
 import { formatReport, startDev, type DevHarness } from '../dev/index.ts'
 import { renderEvent } from '../transcript.ts'
@@ -98,8 +97,7 @@ export const devCommand: Command = {
     const args = parseArgs(argv, {
       flags: { workspace: 'string', config: 'string', script: 'string', vault: 'string', watch: 'strings', debounce: 'string' },
     }, 'dev')
-    const workspace = resolve(str(args, 'workspace') ?? process.cwd())
-    if (!existsSync(workspace) || !statSync(workspace).isDirectory()) throw new UsageError(`dsh dev: workspace ${workspace} does not exist or is not a directory`)
+    const workspace = workspaceArg(args, 'dev', process.cwd())
     const debounceText = str(args, 'debounce')
     const debounceMs = debounceText === undefined ? undefined : Number(debounceText)
     if (debounceMs !== undefined && !(Number.isInteger(debounceMs) && debounceMs >= 0)) throw new UsageError(`dsh dev: --debounce needs a whole number of milliseconds (got "${debounceText}")`)

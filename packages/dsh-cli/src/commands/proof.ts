@@ -1,7 +1,7 @@
 import { existsSync } from 'node:fs'
 import { join, resolve } from 'node:path'
 import { describeProblem, ProofChain, proofChainPath, short, verifyChainFile, type VerifyReport } from 'dsh-proofchain'
-import { bool, parseArgs, str, UsageError, type CliIO, type Command } from '../command.ts'
+import { bool, parseArgs, str, UsageError, withSubcommands, type CliIO } from '../command.ts'
 
 const usage = `Usage: dsh proof show   [--vault DIR] [--session ID] [--budget TOKENS] [--json]
        dsh proof verify [--vault DIR] [--json]
@@ -26,18 +26,6 @@ Options:
 
 Exit status: 0 ok, 1 no chain / the chain does not verify, 2 bad usage.
 `
-
-export const proofCommand: Command = {
-  name: 'proof',
-  summary: 'show the proof chain summary, or verify the chain and name the first bad entry',
-  usage,
-  async run(argv, io) {
-    const [sub, ...rest] = argv
-    if (sub === 'show') return show(rest, io)
-    if (sub === 'verify') return verify(rest, io)
-    throw new UsageError(sub ? `dsh proof: unknown subcommand "${sub}" (show, verify)` : 'dsh proof: missing subcommand (show, verify; see dsh proof --help)')
-  },
-}
 
 function vaultOf(value: string | undefined): string {
   return resolve(value ?? join(process.cwd(), '.dsh'))
@@ -107,3 +95,9 @@ function formatVerify(report: VerifyReport): string {
   }
   return lines.join('\n') + '\n'
 }
+
+export const proofCommand = withSubcommands({
+  name: 'proof',
+  summary: 'show the proof chain summary, or verify the chain and name the first bad entry',
+  usage,
+}, { show, verify })

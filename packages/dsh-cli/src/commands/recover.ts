@@ -1,7 +1,6 @@
-import { existsSync, statSync } from 'node:fs'
 import { join, resolve } from 'node:path'
 import { formatRecovery, recoverVault } from 'dsh-snapshot'
-import { bool, parseArgs, str, UsageError, type Command } from '../command.ts'
+import { bool, parseArgs, str, workspaceArg, type Command } from '../command.ts'
 
 const usage = `Usage: dsh recover --workspace DIR [--vault DIR] [--force]
 
@@ -26,10 +25,7 @@ export const recoverCommand: Command = {
   usage,
   async run(argv, io) {
     const args = parseArgs(argv, { flags: { workspace: 'string', vault: 'string', force: 'boolean' } }, 'recover')
-    const workspace = str(args, 'workspace')
-    if (!workspace) throw new UsageError('dsh recover: --workspace DIR is required (see dsh recover --help)')
-    const root = resolve(workspace)
-    if (!existsSync(root) || !statSync(root).isDirectory()) throw new UsageError(`dsh recover: workspace ${root} does not exist`)
+    const root = workspaceArg(args, 'recover')
     const vault = resolve(str(args, 'vault') ?? join(root, '.dsh'))
     const report = await recoverVault(vault, { workspace: root, force: bool(args, 'force') })
     io.stdout(formatRecovery(report))

@@ -1,8 +1,7 @@
-import { existsSync } from 'node:fs'
 import { resolve } from 'node:path'
 import { ScriptError } from 'dsh-llm'
 import { resolveModelEnv } from 'dsh-llm-openai'
-import { bool, parseArgs, str, UsageError, type Command } from '../command.ts'
+import { bool, parseArgs, str, UsageError, workspaceArg, type Command } from '../command.ts'
 import { ConfigError, describeSavedLog } from '../harness.ts'
 import { runSession } from '../session-run.ts'
 
@@ -43,9 +42,7 @@ export const runCommand: Command = {
       flags: { workspace: 'string', script: 'string', config: 'string', vault: 'string', json: 'boolean' },
       positionals: { max: 1, name: 'PROMPT' },
     }, 'run')
-    const workspace = str(args, 'workspace')
-    if (!workspace) throw new UsageError('dsh run: --workspace DIR is required (see dsh run --help)')
-    if (!existsSync(resolve(workspace))) throw new UsageError(`dsh run: workspace ${resolve(workspace)} does not exist`)
+    const workspace = workspaceArg(args, 'run')
     const script = str(args, 'script')
     const prompt = args.positionals[0] ?? (script ? 'Follow the script.' : undefined)
     if (!prompt) throw new UsageError('dsh run: give a PROMPT, or --script FILE (see dsh run --help)')
