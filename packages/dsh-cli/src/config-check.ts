@@ -1,6 +1,6 @@
-import { readFileSync } from 'node:fs'
 import { createRequire } from 'node:module'
 import { dirname, resolve } from 'node:path'
+import { readTextFile } from 'dsh-common'
 import yaml from 'js-yaml'
 import { entryListSchema } from '@deepseek-ai/cordis-plugin-include'
 
@@ -41,12 +41,7 @@ function lineOf(text: string, needle: RegExp): number | undefined {
  * installed plugin. Problems are one line naming the file (and line).
  */
 export function checkConfigFile(file: string): EntryRow[] {
-  let text: string
-  try {
-    text = readFileSync(file, 'utf8')
-  } catch (error) {
-    throw new ConfigError(`${file}: cannot read config (${(error as NodeJS.ErrnoException).code ?? (error as Error).message})`)
-  }
+  const text = readTextFile(file, 'config', message => new ConfigError(message))
   let data: unknown
   try {
     data = yaml.load(text, { schema: entryListSchema, filename: file })

@@ -4,6 +4,9 @@ import { describe, expect, it } from 'vitest'
 import { tempDir } from 'dsh-testkit'
 import { dsh, repoRoot } from './helpers.ts'
 
+/** A call's transcript block when its write was rolled back: the tool, why, the first problem line. */
+const rolledBack = (tool: string, why: string, problem: string) => `  ✗ ${tool}\n      rolled back: ${why}\n      ${problem}`
+
 describe('dsh demo', () => {
   it('shows the guard cases (a shell edit rolled back too), the proof summary the model saw, a marked checkpoint and the handoff', async () => {
     const dir = join(tempDir('dsh-demo-test-'), 'ws')
@@ -16,21 +19,13 @@ describe('dsh demo', () => {
     // A good edit kept.
     expect(out).toContain('  ✓ write_file\n      created src/count.ts (144 bytes)')
     // A type-breaking edit rolled back, with the message the model saw.
-    expect(out).toContain([
-      '  ✗ edit_file',
-      '      rolled back: typecheck failed after edit_file on src/money.ts',
-      "      src/money.ts:5 TS2322 Type 'string' is not assignable to type 'number'.",
-    ].join('\n'))
+    expect(out).toContain(rolledBack('edit_file', 'typecheck failed after edit_file on src/money.ts', "src/money.ts:5 TS2322 Type 'string' is not assignable to type 'number'."))
     // A test-breaking edit rolled back.
     expect(out).toContain('      rolled back: test failed after edit_file on src/money.ts\n      tests/money.test.ts:6 FAIL money > applies a percentage discount, rounding to the cent')
     // A fix inside the already-broken file kept.
     expect(out).toContain('  ✓ edit_file\n      edited src/legacy.ts')
     // A shell command's edit (sed -i) judged like a write and rolled back.
-    expect(out).toContain([
-      '  ✗ bash',
-      '      rolled back: typecheck failed after bash on src/money.ts',
-      "      src/cart.ts:1 TS2305 Module '\"./money.ts\"' has no exported member 'applyDiscount'.",
-    ].join('\n'))
+    expect(out).toContain(rolledBack('bash', 'typecheck failed after bash on src/money.ts', "src/cart.ts:1 TS2305 Module '\"./money.ts\"' has no exported member 'applyDiscount'."))
     // The rolled-back edits (two edit_file, one sed -i) left money.ts byte-for-byte as it was.
     expect(readFileSync(join(dir, 'src/money.ts'), 'utf8')).toBe(readFileSync(join(repoRoot, 'examples/demo/workspace/src/money.ts'), 'utf8'))
     expect(readFileSync(join(dir, 'src/legacy.ts'), 'utf8')).toContain('const padded: string = label.padEnd(20)')

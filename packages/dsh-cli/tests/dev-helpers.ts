@@ -134,7 +134,14 @@ export function devProject(entries: string): DevProject {
   }
 }
 
-/** Start `dsh dev` in-process on a project; `close()` it in a finally. */
+const started: DevHarness[] = []
+
+/** Close every dev harness {@link startProject} started (`afterEach(closeProjects)`). */
+export async function closeProjects(): Promise<void> {
+  for (const dev of started.splice(0)) await dev.close()
+}
+
+/** Start `dsh dev` in-process on a project; closed by {@link closeProjects}. */
 export async function startProject(project: DevProject, options: Partial<DevOptions> = {}): Promise<DevHarness & { logs: string[] }> {
   const logs: string[] = []
   const dev = await startDev({
@@ -144,6 +151,7 @@ export async function startProject(project: DevProject, options: Partial<DevOpti
     log: line => logs.push(line),
     ...options,
   })
+  started.push(dev)
   return Object.assign(dev, { logs })
 }
 

@@ -1,5 +1,5 @@
 import { randomBytes } from 'node:crypto'
-import { type Stats, promises as fsp, constants, lstatSync, readdirSync, openSync, writeSync, fsyncSync, closeSync, renameSync, mkdirSync, chmodSync, statSync, writeFileSync } from 'node:fs'
+import { type Stats, promises as fsp, constants, lstatSync, readdirSync, readFileSync, openSync, writeSync, fsyncSync, closeSync, renameSync, mkdirSync, chmodSync, statSync, writeFileSync } from 'node:fs'
 import { dirname, join, basename } from 'node:path'
 
 export interface AtomicWriteOptions {
@@ -164,3 +164,29 @@ export function ensureVault(vault: string): void {
     if ((error as NodeJS.ErrnoException).code !== 'EEXIST') throw error
   }
 }
+
+/**
+ * The one line for a file that could not be read, as every command prints
+ * it: `<file>: cannot read[ <what>] (<ENOENT | the message>)`.
+ */
+export function cannotRead(file: string, error: unknown, what?: string): string {
+  const why = (error as NodeJS.ErrnoException | undefined)?.code ?? (error instanceof Error ? error.message : String(error))
+  return `${file}: cannot read${what ? ` ${what}` : ''} (${why})`
+}
+
+/**
+ * A text file's content (UTF-8); when it cannot be read, throws
+ * `toError(cannotRead(file, error, what))` — the caller's own error class
+ * with the one-line message.
+ *
+ * @example
+ * const text = readTextFile(file, 'config', message => new ConfigError(message))
+ */
+export function readTextFile(file: string, what: string, toError: (message: string) => Error): string {
+  try {
+    return readFileSync(file, 'utf8')
+  } catch (error) {
+    throw toError(cannotRead(file, error, what))
+  }
+}
+

@@ -1,4 +1,4 @@
-import { readFileSync } from 'node:fs'
+import { readTextFile } from 'dsh-common'
 
 /** One assistant step of a script. */
 export interface ScriptStep {
@@ -54,11 +54,5 @@ export function parseScript(text: string, file = '<script>'): ScriptStep[] {
 
 /** Read and parse a script file (see {@link parseScript}). */
 export function loadScript(file: string): ScriptStep[] {
-  let text: string
-  try {
-    text = readFileSync(file, 'utf8')
-  } catch (error) {
-    throw new ScriptError(`${file}: cannot read script (${(error as NodeJS.ErrnoException).code ?? (error as Error).message})`)
-  }
-  return parseScript(text, file)
+  return parseScript(readTextFile(file, 'script', message => new ScriptError(message)), file)
 }

@@ -1,7 +1,7 @@
 import { readdirSync, statSync } from 'node:fs'
 import { join, resolve } from 'node:path'
 import { sessionLogPath } from 'dsh-session'
-import { JsonlError } from 'dsh-common'
+import { cannotRead, JsonlError } from 'dsh-common'
 import { checkpointPath, checkSessionLog, formatHandoff, latestCheckpoint, listCheckpoints, markLine, questionLine, type ClaimsReport, type StoredCheckpoint } from 'dsh-claims'
 import { bool, parseArgs, str, strs, UsageError, withSubcommands, type CliIO } from '../command.ts'
 
@@ -87,7 +87,7 @@ async function check(argv: string[], io: CliIO): Promise<number> {
     try {
       age = Date.now() - statSync(file).mtimeMs
     } catch (error) {
-      io.stderr(`dsh claims check: ${file}: cannot read (${(error as NodeJS.ErrnoException).code ?? (error as Error).message})\n`)
+      io.stderr(`dsh claims check: ${cannotRead(file, error)}\n`)
       return 2
     }
     if (!bool(args, 'any-age') && age > maxAgeMin * 60_000) {
@@ -100,7 +100,7 @@ async function check(argv: string[], io: CliIO): Promise<number> {
   try {
     report = await checkSessionLog(file, { verified, failed: strs(args, 'failed') })
   } catch (error) {
-    const why = error instanceof JsonlError ? error.message : `${file}: cannot read (${(error as NodeJS.ErrnoException).code ?? (error as Error).message})`
+    const why = error instanceof JsonlError ? error.message : cannotRead(file, error)
     io.stderr(`dsh claims check: ${why}\n`)
     return 2
   }

@@ -94,9 +94,7 @@ export const devCommand: Command = {
   summary: 'run the harness with hot reload of plugin sources and cordis.yml (prompts on stdin)',
   usage,
   async run(argv, io) {
-    const args = parseArgs(argv, {
-      flags: { workspace: 'string', config: 'string', script: 'string', vault: 'string', watch: 'strings', debounce: 'string' },
-    }, 'dev')
+    const args = parseArgs(argv, { flags: { workspace: 'string', config: 'string', script: 'string', vault: 'string', watch: 'strings', debounce: 'string' } }, 'dev')
     const workspace = workspaceArg(args, 'dev', process.cwd())
     const debounceText = str(args, 'debounce')
     const debounceMs = debounceText === undefined ? undefined : Number(debounceText)

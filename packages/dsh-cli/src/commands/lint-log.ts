@@ -1,4 +1,4 @@
-import { JsonlError } from 'dsh-common'
+import { cannotRead, JsonlError } from 'dsh-common'
 import { formatLintReport, lintLog, RULES, type LintReport } from 'dsh-invariants'
 import { bool, parseArgs, type Command } from '../command.ts'
 
@@ -31,9 +31,7 @@ export const lintLogCommand: Command = {
     try {
       report = await lintLog(file)
     } catch (error) {
-      const why = error instanceof JsonlError
-        ? error.message
-        : `${file}: cannot read (${(error as NodeJS.ErrnoException).code ?? (error as Error).message})`
+      const why = error instanceof JsonlError ? error.message : cannotRead(file, error)
       io.stderr(`dsh lint-log: ${why}\n`)
       return 2
     }

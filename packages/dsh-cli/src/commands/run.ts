@@ -38,10 +38,7 @@ export const runCommand: Command = {
   summary: 'run one prompt (or a scripted model) against a workspace under the guards',
   usage,
   async run(argv, io) {
-    const args = parseArgs(argv, {
-      flags: { workspace: 'string', script: 'string', config: 'string', vault: 'string', json: 'boolean' },
-      positionals: { max: 1, name: 'PROMPT' },
-    }, 'run')
+    const args = parseArgs(argv, { flags: { workspace: 'string', script: 'string', config: 'string', vault: 'string', json: 'boolean' }, positionals: { max: 1, name: 'PROMPT' } }, 'run')
     const workspace = workspaceArg(args, 'run')
     const script = str(args, 'script')
     const prompt = args.positionals[0] ?? (script ? 'Follow the script.' : undefined)
