@@ -4,6 +4,7 @@ import { createHash } from 'node:crypto'
 import { existsSync, readdirSync, readFileSync } from 'node:fs'
 import { formatRecovery, recoverVault, Snapshots } from 'dsh-snapshot'
 import { join } from 'node:path'
+import { logged } from 'dsh-testkit'
 import { boot, deadOwner, judgeAll, read, workspace } from './helpers.ts'
 
 function git(root: string, ...args: string[]): string {
@@ -69,8 +70,7 @@ describe("shell: 'git'", () => {
     await off.call('bash', { command: 'echo x > a.txt' }, { callId: 'sh1' })
     expect((await off.ctx.serial('snapshot/rollback', { sessionId: off.session.id, callId: 'sh1', reason: 'x' }))?.message).toBe('nothing to restore: no open snapshot for call sh1')
     const on = await boot(root, { shell: 'git' })
-    const warnings: string[] = []
-    on.ctx.logger.exporter({ colors: false, levels: { default: 3 }, export: m => { if (m.type === 'warn') warnings.push(String(m.args[0])) } })
+    const warnings = logged(on.ctx, 'warn')
     await on.call('bash', { command: 'true' })
     await on.call('bash', { command: 'true' })
     expect(warnings.filter(w => w.includes('not the top of a git work tree'))).toHaveLength(1)

@@ -1,26 +1,16 @@
-import { Context } from '@deepseek-ai/cordis'
-import SessionService, { type Session } from 'dsh-session'
-import ToolService, { type ToolResult } from 'dsh-tools'
-import * as WorkspaceTools from 'dsh-tools-workspace'
-import * as SnapshotPlugin from 'dsh-snapshot'
+import * as Snapshot from 'dsh-snapshot'
 import { currentOwner, type JournalOwner } from 'dsh-snapshot'
-import { chmodSync, lstatSync, mkdirSync, mkdtempSync, readdirSync, readFileSync, readlinkSync, rmSync, symlinkSync, writeFileSync } from 'node:fs'
-import { tmpdir } from 'node:os'
+import { harness, tempDir, type Harness, type HarnessOptions, type PluginSpec } from 'dsh-testkit'
+import type { Context } from '@deepseek-ai/cordis'
+import { chmodSync, lstatSync, mkdirSync, readdirSync, readFileSync, readlinkSync, symlinkSync, writeFileSync } from 'node:fs'
 import { dirname, join } from 'node:path'
 import { afterEach } from 'vitest'
 
-const made: string[] = []
-
-afterEach(() => {
-  for (const dir of made.splice(0)) rmSync(dir, { recursive: true, force: true })
-})
-
 export type Tree = Record<string, string | Buffer | { mode: number; data: string | Buffer } | { symlink: string }>
 
-/** A fresh temp workspace (removed after the test) holding `files`. */
+/** A fresh temp workspace holding `files`. */
 export function workspace(files: Tree = {}): string {
-  const dir = mkdtempSync(join(tmpdir(), 'dsh-snap-'))
-  made.push(dir)
+  const dir = tempDir('dsh-snap-')
   writeTree(dir, files)
   return dir
 }
@@ -75,40 +65,21 @@ export function read(root: string, rel: string): string {
   return readFileSync(join(root, rel), 'utf8')
 }
 
-export interface Harness {
-  ctx: Context
-  session: Session
-  /** Run one tool call through `ctx.tools.execute`. */
-  call(name: string, args: Record<string, unknown>, extra?: { callId?: string; step?: number; turn?: number }): Promise<ToolResult>
-  dispose(): Promise<void>
+/** dsh-snapshot with `config` and fsync off (throwaway workspaces), for `harness({ plugins })` or `load`. */
+export function snapshot(config: Partial<Snapshot.Config> = {}): PluginSpec {
+  return [Snapshot, Snapshot.Config({ fsync: 'off', ...config })]
 }
 
-let nextCall = 0
+const booted: Harness[] = []
+afterEach(async () => {
+  for (const h of booted.splice(0)) await h.dispose()
+})
 
-/**
- * A real Context with the real session, tools, workspace-tools and
- * dsh-snapshot plugins, and one session on `root`.
- */
-export async function boot(root: string, config: Partial<SnapshotPlugin.Config> = {}, options: { sessionId?: string; vault?: string; ctx?: Context; beforeSession?: (ctx: Context) => void } = {}): Promise<Harness> {
-  const ctx = options.ctx ?? new Context()
-  if (!options.ctx) {
-    await ctx.plugin(SessionService)
-    await ctx.plugin(ToolService)
-    await ctx.plugin(WorkspaceTools, {})
-  }
-  const fiber = ctx.plugin(SnapshotPlugin, { fsync: 'off', ...config })
-  await fiber
-  await new Promise(resolve => setTimeout(resolve, 0))
-  options.beforeSession?.(ctx)
-  const session = ctx.sessions.create(options.sessionId ?? `s${++nextCall}`, { cwd: root, ...(options.vault ? { vault: options.vault } : {}) })
-  return {
-    ctx,
-    session,
-    call: (name, args, extra = {}) => ctx.tools.execute({ session, callId: extra.callId ?? `c${++nextCall}`, name, arguments: args, ...(extra.step === undefined ? {} : { step: extra.step }), ...(extra.turn === undefined ? {} : { turn: extra.turn }) }),
-    async dispose() {
-      await fiber.dispose()
-    },
-  }
+/** The kit's harness on `root` with dsh-snapshot loaded; disposed after the test. */
+export async function boot(root: string, config: Partial<Snapshot.Config> = {}, options: Omit<HarnessOptions, 'workspace'> = {}): Promise<Harness> {
+  const h = await harness({ ...options, workspace: root, plugins: [snapshot(config), ...(options.plugins ?? [])] })
+  booted.push(h)
+  return h
 }
 
 /** Declare a judge: every write call's scope waits for an explicit verdict. */
@@ -116,7 +87,9 @@ export function judgeAll(ctx: Context): () => boolean {
   return ctx.on('snapshot/judge', () => true)
 }
 
+let dead = 0
+
 /** An owner identity that reads as a dead process (another boot of this host). */
 export function deadOwner(): JournalOwner {
-  return { ...currentOwner(), pid: 2 ** 22 + 17, boot: 'a-previous-boot', instance: `dead-${++nextCall}` }
+  return { ...currentOwner(), pid: 2 ** 22 + 17, boot: 'a-previous-boot', instance: `dead-${++dead}` }
 }

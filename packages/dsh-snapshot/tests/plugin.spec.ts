@@ -3,7 +3,8 @@ import { existsSync, readdirSync, realpathSync, rmSync } from 'node:fs'
 import { join } from 'node:path'
 import { readJournal, type RestoredInfo } from 'dsh-snapshot'
 import type { ToolExecution } from 'dsh-tools'
-import { boot, judgeAll, read, workspace } from './helpers.ts'
+import { harness, listenerCounts, logged } from 'dsh-testkit'
+import { boot, judgeAll, read, snapshot, workspace } from './helpers.ts'
 
 function journals(root: string): string[] {
   const dir = join(root, '.dsh/snapshots')
@@ -127,6 +128,7 @@ describe('dsh-snapshot in the tools/execute waterfall', () => {
   it('a workspace that vanished refuses the write with the reason instead of ending the turn', async () => {
     const root = workspace()
     const h = await boot(root)
+    expect(h.session.cwd).toBe(root) // open before the workspace vanishes
     rmSync(root, { recursive: true })
     expect(await h.call('write_file', { path: 'a.txt', content: 'x' })).toEqual({
       content: `snapshot failed: cannot open the workspace ${root} (ENOENT); the write was not run`, isError: true,
@@ -183,8 +185,7 @@ describe('dsh-snapshot in the tools/execute waterfall', () => {
     const root = workspace({ 'a.txt': 'a0' })
     const h = await boot(root)
     judgeAll(h.ctx)
-    const warnings: string[] = []
-    h.ctx.logger.exporter({ colors: false, levels: { default: 3 }, export: message => { if (message.type === 'warn') warnings.push(String(message.args[0])) } })
+    const warnings = logged(h.ctx, 'warn')
     await h.call('write_file', { path: 'a.txt', content: 'a1' }, { callId: 'c1', step: 0, turn: 3 })
     h.session.append('turn/end', { turn: 3, reason: 'completed' })
     expect((await h.ctx.serial('snapshot/rollback', { sessionId: h.session.id, callId: 'c1', reason: 'x' }))?.matched).toBe(false)
@@ -204,37 +205,38 @@ describe('dsh-snapshot in the tools/execute waterfall', () => {
 })
 
 describe('lifecycle', () => {
+  const names = ['tools/execute', 'snapshot/rollback', 'snapshot/commit', 'snapshot/changes', 'snapshot/tracked', 'session/created', 'session/event']
+
   it('dispose (twice) removes every listener and an idle journal', async () => {
     const root = workspace({ 'a.txt': 'a' })
-    const h0 = await boot(root, {}, {})
-    const names = ['tools/execute', 'snapshot/rollback', 'snapshot/commit', 'snapshot/changes', 'snapshot/tracked', 'session/created', 'session/event'] as const
-    const count = () => names.map(n => h0.ctx.events._hooks[n]?.length ?? 0)
-    await h0.dispose()
-    const before = count()
-    const h = await boot(root, {}, { ctx: h0.ctx })
-    expect(count().map((n, i) => n - before[i]!)).toEqual([1, 1, 1, 1, 1, 1, 1])
+    const h = await harness({ workspace: root })
+    const before = listenerCounts(h.ctx, names)
+    const fiber = await h.load(snapshot())
+    const loaded = listenerCounts(h.ctx, names)
+    expect(names.map(n => loaded[n]! - before[n]!)).toEqual([1, 1, 1, 1, 1, 1, 1])
     await h.call('write_file', { path: 'a.txt', content: 'b' })
     expect(journals(root)).toHaveLength(1)
-    await h.dispose()
-    await h.dispose()
-    expect(count()).toEqual(before)
+    await fiber.dispose()
+    await fiber.dispose()
+    expect(listenerCounts(h.ctx, names)).toEqual(before)
     expect(journals(root)).toEqual([])
+    await h.dispose()
   })
 
   it('a reloaded instance adopts the open scopes the disposed one left', async () => {
     const root = workspace({ 'a.txt': 'old', 'b.txt': 'b0' })
-    const h = await boot(root, {}, { sessionId: 'reload' })
+    const h = await harness({ workspace: root, session: { id: 'reload' } })
+    const fiber = await h.load(snapshot())
     judgeAll(h.ctx)
     await h.call('write_file', { path: 'b.txt', content: 'b1' }, { callId: 'w0' })
     h.ctx.emit('snapshot/commit', { sessionId: 'reload', callId: 'w0' })
     await h.call('write_file', { path: 'a.txt', content: 'new' }, { callId: 'w1' })
-    await h.dispose()
+    await fiber.dispose()
     expect(journals(root)).toHaveLength(1)
-    const infos: string[] = []
-    h.ctx.logger.exporter({ colors: false, levels: { default: 3 }, export: message => { if (message.type === 'info') infos.push(String(message.args[0])) } })
-    const again = await boot(root, {}, { ctx: h.ctx, sessionId: 'reload-2' })
-    await again.call('read_file', { path: 'a.txt' })
-    await new Promise(r => setTimeout(r, 10))
+    const infos = logged(h.ctx, 'info')
+    await h.load(snapshot())
+    // A write of another session waits for the shared vault to be prepared, adoption included.
+    await h.call('write_file', { path: 'c.txt', content: 'c' }, { session: h.ctx.sessions.create('reload-2', { cwd: root }) })
     expect(infos).toContain('adopted 1 open snapshot scope(s) of session reload left by a reloaded instance')
     // The adopted session goes on capturing in the same journal, with fresh scope ids.
     await h.call('write_file', { path: 'b.txt', content: 'b2' }, { callId: 'w2' })
@@ -243,46 +245,31 @@ describe('lifecycle', () => {
     expect(read(root, 'a.txt')).toBe('old')
     expect((await h.ctx.serial('snapshot/rollback', { sessionId: 'reload', callId: 'w2', reason: 'x' }))?.message).toBe('rolled back call w2: restored b.txt')
     expect(read(root, 'b.txt')).toBe('b1')
+    await h.dispose()
   })
 })
 
 describe('with the agent loop', () => {
   it('per-step scope keyed by the agent\'s step numbers', async () => {
-    const { Context } = await import('@deepseek-ai/cordis')
-    const SessionService = (await import('dsh-session')).default
-    const ToolService = (await import('dsh-tools')).default
-    const WorkspaceTools = await import('dsh-tools-workspace')
-    const LlmService = (await import('dsh-llm')).default
-    const Scripted = await import('dsh-llm/scripted')
-    const AgentService = (await import('dsh-agent')).default
     const root = workspace({ 'a.txt': 'a0' })
-    const ctx = new Context()
-    await ctx.plugin(SessionService)
-    await ctx.plugin(ToolService)
-    await ctx.plugin(WorkspaceTools, {})
-    await ctx.plugin(LlmService)
-    await ctx.plugin(Scripted, {
+    const h = await boot(root, { scope: 'step' }, {
       script: [
         { toolCalls: [{ name: 'write_file', arguments: { path: 'a.txt', content: 'a1' } }] },
         { toolCalls: [{ name: 'write_file', arguments: { path: 'a.txt', content: 'BAD' } }, { name: 'write_file', arguments: { path: 'x/y.txt', content: 'BAD' } }] },
         { text: 'done' },
-      ].map(s => JSON.stringify(s)).join('\n'),
+      ],
     })
-    await ctx.plugin(AgentService, {})
-    await ctx.plugin(await import('dsh-snapshot'), { scope: 'step', fsync: 'off' })
-    await new Promise(r => setTimeout(r, 0))
     // A per-step judge: at the end of each step, roll back when a write put BAD in a file.
-    ctx.on('snapshot/judge', () => true)
+    judgeAll(h.ctx)
     const answers: string[] = []
-    ctx.on('agent/step-results', async (batch, next) => {
+    h.ctx.on('agent/step-results', async (batch, next) => {
       const results = await next()
       const bad = batch.results.some(({ call }) => JSON.stringify(call.arguments).includes('BAD'))
-      if (bad) answers.push((await ctx.serial('snapshot/rollback', { sessionId: batch.session.id, step: batch.step, reason: 'BAD' }))!.message)
-      else ctx.emit('snapshot/commit', { sessionId: batch.session.id, step: batch.step })
+      if (bad) answers.push((await h.ctx.serial('snapshot/rollback', { sessionId: batch.session.id, step: batch.step, reason: 'BAD' }))!.message)
+      else h.ctx.emit('snapshot/commit', { sessionId: batch.session.id, step: batch.step })
       return results
     })
-    const session = ctx.sessions.create('agent-run', { cwd: root })
-    expect(await ctx.agents.create(session).send('go')).toBe('completed')
+    expect(await h.agent.send('go')).toBe('completed')
     expect(answers).toEqual(['rolled back step 1 (calls call_1_0, call_1_1): restored a.txt; deleted x/y.txt, x/'])
     expect(read(root, 'a.txt')).toBe('a1')
     expect(existsSync(join(root, 'x'))).toBe(false)

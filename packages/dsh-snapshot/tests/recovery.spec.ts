@@ -19,15 +19,14 @@ describe('recovery of journals left by a dead process', () => {
     mkdirSync(join(root, 'gen'))
     writeFileSync(join(root, 'gen/new.txt'), 'new')
     // The process "dies" here: the journal is never closed.
-    let report: RecoveryReport | undefined
-    const recovered = new Promise<void>(done => {
-      void boot(root, {}, { beforeSession: ctx => ctx.on('snapshot/recovered', r => { report = r; done() }) })
-    })
-    await recovered
+    const h = await boot(root)
+    const recovered = new Promise<RecoveryReport>(done => h.ctx.on('snapshot/recovered', done))
+    expect(h.session.cwd).toBe(root) // its creation prepares the session's vault
+    const report = await recovered
     expect(read(root, 'a.txt')).toBe('old')
     expect(existsSync(join(root, 'gen'))).toBe(false)
     expect(listJournals(join(root, '.dsh'))).toEqual([])
-    expect(report!.journals[0]!.scopes).toEqual([{
+    expect(report.journals[0]!.scopes).toEqual([{
       scope: 's1', label: 'call c1', callIds: ['c1'], verdict: 'none', action: 'rolled back',
       restored: ['a.txt'], deleted: ['gen/new.txt', 'gen/'], failed: [],
     }])

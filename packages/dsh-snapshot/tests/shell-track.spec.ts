@@ -1,8 +1,10 @@
-import { describe, expect, it } from 'vitest'
-import { execFileSync, spawn } from 'node:child_process'
+import { describe, expect, it, vi } from 'vitest'
+import { execFileSync } from 'node:child_process'
 import { existsSync, readdirSync, writeFileSync } from 'node:fs'
 import { join } from 'node:path'
+import type * as Snapshot from 'dsh-snapshot'
 import { formatRecovery, recoverVault, Snapshots, type OutsideChanges } from 'dsh-snapshot'
+import type { Harness } from 'dsh-testkit'
 import { boot, deadOwner, judgeAll, listTree, read, workspace } from './helpers.ts'
 
 const files = {
@@ -14,93 +16,89 @@ const files = {
   'dist/out.js': 'built\n',
 }
 
+/** A workspace (of `files` unless given) with dsh-snapshot loaded and a judge that keeps every scope open. */
+async function judged(config: Partial<Snapshot.Config> = {}, root = workspace(files)) {
+  const h = await boot(root, config)
+  judgeAll(h.ctx)
+  return { root, h }
+}
+const changes = (h: Harness, callId: string) => h.ctx.serial('snapshot/changes', { sessionId: h.session.id, callId })
+const rollback = (h: Harness, callId: string, reason: string) => h.ctx.serial('snapshot/rollback', { sessionId: h.session.id, callId, reason })
+const commit = (h: Harness, callId: string) => h.ctx.emit('snapshot/commit', { sessionId: h.session.id, callId })
+
 describe("shell: 'track' (the default)", () => {
   it('measures exactly what a command created, modified and deleted, and rolls back exactly those, byte for byte', async () => {
-    const root = workspace(files)
-    const h = await boot(root)
-    judgeAll(h.ctx)
+    const { root, h } = await judged()
     const before = listTree(root)
     const r = await h.call('bash', {
       command: "sed -i 's/1/10/' src/a.ts && rm src/lib/c.ts && chmod -x run.sh && mkdir -p gen/deep && echo x > gen/deep/x.ts && echo n > src/new.ts && echo more >> dist/out.js && echo l > app.log",
     }, { callId: 'sh1' })
     expect(r.content).toBe('[exit code 0]')
     expect(h.ctx.bail('snapshot/tracked', { sessionId: h.session.id, callId: 'sh1' })).toBe(true)
-    const changes = await h.ctx.serial('snapshot/changes', { sessionId: h.session.id, callId: 'sh1' })
+    const measured = await changes(h, 'sh1')
     // Ignored paths (dist/, *.log) are outside the picture.
-    expect(changes).toEqual({ created: ['gen/deep/x.ts', 'src/new.ts'], modified: ['run.sh', 'src/a.ts'], deleted: ['src/lib/c.ts'] })
+    expect(measured).toEqual({ created: ['gen/deep/x.ts', 'src/new.ts'], modified: ['run.sh', 'src/a.ts'], deleted: ['src/lib/c.ts'] })
     // Asked twice, measured once.
-    expect(await h.ctx.serial('snapshot/changes', { sessionId: h.session.id, callId: 'sh1' })).toEqual(changes)
-    const back = await h.ctx.serial('snapshot/rollback', { sessionId: h.session.id, callId: 'sh1', reason: 'typecheck failed' })
+    expect(await changes(h, 'sh1')).toEqual(measured)
+    const back = await rollback(h, 'sh1', 'typecheck failed')
     expect(back?.failed).toEqual([])
     expect(back?.message).toBe('rolled back call sh1: restored run.sh, src/a.ts, src/lib/c.ts; deleted gen/deep/x.ts, src/new.ts, gen/deep/, gen/')
     const after = listTree(root)
     expect({ ...after, 'dist/out.js': undefined, 'app.log': undefined }).toEqual({ ...before, 'dist/out.js': undefined })
     expect(read(root, 'dist/out.js')).toBe('built\nmore\n')
-    await h.dispose()
   })
 
   it('a command that changes nothing measures nothing; a kept change becomes the picture the next call is measured against', async () => {
-    const root = workspace(files)
-    const h = await boot(root)
-    judgeAll(h.ctx)
+    const { root, h } = await judged()
     await h.call('bash', { command: 'cat src/a.ts > /dev/null; touch src/b.ts' }, { callId: 'n1' })
-    expect(await h.ctx.serial('snapshot/changes', { sessionId: h.session.id, callId: 'n1' })).toEqual({ created: [], modified: [], deleted: [] })
-    h.ctx.emit('snapshot/commit', { sessionId: h.session.id, callId: 'n1' })
+    expect(await changes(h, 'n1')).toEqual({ created: [], modified: [], deleted: [] })
+    commit(h, 'n1')
     await h.call('bash', { command: 'echo "export const d = 4" > src/d.ts' }, { callId: 'k1' })
-    expect(await h.ctx.serial('snapshot/changes', { sessionId: h.session.id, callId: 'k1' })).toEqual({ created: ['src/d.ts'], modified: [], deleted: [] })
-    h.ctx.emit('snapshot/commit', { sessionId: h.session.id, callId: 'k1' })
+    expect(await changes(h, 'k1')).toEqual({ created: ['src/d.ts'], modified: [], deleted: [] })
+    commit(h, 'k1')
     await h.call('bash', { command: 'echo "export const d = 5" > src/d.ts' }, { callId: 'k2' })
-    expect(await h.ctx.serial('snapshot/changes', { sessionId: h.session.id, callId: 'k2' })).toEqual({ created: [], modified: ['src/d.ts'], deleted: [] })
-    const back = await h.ctx.serial('snapshot/rollback', { sessionId: h.session.id, callId: 'k2', reason: 'x' })
+    expect(await changes(h, 'k2')).toEqual({ created: [], modified: ['src/d.ts'], deleted: [] })
+    const back = await rollback(h, 'k2', 'x')
     expect(back?.message).toBe('rolled back call k2: restored src/d.ts')
     expect(read(root, 'src/d.ts')).toBe('export const d = 4\n')
-    await h.dispose()
   })
 
   it('changes made while no call ran are reported once, before the next call, never measured as its change', async () => {
-    const root = workspace(files)
-    const h = await boot(root)
-    judgeAll(h.ctx)
+    const { root, h } = await judged()
     const seen: OutsideChanges[] = []
     h.ctx.on('snapshot/outside', info => { seen.push(info) })
     await h.call('bash', { command: 'true' }, { callId: 'b1' })
-    h.ctx.emit('snapshot/commit', { sessionId: h.session.id, callId: 'b1' })
+    commit(h, 'b1')
     // A "background process" writes after the call returned.
     writeFileSync(join(root, 'src/b.ts'), 'export const b = 99\n')
     const r = await h.call('bash', { command: 'echo y > src/y.ts' }, { callId: 'b2' })
     expect(r.content).toBe('[exit code 0]\nnote: files changed outside any tool call: src/b.ts')
     expect(seen).toEqual([{ sessionId: h.session.id, callId: 'b2', paths: ['src/b.ts'] }])
-    expect(await h.ctx.serial('snapshot/changes', { sessionId: h.session.id, callId: 'b2' })).toEqual({ created: ['src/y.ts'], modified: [], deleted: [] })
-    await h.ctx.serial('snapshot/rollback', { sessionId: h.session.id, callId: 'b2', reason: 'x' })
+    expect(await changes(h, 'b2')).toEqual({ created: ['src/y.ts'], modified: [], deleted: [] })
+    await rollback(h, 'b2', 'x')
     // The out-of-band change is not undone by the rollback, and not reported again.
     expect(read(root, 'src/b.ts')).toBe('export const b = 99\n')
     const again = await h.call('write_file', { path: 'src/z.ts', content: 'z\n' }, { callId: 'w1' })
     expect(again.content).not.toContain('note:')
-    await h.dispose()
   })
 
   it('git apply touching three files is rolled back exactly', async () => {
     const root = workspace(files)
     execFileSync('git', ['init', '-q'], { cwd: root })
-    const patch = execFileSync('sh', ['-c', [
-      'cp -r src /tmp/.. 2>/dev/null; true',
-    ].join(';')], { cwd: root })
-    void patch
     const diff = [
       'diff --git a/src/a.ts b/src/a.ts', '--- a/src/a.ts', '+++ b/src/a.ts', '@@ -1 +1 @@', '-export const a = 1', '+export const a = "one"',
       'diff --git a/src/b.ts b/src/b.ts', 'deleted file mode 100644', '--- a/src/b.ts', '+++ /dev/null', '@@ -1 +0,0 @@', '-export const b = 2',
       'diff --git a/src/e.ts b/src/e.ts', 'new file mode 100644', '--- /dev/null', '+++ b/src/e.ts', '@@ -0,0 +1 @@', '+export const e = 5', '',
     ].join('\n')
-    writeFileSync(join(root, '..', `${root.split('/').pop()}.patch`), diff)
-    const h = await boot(root)
-    judgeAll(h.ctx)
+    const patch = join(workspace(), 'change.patch')
+    writeFileSync(patch, diff)
+    const { h } = await judged({}, root)
     const before = listTree(root)
-    const r = await h.call('bash', { command: `git apply ../${root.split('/').pop()}.patch` }, { callId: 'g1' })
+    const r = await h.call('bash', { command: `git apply ${patch}` }, { callId: 'g1' })
     expect(r.content).toBe('[exit code 0]')
-    expect(await h.ctx.serial('snapshot/changes', { sessionId: h.session.id, callId: 'g1' })).toEqual({ created: ['src/e.ts'], modified: ['src/a.ts'], deleted: ['src/b.ts'] })
-    await h.ctx.serial('snapshot/rollback', { sessionId: h.session.id, callId: 'g1', reason: 'x' })
+    expect(await changes(h, 'g1')).toEqual({ created: ['src/e.ts'], modified: ['src/a.ts'], deleted: ['src/b.ts'] })
+    await rollback(h, 'g1', 'x')
     expect(listTree(root)).toEqual(before)
-    await h.dispose()
   })
 
   it('a crash mid-command is undone by recovery from the pack (created gone, modified and deleted back)', async () => {
@@ -119,32 +117,20 @@ describe("shell: 'track' (the default)", () => {
   })
 
   it("shell: 'off' leaves shell calls alone", async () => {
-    const root = workspace(files)
-    const h = await boot(root, { shell: 'off' })
-    judgeAll(h.ctx)
+    const { root, h } = await judged({ shell: 'off' })
     await h.call('bash', { command: 'echo x > src/a.ts' }, { callId: 'o1' })
     expect(h.ctx.bail('snapshot/tracked', { sessionId: h.session.id, callId: 'o1' })).toBeUndefined()
-    expect(await h.ctx.serial('snapshot/changes', { sessionId: h.session.id, callId: 'o1' })).toBeUndefined()
+    expect(await changes(h, 'o1')).toBeUndefined()
     expect(existsSync(join(root, '.dsh/snapshots'))).toBe(false)
-    await h.dispose()
   })
 
   it('a background process started by a command and writing after it returned is out of band', async () => {
-    const root = workspace(files)
-    const h = await boot(root)
-    judgeAll(h.ctx)
+    const { root, h } = await judged()
     await h.call('bash', { command: '(sleep 0.3; echo late > src/late.ts) > /dev/null 2>&1 &' }, { callId: 'bg1' })
-    expect(await h.ctx.serial('snapshot/changes', { sessionId: h.session.id, callId: 'bg1' })).toEqual({ created: [], modified: [], deleted: [] })
-    h.ctx.emit('snapshot/commit', { sessionId: h.session.id, callId: 'bg1' })
-    await waitFor(() => existsSync(join(root, 'src/late.ts')))
+    expect(await changes(h, 'bg1')).toEqual({ created: [], modified: [], deleted: [] })
+    commit(h, 'bg1')
+    await vi.waitFor(() => expect(existsSync(join(root, 'src/late.ts'))).toBe(true), { timeout: 4000, interval: 20 })
     const r = await h.call('bash', { command: 'true' }, { callId: 'bg2' })
     expect(r.content).toBe('[exit code 0]\nnote: files changed outside any tool call: src/late.ts')
-    await h.dispose()
   })
 })
-
-async function waitFor(cond: () => boolean) {
-  for (let i = 0; i < 200 && !cond(); i++) await new Promise(r => setTimeout(r, 20))
-  expect(cond()).toBe(true)
-}
-void spawn
