@@ -25,7 +25,7 @@ import { tmpdir } from 'node:os'
 import { dirname, join } from 'node:path'
 import { fileURLToPath } from 'node:url'
 import { processGroupRssKb, runCommand } from 'dsh-common'
-import { resolveFromWorkspace, TsProgramChecker, TsWorkerClient, TypecheckCheck, VitestCheck, vitestCommand, WarmVitestCheck, type Change, type Check, type CheckIO, type Measurement } from 'dsh-dstvalid'
+import { resolveFromWorkspace, TsProgramChecker, TsWorkerClient, TypecheckCheck, VitestCheck, vitestCommand, WarmVitestCheck, type Change, type Check, type CheckIO, type Measurement, type WarmRunPhases } from 'dsh-dstvalid'
 import type * as TS from 'typescript'
 import { generateLibrary } from './gen-library.ts'
 
@@ -114,8 +114,8 @@ async function bench(root: string, lib: ReturnType<typeof generateLibrary>, EDIT
   }
   rmSync(join(root, '.out'), { recursive: true, force: true })
 
-  interface Row { total: Record<Kind, number[]>; type: Record<Kind, number[]>; tests: Record<Kind, number[]>; related: number[]; first?: { total: number; type: number; tests: number; kind: Kind }; startMs: number; peakKb: number; testOnly?: number }
-  const newRow = (): Row => ({ total: { body: [], export: [] }, type: { body: [], export: [] }, tests: { body: [], export: [] }, related: [], startMs: 0, peakKb: 0 })
+  interface Row { total: Record<Kind, number[]>; type: Record<Kind, number[]>; tests: Record<Kind, number[]>; related: number[]; first?: { total: number; type: number; tests: number; kind: Kind }; startMs: number; peakKb: number; testOnly?: number; phases: WarmRunPhases[] }
+  const newRow = (): Row => ({ total: { body: [], export: [] }, type: { body: [], export: [] }, tests: { body: [], export: [] }, related: [], startMs: 0, peakKb: 0, phases: [] })
 
   /** A guard: the warm type-check worker, then a test check; session start = worker starts + type-check baseline. */
   const guardRow = async (tests: Check, edits: number, sampleGroup: () => number | undefined): Promise<Row> => {
@@ -143,6 +143,7 @@ async function bench(root: string, lib: ReturnType<typeof generateLibrary>, EDIT
           row.type[kind].push(t1 - t0)
           row.tests[kind].push(t2 - t1)
           row.related.push(m.scope === 'all' ? lib.testFiles : m.scope.length)
+          if (tests instanceof WarmVitestCheck && tests.lastPhases) row.phases.push(tests.lastPhases)
         }
       }
       // A write that touched only a test file: only that file's tests run.
@@ -247,6 +248,10 @@ async function bench(root: string, lib: ReturnType<typeof generateLibrary>, EDIT
   for (const b of boots) console.log(`| ${b.label} | ${ms(b.ms)} | ${b.rechecked} | ${b.restored} | ${b === boots[0] ? '1' : `1/${(boots[0]!.ms / b.ms).toFixed(1)}`} |`)
   console.log('')
   console.log(`Related test files per edit (median): ${median(warmRow.related)}. A test-file-only edit: today's guard ${ms(cliRow.testOnly ?? NaN)}, warm guard ${ms(warmRow.testOnly ?? NaN)} (1 test file run).`)
+  if (warmRow.phases.length) {
+    const p = (key: keyof WarmRunPhases) => median(warmRow.phases.map(x => x[key] ?? 0))
+    console.log(`Where the warm runner's time goes (median per steady edit, ${p('files')} test files): related-files walk ${ms(p('relatedMs'))}, invalidation ${ms(p('invalidateMs'))}, vitest run ${ms(p('runMs'))} — summed over its test files: worker preparation ${ms(p('prepareMs'))}, collection (imports) ${ms(p('collectMs'))}, tests ${ms(p('testsMs'))}; the rest of the run is a fresh worker per test file (vitest's isolation, kept: it decides verdicts).`)
+  }
   const exp = median(warmRow.total.export)
   const steady = median(both(warmRow))
   const goals = [

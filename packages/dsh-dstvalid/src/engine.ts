@@ -30,6 +30,9 @@ export interface Judgement extends Verdict {
   readonly measurements: ReadonlyMap<Check, Measurement>
 }
 
+/** Files an import graph sees (related tests are found through it). */
+const MODULE_FILE = /\.(?:[cm]?[jt]sx?|json|vue|svelte)$/
+
 /**
  * The checking engine for one workspace: measures the accepted state,
  * judges a change against it, and advances it when a write is kept.
@@ -44,6 +47,8 @@ export class Guard {
   private readonly _known = new Set<string>()
   /** The lazy checks measured the whole workspace (a judged shell call needs it). */
   private _knownAll = false
+  /** Per lazy check: the test files whose accepted result is current (measured since the last unjudged change). */
+  private readonly _current = new Map<Check, Set<string>>()
   /** Per changed file: the test files (or packages) its related measurements covered. */
   private readonly _related = new Map<string, Set<string>>()
   /** Why a check's accepted state could not be measured the last time it was tried. */
@@ -90,6 +95,7 @@ export class Guard {
     if (dirty) {
       this._known.clear()
       this._knownAll = false
+      this._current.clear()
     }
     for (const check of this.options.checks) {
       if (check.lazyBaseline) continue
@@ -108,8 +114,42 @@ export class Guard {
     if (!unknown.length) return
     const change: Change = { paths: unknown.map(x => x.path), files: unknown.map(x => x.file) }
     let all = true
-    for (const check of lazy) all = (await this.measureAccepted(check, change, io)) && all
+    for (const check of lazy) all = ((await this.alreadyMeasured(check, change, io)) || (await this.measureAccepted(check, change, io))) && all
     if (all) for (const { file } of unknown) this._known.add(file)
+  }
+
+  /**
+   * Whether every test file `change` can affect already has a current
+   * accepted result, so measuring them again on the same content would
+   * change no verdict. Current: measured since the last unjudged change —
+   * a judged write re-runs the tests related to it, and a kept write's
+   * results become the accepted ones.
+   */
+  private async alreadyMeasured(check: Check, change: Change, io: GuardIO): Promise<boolean> {
+    const current = this._current.get(check)
+    if (!current || !check.relatedTestFiles || !this._accepted.get(check)!.measured) return false
+    const tests = await check.relatedTestFiles(change, this.checkIO(io))
+    if (!tests?.every(t => current.has(t))) return false
+    this.relate(change, tests)
+    io.notice('info', `${check.name}: the accepted state of what ${change.files.join(', ')} can affect is already measured (${plural(tests.length, 'related test file')})`)
+    return true
+  }
+
+  /**
+   * A lazy check's related measurement is (part of) the accepted state: its
+   * test files' results are current. A change to a file no import graph
+   * sees (a fixture a test reads, a snapshot) may affect tests nobody
+   * related to it: then no result is taken as current any more.
+   */
+  private markCurrent(check: Check, m: Measurement): void {
+    if (!check.lazyBaseline || m.scope === 'all') return
+    if (m.scope.some(f => !MODULE_FILE.test(f))) {
+      this._current.delete(check)
+      return
+    }
+    const current = this._current.get(check) ?? new Set<string>()
+    for (const file of m.scope) current.add(file)
+    this._current.set(check, current)
   }
 
   /** Before the first write (session start): measure the whole-workspace checks; lazy checks wait for a write's paths. Call inside `queue`. */
@@ -135,6 +175,7 @@ export class Guard {
     this._unmeasured.delete(check)
     state.advance(m)
     check.advance?.(m)
+    this.markCurrent(check, m)
     if (change && m.scope !== 'all') this.relate(change, m.scope)
     const covered = change && check.lazyBaseline && m.scope !== 'all' ? ` of ${plural(this.relatedCount(change) ?? 0, 'related test file')}` : ''
     io.notice('info', `${check.name}: ${plural(m.problems.length, 'existing problem')} in the accepted state${covered}`, 'end')
@@ -244,6 +285,7 @@ export class Guard {
     for (const [check, m] of judgement.measurements) {
       this._accepted.get(check)?.advance(m)
       check.advance?.(m)
+      this.markCurrent(check, m)
     }
   }
 
@@ -307,6 +349,7 @@ export class Guard {
     for (const state of this._accepted.values()) state.reset()
     this._known.clear()
     this._knownAll = false
+    this._current.clear()
     await Promise.all(this.options.checks.map(async c => {
       try {
         await c.dispose?.()

@@ -126,6 +126,7 @@ export { TsWorkerClient, type TsImpactAnswer, type TsWorkerAnswer } from './type
 export { TypecheckCheck } from './checks/typecheck.ts'
 export { VitestCheck, VitestJudge, ownParseErrors, type VitestReport, type VitestCheckOptions } from './checks/vitest.ts'
 export { WarmVitestCheck, TEST_CONFIG_FILE, type WarmVitestOptions } from './checks/vitest-warm.ts'
+export type { WarmRunPhases } from './vitest/warm-client.ts'
 export { CommandCheck } from './checks/command.ts'
 export { GoBuildCheck, GoVetCheck, GoTestCheck, parseGoDiagnostics, parseGoBuildOutput, parseGoTestJson, readGoTestRun, type GoBuildError, type GoTestRun } from './checks/go.ts'
 export { findPython, PythonAnnouncer, PythonCompileCheck, PytestCheck, parseJunit, type PythonInterpreter } from './checks/python.ts'

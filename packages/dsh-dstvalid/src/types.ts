@@ -140,6 +140,13 @@ export interface Check {
    * or after an unjudged change.
    */
   readonly lazyBaseline?: boolean
+  /**
+   * A lazy check's related test files for `change` (workspace-relative),
+   * found without running them; undefined when this check cannot tell
+   * cheaply. When every one already has a current accepted result, the
+   * accepted state of `change` is not measured again.
+   */
+  relatedTestFiles?(change: Change, io: CheckIO): Promise<string[] | undefined>
 }
 
 /** A toolchain profile: detected from the workspace, contributes checks. */

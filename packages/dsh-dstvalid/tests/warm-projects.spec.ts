@@ -5,42 +5,33 @@
  * tsconfig: the project is announced once and left out, test ids carry their
  * project, and checks that cannot change the verdict do not run.
  */
-import { mkdtempSync, readFileSync, rmSync } from 'node:fs'
-import { tmpdir } from 'node:os'
+import { readFileSync } from 'node:fs'
 import { join } from 'node:path'
-import { afterAll, beforeAll, describe, expect, it, vi } from 'vitest'
+import { describe, expect, it, vi } from 'vitest'
 import { WarmVitestCheck } from 'dsh-dstvalid'
+import { tempDir } from 'dsh-testkit'
 import { generateLayout, type Edit, type Layout } from '../../../bench/layouts.ts'
-import { boot, runs, type Harness } from './helpers.ts'
+import { bootForSuite, runs } from './helpers.ts'
 
 // A cold type-check of the solution's programs plus vitest's start: seconds alone, minutes on a shared machine.
 vi.setConfig({ testTimeout: 240_000, hookTimeout: 240_000 })
 
 describe('warm runner: vitest projects, one of which cannot start (bench/layouts.ts library)', () => {
   let l: Layout
-  let h: Harness
-  let dir: string
-  beforeAll(async () => {
-    dir = mkdtempSync(join(tmpdir(), 'dsh-warm-projects-'))
-    l = generateLayout('library', dir)
-    // The harness's default `--pool=threads`; the warm runner is the default.
-    h = await boot(l.root)
-  })
-  afterAll(async () => {
-    await h?.dispose()
-    rmSync(dir, { recursive: true, force: true })
-  })
+  // The harness's default `--pool=threads`; the warm runner is the default.
+  const suite = bootForSuite(() => (l = generateLayout('library', tempDir('dsh-warm-projects-'))).root)
 
-  const edit = (e: Edit) => h.exec('edit_file', { ...e })
-  const testRuns = () => runs(h.session).filter(r => r.check === 'test')
-  const deadNotices = () => h.notices.map(n => n.text).filter(t => t.startsWith('vitest project "dom"'))
+  const edit = (e: Edit) => suite.h.exec('edit_file', { ...e })
+  const testRuns = () => runs(suite.h.session).filter(r => r.check === 'test')
+  const deadNotices = () => suite.h.notices.map(n => n.text).filter(t => t.startsWith('vitest project "dom"'))
   const warm = () => {
-    const check = h.ctx.dstvalid.guardFor(l.root).checks.find(c => c.name === 'test')
+    const check = suite.h.ctx.dstvalid.guardFor(l.root).checks.find(c => c.name === 'test')
     if (!(check instanceof WarmVitestCheck)) throw new Error('the test check is not the warm runner')
     return check
   }
 
   it('keeps a good edit; the project that cannot start is announced once and left out of every later run', async () => {
+    const { h } = suite
     expect(await edit(l.scenarios.good)).toEqual({ content: `edited ${l.scenarios.good.path}` })
     expect(deadNotices()).toEqual([expect.stringMatching(/^vitest project "dom" cannot start here \(Error: Cannot find package 'happy-dom'.*\); its tests are left out — a pre-existing problem of that project$/)])
     expect([...warm().brokenProjects.keys()]).toEqual(['dom'])
@@ -52,7 +43,8 @@ describe('warm runner: vitest projects, one of which cannot start (bench/layouts
     expect(h.results.map(r => [r.check, r.outcome])).toEqual([['typecheck', 'pass'], ['test', 'pass']])
   })
 
-  it('rolls back a behaviour change byte for byte, naming the failing test and its project', async () => {
+  it('rolls back a behaviour change byte for byte, naming the failing test and its project; related tests measured before are not measured again', async () => {
+    const { h } = suite
     const before = readFileSync(join(l.root, l.scenarios.behaviour.path), 'utf8')
     const r = await edit(l.scenarios.behaviour)
     expect(r).toEqual({
@@ -65,9 +57,10 @@ describe('warm runner: vitest projects, one of which cannot start (bench/layouts
       ].join('\n'),
     })
     expect(readFileSync(join(l.root, l.scenarios.behaviour.path), 'utf8')).toBe(before)
-    // The accepted state, the write, each newly failing test alone in its project, the re-check after the rollback.
+    // Its related tests' accepted results are current (the last write measured them): not measured again.
+    expect(h.notices.map(n => n.text)).toContain('test: the accepted state of what src/parser.ts can affect is already measured (2 related test files)')
+    // The write, each newly failing test alone in its project, the re-check after the rollback.
     expect(testRuns().slice(2).map(r => r.argv.join(' '))).toEqual([
-      'vitest related src/parser.ts --run --project unit --project node (warm)',
       'vitest related src/parser.ts --run --project unit --project node (warm)',
       'vitest run test/node/evaluate.test.ts -t ^(evaluate computes with precedence|evaluate honours parentheses)$ --project node (warm)',
       'vitest run test/unit/parser.test.ts -t ^(parse binds \\* tighter than \\+)$ --project unit (warm)',
@@ -77,6 +70,7 @@ describe('warm runner: vitest projects, one of which cannot start (bench/layouts
   })
 
   it('a write whose type-check regresses runs no test after it', async () => {
+    const { h } = suite
     const before = testRuns().length
     const r = await edit(l.scenarios.renameExport)
     expect(r.isError).toBe(true)
@@ -86,16 +80,28 @@ describe('warm runner: vitest projects, one of which cannot start (bench/layouts
     expect(testRuns().slice(before).map(r => r.argv.join(' '))).toEqual(['vitest related src/tokens.ts --run --project unit --project node (warm)'])
   })
 
-  it('a write that only touched a test file runs only that test file', async () => {
+  it('a write that only touched a test file runs only that test file, once', async () => {
+    const { h } = suite
     const before = testRuns().length
     const r = await edit({ path: 'test/unit/tokens.test.ts', old_string: "describe('tokenize', () => {", new_string: "// Token boundaries.\ndescribe('tokenize', () => {" })
     expect(r).toEqual({ content: 'edited test/unit/tokens.test.ts' })
-    expect(h.notices.map(n => n.text)).toContain('test: 0 existing problems in the accepted state of 1 related test file')
-    expect(testRuns().slice(before).map(r => r.argv.join(' '))).toEqual([
-      'vitest related test/unit/tokens.test.ts --run --project unit --project node (warm)',
-      'vitest related test/unit/tokens.test.ts --run --project unit --project node (warm)',
-    ])
+    // Measured with src/tokens.ts's related tests before: one run, after the write.
+    expect(h.notices.map(n => n.text)).toContain('test: the accepted state of what test/unit/tokens.test.ts can affect is already measured (1 related test file)')
+    expect(testRuns().slice(before).map(r => r.argv.join(' '))).toEqual(['vitest related test/unit/tokens.test.ts --run --project unit --project node (warm)'])
     expect(warm().lastPhases?.files).toBe(1)
     expect(h.results.slice(-2).map(x => [x.check, x.outcome])).toEqual([['typecheck', 'pass'], ['test', 'pass']])
+  })
+
+  it('after a change no import graph sees (a fixture a test may read), related tests are measured again', async () => {
+    const { h } = suite
+    expect(await h.exec('write_file', { path: 'test/fixtures/expressions.txt', content: '2 + 3 * 4\n' })).toEqual({ content: 'created test/fixtures/expressions.txt (10 bytes)' })
+    const before = testRuns().length
+    const r = await edit({ path: 'src/evaluate.ts', old_string: 'export function evaluate(input: string): number {', new_string: '/** Parse and evaluate. */\nexport function evaluate(input: string): number {' })
+    expect(r).toEqual({ content: 'edited src/evaluate.ts' })
+    expect(h.notices.map(n => n.text)).toContain('test: 0 existing problems in the accepted state of 1 related test file')
+    expect(testRuns().slice(before).map(r => r.argv.join(' '))).toEqual([
+      'vitest related src/evaluate.ts --run --project unit --project node (warm)',
+      'vitest related src/evaluate.ts --run --project unit --project node (warm)',
+    ])
   })
 })

@@ -1,4 +1,5 @@
 import { join } from 'node:path'
+import { toPosixRelative } from 'dsh-common'
 import { seconds } from '../run.ts'
 import type { Change, Check, CheckIO, Measurement, Problem } from '../types.ts'
 import { WarmVitestClient, type WarmRunAnswer, type WarmRunPhases, type WarmRunRequest } from '../vitest/warm-client.ts'
@@ -105,6 +106,15 @@ export class WarmVitestCheck implements Check {
     const argv = related ? ['vitest', 'related', ...change!.files, '--run'] : ['vitest', 'run']
     const m = await this._judge.judge(only => this.runWarm({ ...request, ...(only ? { projects: only } : {}) }, projectArgv(argv, only), io), io, change?.files)
     return m ?? this.options.cli.measure(change, io)
+  }
+
+  /** The related test files, from the runner's module graph without running them; undefined when the runner cannot say. */
+  async relatedTestFiles(change: Change, io: CheckIO): Promise<string[] | undefined> {
+    if (this._unsupported || this.options.mode !== 'related' || change.files.some(f => RERUN_ALL.test(f) || TEST_CONFIG_FILE.test(f))) return undefined
+    const only = this._judge.runnable
+    const answer = await this._client.run({ changed: change.paths, mode: 'related', list: true, ...(only ? { projects: only } : {}) }, io.timeoutMs, io.signal)
+    if (answer.status !== 'ok') return undefined
+    return [...new Set(answer.report.modules.map(m => toPosixRelative(this.options.root, m.file)))]
   }
 
   async confirm(problems: Problem[], io: CheckIO): Promise<Problem[] | undefined> {

@@ -8,7 +8,8 @@
  *
  *   node server.mjs <root> <vitest/node entry> <extra CLI arguments JSON>
  *
- * Messages in: { id, kind: 'run', changed: string[] | null, mode: 'related' | 'all' | 'files', files?: string[], pattern?: string, projects?: string[] }
+ * Messages in: { id, kind: 'run', changed: string[] | null, mode: 'related' | 'all' | 'files', files?: string[], pattern?: string, projects?: string[], list?: boolean }
+ *              (`list`: find the test files only, run nothing)
  *              { kind: 'close' }
  * Messages out: { ready: true, version } | { unsupported: string }
  *               { id, ok: true, report, phases } | { id, ok: false, error }
@@ -196,7 +197,7 @@ async function related(/** @type {any[]} */ specs, /** @type {string[]} */ chang
   return out
 }
 
-/** @param {{ id: number, changed: string[] | null, mode: 'related' | 'all' | 'files', files?: string[], pattern?: string, projects?: string[] }} request */
+/** @param {{ id: number, changed: string[] | null, mode: 'related' | 'all' | 'files', files?: string[], pattern?: string, projects?: string[], list?: boolean }} request */
 async function run(request, /** @type {Record<string, number>} */ phases) {
   let t = performance.now()
   const lap = (/** @type {string} */ name) => {
@@ -220,6 +221,8 @@ async function run(request, /** @type {Record<string, number>} */ phases) {
   }
   lap('relatedMs')
   phases.files = specs.length
+  // Only which test files a run would run: every one as never run.
+  if (request.list) return dshReport(vitest.projects, specs.map((/** @type {any} */ s) => ({ projectName: s.project.name, filepath: s.moduleId, tasks: [] })), [])
   if (!specs.length) return dshReport(vitest.projects, [], [])
   if (request.pattern) vitest.setGlobalTestNamePattern(new RegExp(request.pattern))
   try {

@@ -13,6 +13,8 @@ export interface WarmRunRequest {
   pattern?: string
   /** Only these vitest projects (undefined: every project). */
   projects?: readonly string[]
+  /** Find the test files only (reported as never run); run nothing. */
+  list?: boolean
 }
 
 /** Where a warm run's time went, ms (the run's steps; the per-file sums are vitest's own module diagnostics). */
