@@ -1,7 +1,7 @@
 import { spawn } from 'node:child_process'
 import { mkdirSync, readdirSync, readFileSync, writeFileSync } from 'node:fs'
 import { join } from 'node:path'
-import { afterEach, describe, expect, it } from 'vitest'
+import { afterEach, describe, expect, it, vi } from 'vitest'
 import { startProtocolServer, textStream, toolCallStream, type ProtocolServer, type Reply } from 'dsh-llm-openai/test-server'
 import { tempDir } from 'dsh-testkit'
 import { dsh, repoRoot } from './helpers.ts'
@@ -74,12 +74,6 @@ function turnEnds(ws: string): unknown[] {
   }
 }
 
-async function until(condition: () => boolean, timeoutMs = 20_000) {
-  for (const start = Date.now(); !condition(); await new Promise(r => setTimeout(r, 25))) {
-    if (Date.now() - start > timeoutMs) throw new Error('condition not met in time')
-  }
-}
-
 describe('dsh chat', () => {
   it('piped prompts run as two turns against the configured model; answers, tool calls and results are shown; the log is saved', async () => {
     const { server, ws, config } = await setup([
@@ -130,8 +124,9 @@ describe('dsh chat', () => {
     await server.waitForClientAborts(1)
     chat.child.stdin.write('second\n')
     await chat.waitFor('stdout', 'assistant: Fine.\n')
-    // The turn is over once its end is flushed to the log (the text arrives a little earlier).
-    await until(() => turnEnds(ws).length === 2)
+    // The turn is over once its end is flushed to the log (the text arrives a little earlier); the log
+    // is the chat process's, so the file is polled (no event crosses the process boundary).
+    await vi.waitFor(() => expect(turnEnds(ws)).toHaveLength(2), { timeout: 20_000, interval: 25 })
     chat.child.kill('SIGINT')
     await chat.waitFor('stderr', '^C · Ctrl-C again to exit, or Ctrl-D\n')
     chat.child.kill('SIGINT')
