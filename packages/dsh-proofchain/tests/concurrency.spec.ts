@@ -4,7 +4,8 @@ import { fileURLToPath } from 'node:url'
 import { describe, expect, it } from 'vitest'
 import { runCommand } from 'dsh-common'
 import { ProofChain, verifyChainFile } from 'dsh-proofchain'
-import { lines, tempDir } from './helpers.ts'
+import { tempDir } from 'dsh-testkit'
+import { lines } from './helpers.ts'
 
 const root = fileURLToPath(new URL('../../..', import.meta.url))
 const worker = fileURLToPath(new URL('./fixtures/append-worker.ts', import.meta.url))

@@ -1,36 +1,17 @@
-import { mkdtempSync, readFileSync, rmSync, writeFileSync } from 'node:fs'
-import { tmpdir } from 'node:os'
+import { readFileSync, writeFileSync } from 'node:fs'
 import { join } from 'node:path'
-import { afterEach } from 'vitest'
-import { Context } from '@deepseek-ai/cordis'
-import { SessionService } from 'dsh-session'
-import { ToolService } from 'dsh-tools'
-import * as WorkspaceTools from 'dsh-tools-workspace'
-import { LlmService, type ModelRequest, type ScriptStep, createScriptedAdapter } from 'dsh-llm'
-import { AgentService } from 'dsh-agent'
+import type { Context } from '@deepseek-ai/cordis'
+import type { ModelRequest, ScriptStep } from 'dsh-llm'
+import { harness, tempDir, type HarnessOptions } from 'dsh-testkit'
 import * as Proofchain from 'dsh-proofchain'
 import { ProofChain, type ProofChainOptions, type ProofInput } from 'dsh-proofchain'
 import type { VerifyResult } from 'dsh-dstvalid'
-
-const dirs: string[] = []
-afterEach(() => {
-  for (const dir of dirs.splice(0)) rmSync(dir, { recursive: true, force: true })
-})
-
-/** A fresh temp directory, removed after the test. */
-export function tempDir(): string {
-  const dir = mkdtempSync(join(tmpdir(), 'dsh-proof-'))
-  dirs.push(dir)
-  return dir
-}
-
-export const tick = () => new Promise(resolve => setTimeout(resolve, 0))
 
 /** A chain in a fresh temp dir; `now` counts up from 1_000 so entries are deterministic. */
 export function freshChain(options: Partial<ProofChainOptions> = {}): ProofChain {
   let clock = 1_000
   const warnings: string[] = []
-  const chain = ProofChain.open({ file: join(tempDir(), 'proofchain.jsonl'), now: () => clock++, onWarning: m => warnings.push(m), ...options })
+  const chain = ProofChain.open({ file: join(tempDir('dsh-proof-'), 'proofchain.jsonl'), now: () => clock++, onWarning: m => warnings.push(m), ...options })
   return Object.assign(chain, { warnings })
 }
 
@@ -60,39 +41,26 @@ export function writeLines(file: string, rows: string[]) {
   writeFileSync(file, rows.map(r => r + '\n').join(''))
 }
 
-export interface Harness {
-  ctx: Context
-  workspace: string
-  /** Every model request, as the model received it. */
-  requests: ModelRequest[]
-  dispose(): Promise<void>
-}
-
 /**
- * A real harness: sessions, tools, workspace tools, a scripted model, the
- * agent loop, dsh-proofchain, and a stand-in verifier that emits
- * `verify/result` after each write the way dsh-dstvalid does (content
- * containing "BROKEN" is "rolled back" with one new problem).
+ * The kit's harness with a scripted model, dsh-proofchain (`config`), and a
+ * stand-in verifier that emits `verify/result` after each write the way
+ * dsh-dstvalid does (content containing "BROKEN" is "rolled back" with one
+ * new problem). Its session is `s1`; `requests` holds every model request.
  */
-export async function bootHarness(script: ScriptStep[], config: Partial<Proofchain.Config> = {}): Promise<Harness> {
-  const ctx = new Context()
-  const workspace = tempDir()
+export async function bootHarness(script: ScriptStep[], config: Partial<Proofchain.Config> = {}, options: Pick<HarnessOptions, 'workspace' | 'session'> = {}) {
+  const h = await harness({
+    script,
+    session: { id: 's1' },
+    ...options,
+    plugins: [[Proofchain, Proofchain.Config(config)], { name: 'stand-in-verifier', inject: ['tools'], apply: standInVerifier }],
+  })
   const requests: ModelRequest[] = []
-  await ctx.plugin(SessionService)
-  await ctx.plugin(ToolService)
-  await ctx.plugin(LlmService)
-  await ctx.plugin(WorkspaceTools, {})
-  await ctx.plugin(AgentService, {})
-  await ctx.inject(['llm'], (c) => { c.llm.register(createScriptedAdapter(script)) })
-  await ctx.plugin(Proofchain, config as Proofchain.Config)
-  await ctx.plugin({ name: 'stand-in-verifier', inject: ['tools'], apply: standInVerifier })
-  ctx.on('agent/request', async (request, next) => {
+  h.ctx.on('agent/request', async (request, next) => {
     const r = await next()
     requests.push(r)
     return r
   })
-  await tick()
-  return { ctx, workspace, requests, dispose: () => ctx.fiber.dispose() }
+  return Object.assign(h, { requests })
 }
 
 function standInVerifier(ctx: Context) {

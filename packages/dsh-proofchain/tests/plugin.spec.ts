@@ -3,12 +3,12 @@ import { join } from 'node:path'
 import { fileURLToPath } from 'node:url'
 import { runCommand } from 'dsh-common'
 import { describe, expect, it } from 'vitest'
-import { Context } from '@deepseek-ai/cordis'
-import { SessionService, type Session } from 'dsh-session'
+import type { Session } from 'dsh-session'
+import { harness, listenerCounts, tempDir } from 'dsh-testkit'
 import * as Proofchain from 'dsh-proofchain'
 import { proofSummarySeen, verifyChainFile, type ProofEntry } from 'dsh-proofchain'
 import type { VerifyResult } from 'dsh-dstvalid'
-import { bootHarness, proofMessages, tempDir, tick } from './helpers.ts'
+import { bootHarness, proofMessages } from './helpers.ts'
 
 const write = (path: string, content: string) => ({ toolCalls: [{ name: 'write_file', arguments: { path, content } }] })
 const say = (text: string) => ({ text })
@@ -37,8 +37,7 @@ describe('dsh-proofchain in a harness', () => {
       say('nothing new'),
       say('still nothing new'),
     ])
-    const session = h.ctx.sessions.create('s1', { cwd: h.workspace })
-    const agent = h.ctx.agents.create(session)
+    const { session, agent } = h
     await agent.send('write a')
     expect(proofMessages(h.requests[0]!)).toEqual([])
 
@@ -62,17 +61,15 @@ describe('dsh-proofchain in a harness', () => {
 
   it('a resumed session does not repeat the summary it already saw, and shows a changed one', async () => {
     const first = await bootHarness([write('src/a.ts', 'export const a = 1\n'), say('ok'), say('seen')])
-    const s1 = first.ctx.sessions.create('s1', { cwd: first.workspace })
-    const a1 = first.ctx.agents.create(s1)
+    const { session: s1, agent: a1 } = first
     await a1.send('one')
     await a1.send('two')
     expect(proofContext(s1)).toHaveLength(1)
     const seed = [...s1.events]
     await first.dispose()
 
-    const second = await bootHarness([say('x'), say('x'), say('x'), write('src/c.ts', 'export const c = 3\n'), say('c written'), say('y')])
-    const s2 = second.ctx.sessions.create('s1', { cwd: first.workspace, seed })
-    const a2 = second.ctx.agents.create(s2)
+    const second = await bootHarness([say('x'), say('x'), say('x'), write('src/c.ts', 'export const c = 3\n'), say('c written'), say('y')], {}, { workspace: first.workspace, session: { id: 's1', seed } })
+    const { session: s2, agent: a2 } = second
     await a2.send('three')
     expect(proofContext(s2)).toHaveLength(1)
     await a2.send('four')
@@ -86,7 +83,7 @@ describe('dsh-proofchain in a harness', () => {
 
   it("records claims checkpoints, restores and learnings, and emits proofchain/appended", async () => {
     const h = await bootHarness([])
-    const session = h.ctx.sessions.create('s1', { cwd: h.workspace })
+    const { session } = h
     const appended: ProofEntry[] = []
     h.ctx.on('proofchain/appended', entry => { appended.push(entry) })
     ;(session.append as (type: string, data: unknown) => unknown)('claims/checkpoint', {
@@ -107,10 +104,10 @@ describe('dsh-proofchain in a harness', () => {
   })
 
   it('a vault it cannot write never breaks the plugin that emitted the proof', async () => {
-    const h = await bootHarness([])
-    const notADir = join(h.workspace, 'vault-file')
+    const notADir = join(tempDir(), 'vault-file')
     writeFileSync(notADir, 'x')
-    const session = h.ctx.sessions.create('s1', { cwd: h.workspace, vault: notADir })
+    const h = await bootHarness([], {}, { session: { id: 's1', vault: notADir } })
+    const { session } = h
     expect(() => h.ctx.emit('verify/result', { sessionId: 's1', callId: 'c', tool: 'edit_file', paths: ['a.ts'], check: 'typecheck', outcome: 'pass', newProblems: [], durationMs: 1 })).not.toThrow()
     await expect(session.flush()).resolves.toBeUndefined()
     await h.dispose()
@@ -118,17 +115,14 @@ describe('dsh-proofchain in a harness', () => {
 
   it('inject "step" shows a changed summary at the next step; "never" never does', async () => {
     const step = await bootHarness([write('src/a.ts', 'export const a = 1\n'), say('done')], { inject: 'step' })
-    const s = step.ctx.sessions.create('s1', { cwd: step.workspace })
-    await step.ctx.agents.create(s).send('go')
+    await step.agent.send('go')
     expect(proofMessages(step.requests[1]!)).toEqual([SUMMARY_1])
     await step.dispose()
 
     const never = await bootHarness([write('src/a.ts', 'export const a = 1\n'), say('done'), say('again')], { inject: 'never' })
-    const n = never.ctx.sessions.create('s1', { cwd: never.workspace })
-    const agent = never.ctx.agents.create(n)
-    await agent.send('go')
-    await agent.send('again')
-    expect(proofContext(n)).toEqual([])
+    await never.agent.send('go')
+    await never.agent.send('again')
+    expect(proofContext(never.session)).toEqual([])
     expect(existsSync(join(never.workspace, '.dsh', 'proofchain.jsonl'))).toBe(true)
     await never.dispose()
   })
@@ -136,22 +130,17 @@ describe('dsh-proofchain in a harness', () => {
 
 describe('lifecycle', () => {
   it('disposing the fiber removes every listener (twice is harmless) and writes out queued proofs', async () => {
-    const ctx = new Context()
-    await ctx.plugin(SessionService)
-    await tick()
-    const events = ['verify/result', 'verify/learning', 'snapshot/restored', 'session/event', 'session/flush', 'agent/turn-start', 'agent/step-start'] as const
-    const count = () => events.map(e => (ctx.events._hooks as Record<string, unknown[] | undefined>)[e]?.length ?? 0)
-    const before = count()
-    const fiber = ctx.plugin(Proofchain, {} as Proofchain.Config)
-    await fiber
-    expect(count()).not.toEqual(before)
-    const workspace = tempDir()
-    ctx.sessions.create('s1', { cwd: workspace })
-    ctx.emit('verify/result', { sessionId: 's1', callId: 'c', tool: 'edit_file', paths: ['x.ts'], check: 'typecheck', outcome: 'pass', newProblems: [], durationMs: 3 })
+    const h = await harness({ workspaceTools: false })
+    const events = ['verify/result', 'verify/learning', 'snapshot/restored', 'session/event', 'session/flush', 'agent/turn-start', 'agent/step-start']
+    const before = listenerCounts(h.ctx, events)
+    const fiber = await h.load([Proofchain, Proofchain.Config({})])
+    expect(listenerCounts(h.ctx, events)).not.toEqual(before)
+    h.ctx.emit('verify/result', { sessionId: h.session.id, callId: 'c', tool: 'edit_file', paths: ['x.ts'], check: 'typecheck', outcome: 'pass', newProblems: [], durationMs: 3 })
     await fiber.dispose()
     await fiber.dispose()
-    expect(count()).toEqual(before)
-    expect(readFileSync(join(workspace, '.dsh', 'proofchain.jsonl'), 'utf8')).toContain('"subject":"typecheck x.ts"')
+    expect(listenerCounts(h.ctx, events)).toEqual(before)
+    expect(readFileSync(join(h.workspace, '.dsh', 'proofchain.jsonl'), 'utf8')).toContain('"subject":"typecheck x.ts"')
+    await h.dispose()
   })
 
   it('is loaded by name through the Cordis loader (in a real tsx process), with its Config defaults', async () => {

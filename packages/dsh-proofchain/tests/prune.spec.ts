@@ -2,7 +2,8 @@ import { readFileSync } from 'node:fs'
 import { join } from 'node:path'
 import { describe, expect, it } from 'vitest'
 import { ProofChain, verifyChainFile, type ProofChain as Chain } from 'dsh-proofchain'
-import { lines, sample, tempDir, writeLines } from './helpers.ts'
+import { tempDir } from 'dsh-testkit'
+import { lines, sample, writeLines } from './helpers.ts'
 
 /** Two chains fed the same entries (with fixed times): one prunes at `maxBytes`, one never does. */
 async function twins(n: number, maxBytes: number): Promise<{ pruned: Chain; full: Chain }> {
