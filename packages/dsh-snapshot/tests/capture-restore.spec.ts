@@ -290,6 +290,12 @@ describe('captureDir', () => {
     expect(snaps(root, { exclude: ['.pytest_cache'] }).captureDir(call('c3'), '.').captured).toEqual(['.', '.codegraph', 'pkg', 'pkg/__pycache__', '.codegraph/index.db', 'a.ts', 'pkg/__pycache__/m.pyc'])
   })
 
+  it('settings go through the plugin\'s Config schema: a bad one is refused, saying which', () => {
+    const root = workspace()
+    expect(() => snaps(root, { fsync: 'sometimes' as 'off' })).toThrow('$.fsync expected "capture" | "always" | "off" but got "sometimes"')
+    expect(() => snaps(root, { maxFileBytes: -1 })).toThrow('$.maxFileBytes expected number >= 0 but got -1')
+  })
+
   it('refuses a tree over the total cap with a clear error', () => {
     const root = workspace({ 'd/a': Buffer.alloc(600), 'd/b': Buffer.alloc(600) })
     const s = snaps(root, { maxDirBytes: 1000 })
