@@ -18,9 +18,8 @@
  */
 import { createHash } from 'node:crypto'
 import { mkdirSync, symlinkSync, writeFileSync } from 'node:fs'
-import { dirname, join, resolve } from 'node:path'
-import { fileURLToPath } from 'node:url'
-import { computeValue, moduleSource, planModules, prng, type Mod } from './gen-ts-project.ts'
+import { dirname, join } from 'node:path'
+import { computeValue, generatorCli, moduleSource, planModules, prng, type Mod } from './gen-ts-project.ts'
 
 export interface LibraryOptions {
   /** Source modules (src/, four layers). */
@@ -152,18 +151,7 @@ function testSource(project: string, target: Mod, mods: Mod[], memo: Map<string,
   return lines.join('\n')
 }
 
-if (process.argv[1] && resolve(process.argv[1]) === fileURLToPath(import.meta.url)) {
-  const args = process.argv.slice(2)
-  const flag = (name: string, def: number) => {
-    const i = args.indexOf(`--${name}`)
-    return i === -1 ? def : Number(args[i + 1])
-  }
-  const dir = args.find(a => !a.startsWith('--') && !/^\d+$/.test(a))
-  if (!dir) {
-    console.error('usage: tsx bench/gen-library.ts <dir> [--modules 320] [--tests 160] [--seed 1]')
-    process.exit(2)
-  }
-  const here = dirname(fileURLToPath(import.meta.url))
-  const lib = generateLibrary(resolve(dir), { modules: flag('modules', 320), testFiles: flag('tests', 160), seed: flag('seed', 1) }, join(here, '..', 'node_modules'))
-  console.log(`generated ${lib.modules.length} modules, ${lib.testFiles} test files with ${lib.tests} tests (${lib.projects.map(p => `${p.name} ${p.testFiles}`).join(', ')}) in ${lib.root}`)
-}
+generatorCli(import.meta.url, { modules: 320, testFiles: 160, seed: 1 }, (dir, options, nodeModules) => {
+  const lib = generateLibrary(dir, options, nodeModules)
+  return `generated ${lib.modules.length} modules, ${lib.testFiles} test files with ${lib.tests} tests (${lib.projects.map(p => `${p.name} ${p.testFiles}`).join(', ')}) in ${lib.root}`
+})

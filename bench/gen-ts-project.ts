@@ -8,7 +8,7 @@
  *   tsx bench/gen-ts-project.ts <dir> [--modules 520] [--tests 120] [--seed 1]
  */
 import { mkdirSync, symlinkSync, writeFileSync } from 'node:fs'
-import { dirname, join, resolve } from 'node:path'
+import { basename, dirname, join, resolve } from 'node:path'
 import { fileURLToPath } from 'node:url'
 
 export interface GenOptions {
@@ -183,7 +183,14 @@ export function generateProject(root: string, options: GenOptions, nodeModules?:
   return { root, modules: mods.map(m => ({ path: m.path, layer: m.layer, index: m.id, deps: m.deps })), tests: options.testFiles * 2 }
 }
 
-if (process.argv[1] && resolve(process.argv[1]) === fileURLToPath(import.meta.url)) {
+/**
+ * A generator's command line, `tsx bench/<script> <dir> [--modules N] [--tests N] [--seed N]`:
+ * runs `generate` (printing the line it returns) only when `script` (its
+ * `import.meta.url`) is the file node was started with.
+ */
+export function generatorCli(script: string, defaults: GenOptions, generate: (dir: string, options: GenOptions, nodeModules: string) => string): void {
+  const file = fileURLToPath(script)
+  if (!process.argv[1] || resolve(process.argv[1]) !== file) return
   const args = process.argv.slice(2)
   const flag = (name: string, def: number) => {
     const i = args.indexOf(`--${name}`)
@@ -191,10 +198,14 @@ if (process.argv[1] && resolve(process.argv[1]) === fileURLToPath(import.meta.ur
   }
   const dir = args.find(a => !a.startsWith('--') && !/^\d+$/.test(a))
   if (!dir) {
-    console.error('usage: tsx bench/gen-ts-project.ts <dir> [--modules 520] [--tests 120] [--seed 1]')
+    console.error(`usage: tsx bench/${basename(file)} <dir> [--modules ${defaults.modules}] [--tests ${defaults.testFiles}] [--seed ${defaults.seed}]`)
     process.exit(2)
   }
-  const here = dirname(fileURLToPath(import.meta.url))
-  const p = generateProject(resolve(dir), { modules: flag('modules', 520), testFiles: flag('tests', 120), seed: flag('seed', 1) }, join(here, '..', 'node_modules'))
-  console.log(`generated ${p.modules.length} modules and ${p.tests} tests in ${p.root}`)
+  const options = { modules: flag('modules', defaults.modules), testFiles: flag('tests', defaults.testFiles), seed: flag('seed', defaults.seed) }
+  console.log(generate(resolve(dir), options, join(dirname(file), '..', 'node_modules')))
 }
+
+generatorCli(import.meta.url, { modules: 520, testFiles: 120, seed: 1 }, (dir, options, nodeModules) => {
+  const p = generateProject(dir, options, nodeModules)
+  return `generated ${p.modules.length} modules and ${p.tests} tests in ${p.root}`
+})
