@@ -115,6 +115,37 @@ function writeTree(root: string, files: Record<string, string>) {
   }
 }
 
+/** A layout's files (workspace-relative path → text), its facts, and the directory links pnpm would make. */
+interface Generated {
+  files: Record<string, string>
+  layout: Omit<Layout, 'root'>
+  links?: { from: string; to: string }[]
+}
+
+interface Problems {
+  broken: NewFile
+  failing: NewFile
+  newError: Edit
+}
+
+/**
+ * Add the pre-existing problems (`preexisting: true`): a source file with a
+ * type error and a failing test, written with the layout's files, and the
+ * two edits judged against them.
+ */
+function addPreexisting(files: Record<string, string>, layout: Omit<Layout, 'root'>, problems: Problems) {
+  files[problems.broken.path] = problems.broken.content
+  files[problems.failing.path] = problems.failing.content
+  layout.tests = [...layout.tests, problems.failing.path].sort()
+  layout.preexisting = {
+    brokenFile: problems.broken.path,
+    failingTest: problems.failing.path,
+    ...(layout.deadProject ? { deadProject: layout.deadProject } : {}),
+    unrelatedGood: layout.scenarios.good,
+    newError: problems.newError,
+  }
+}
+
 /** Link `<root>/<from>` to `<root>/<to>` with a relative symlink, as pnpm links workspace packages. */
 function linkDir(root: string, from: string, to: string) {
   const abs = join(root, from)
@@ -179,16 +210,15 @@ const receipt = (ext: string) => lines(
   '}',
 )
 
-const moneyTest = (runner: 'vitest' | '@jest/globals', from: string) => lines(
-  `import { describe, expect, it } from '${runner}'`,
-  `import { addCents, formatCents, percentOf } from '${from}'`,
-  '',
-  "describe('money', () => {",
-  "  it('formats cents', () => expect(formatCents(1234)).toBe('12.34 EUR'))",
-  "  it('formats negative amounts', () => expect(formatCents(-5)).toBe('-0.05 EUR'))",
-  "  it('adds', () => expect(addCents(1, 2)).toBe(3))",
-  "  it('rounds a percentage to the nearest cent', () => expect(percentOf(999, 10)).toBe(100))",
-  '})',
+/** A test file: its imports, then one `describe` named `suite` holding `tests` (lines, indented by the describe). */
+const testFile = (runner: 'vitest' | '@jest/globals', imports: string[], suite: string, ...tests: string[]) =>
+  lines(`import { describe, expect, it } from '${runner}'`, ...imports, '', `describe('${suite}', () => {`, ...tests.map(t => `  ${t}`), '})')
+
+const moneyTest = (runner: 'vitest' | '@jest/globals', from: string) => testFile(runner, [`import { addCents, formatCents, percentOf } from '${from}'`], 'money',
+  "it('formats cents', () => expect(formatCents(1234)).toBe('12.34 EUR'))",
+  "it('formats negative amounts', () => expect(formatCents(-5)).toBe('-0.05 EUR'))",
+  "it('adds', () => expect(addCents(1, 2)).toBe(3))",
+  "it('rounds a percentage to the nearest cent', () => expect(percentOf(999, 10)).toBe(100))",
 )
 
 const cartTest = (runner: 'vitest' | '@jest/globals', from: string) => lines(
@@ -203,13 +233,8 @@ const cartTest = (runner: 'vitest' | '@jest/globals', from: string) => lines(
   '})',
 )
 
-const receiptTest = (runner: 'vitest' | '@jest/globals', from: string) => lines(
-  `import { describe, expect, it } from '${runner}'`,
-  `import { receiptLines } from '${from}'`,
-  '',
-  "describe('receipt', () => {",
-  "  it('lists lines and the total', () => expect(receiptLines([{ sku: 'a', unit: 250, quantity: 2 }])).toEqual(['a x2', 'total 5.00 EUR']))",
-  '})',
+const receiptTest = (runner: 'vitest' | '@jest/globals', from: string) => testFile(runner, [`import { receiptLines } from '${from}'`], 'receipt',
+  "it('lists lines and the total', () => expect(receiptLines([{ sku: 'a', unit: 250, quantity: 2 }])).toEqual(['a x2', 'total 5.00 EUR']))",
 )
 
 function moneyScenarios(src: string, ext: string, testDir: string, runner: 'vitest' | '@jest/globals'): LayoutScenarios {
@@ -225,7 +250,7 @@ function moneyScenarios(src: string, ext: string, testDir: string, runner: 'vite
     newFileTypeError: { path: `${src}/shipping.ts`, content: lines("import type { Cents } from './money" + ext + "'", '', "export const FLAT_RATE: Cents = 'free'") },
     testFirst: {
       path: `${testDir}/tax.test.ts`,
-      content: lines(`import { describe, expect, it } from '${runner}'`, `import { taxOf } from '${relativeImport(testDir, `${src}/tax`, ext)}'`, '', "describe('tax', () => {", "  it('takes 20 %', () => expect(taxOf(1000)).toBe(200))", '})'),
+      content: testFile(runner, [`import { taxOf } from '${relativeImport(testDir, `${src}/tax`, ext)}'`], 'tax', "it('takes 20 %', () => expect(taxOf(1000)).toBe(200))"),
     },
   }
 }
@@ -235,9 +260,34 @@ function relativeImport(fromDir: string, toFile: string, ext: string): string {
   return (r.startsWith('.') ? r : `./${r}`) + ext
 }
 
+/** The shop's sources in `src` and their tests in `testDir`. */
+function shopFiles(src: string, testDir: string, runner: 'vitest' | '@jest/globals'): Record<string, string> {
+  const from = (name: string) => relativeImport(testDir, `${src}/${name}`, '')
+  return {
+    [`${src}/money.ts`]: money,
+    [`${src}/cart.ts`]: cart(''),
+    [`${src}/receipt.ts`]: receipt(''),
+    [`${testDir}/money.test.ts`]: moneyTest(runner, from('money')),
+    [`${testDir}/cart.test.ts`]: cartTest(runner, from('cart')),
+    [`${testDir}/receipt.test.ts`]: receiptTest(runner, from('receipt')),
+  }
+}
+
+/** The shop's pre-existing problems: a fee typed as a string, a test still expecting the old rounding. */
+function shopProblems(src: string, testDir: string, runner: 'vitest' | '@jest/globals'): Problems {
+  return {
+    broken: { path: `${src}/legacy.ts`, content: lines("import type { Cents } from './money'", '', '/** Left broken by an earlier change. */', "export const LEGACY_FEE: Cents = '0.50'") },
+    failing: {
+      path: `${testDir}/legacy.test.ts`,
+      content: testFile(runner, [`import { addCents } from '${relativeImport(testDir, `${src}/money`, '')}'`], 'legacy', "it('still expects the old rounding', () => expect(addCents(1, 1)).toBe(3))"),
+    },
+    newError: { path: `${src}/receipt.ts`, old_string: '  return out\n', new_string: '  const count: number = out.length.toString()\n  return count ? out : []\n' },
+  }
+}
+
 // ---------------------------------------------------------------- (a) vite-app
 
-function viteApp(root: string, options: LayoutOptions): Omit<Layout, 'root'> {
+function viteApp(): Generated {
   const files: Record<string, string> = {
     'package.json': json({ name: 'vite-app', private: true, version: '0.0.0', type: 'module', scripts: { build: 'tsc -b && vite build', test: 'vitest run' } }),
     'tsconfig.json': json({ files: [], references: [{ path: './tsconfig.app.json' }, { path: './tsconfig.node.json' }] }),
@@ -267,9 +317,7 @@ function viteApp(root: string, options: LayoutOptions): Omit<Layout, 'root'> {
       "export default defineConfig({ test: { include: ['src/**/*.test.ts'] } })",
     ),
     'index.html': lines('<!doctype html>', '<html lang="en">', '  <body>', '    <div id="app"></div>', '    <script type="module" src="/src/main.ts"></script>', '  </body>', '</html>'),
-    'src/lib/money.ts': money,
-    'src/lib/cart.ts': cart(''),
-    'src/lib/receipt.ts': receipt(''),
+    ...shopFiles('src/lib', 'src/lib', 'vitest'),
     'src/components/cart-view.ts': lines(
       "import type { Line } from '../lib/cart'",
       "import { formatCents } from '../lib/money'",
@@ -292,9 +340,6 @@ function viteApp(root: string, options: LayoutOptions): Omit<Layout, 'root'> {
       "const app = document.querySelector<HTMLDivElement>('#app')",
       "if (app) renderCart(app, [{ sku: 'tea', unit: 450, quantity: 2 }])",
     ),
-    'src/lib/money.test.ts': moneyTest('vitest', './money'),
-    'src/lib/cart.test.ts': cartTest('vitest', './cart'),
-    'src/lib/receipt.test.ts': receiptTest('vitest', './receipt'),
   }
   const layout: Omit<Layout, 'root'> = {
     kind: 'vite-app',
@@ -305,24 +350,12 @@ function viteApp(root: string, options: LayoutOptions): Omit<Layout, 'root'> {
     tests: ['src/lib/cart.test.ts', 'src/lib/money.test.ts', 'src/lib/receipt.test.ts'],
     scenarios: moneyScenarios('src/lib', '', 'src/lib', 'vitest'),
   }
-  if (options.preexisting) {
-    files['src/lib/legacy.ts'] = lines("import type { Cents } from './money'", '', '/** Left broken by an earlier change. */', "export const LEGACY_FEE: Cents = '0.50'")
-    files['src/lib/legacy.test.ts'] = lines("import { describe, expect, it } from 'vitest'", "import { addCents } from './money'", '', "describe('legacy', () => {", "  it('still expects the old rounding', () => expect(addCents(1, 1)).toBe(3))", '})')
-    layout.tests = [...layout.tests, 'src/lib/legacy.test.ts'].sort()
-    layout.preexisting = {
-      brokenFile: 'src/lib/legacy.ts',
-      failingTest: 'src/lib/legacy.test.ts',
-      unrelatedGood: layout.scenarios.good,
-      newError: { path: 'src/lib/receipt.ts', old_string: '  return out\n', new_string: '  const count: number = out.length.toString()\n  return count ? out : []\n' },
-    }
-  }
-  writeTree(root, files)
-  return layout
+  return { files, layout }
 }
 
 // ---------------------------------------------------------------- (b) library
 
-function library(root: string, options: LayoutOptions): Omit<Layout, 'root'> {
+function library(): Generated {
   const files: Record<string, string> = {
     'package.json': json({
       name: 'tiny-expr', version: '1.0.0', type: 'module',
@@ -477,43 +510,10 @@ function library(root: string, options: LayoutOptions): Omit<Layout, 'root'> {
       "export { print, printTokens } from './printer.js'",
       "export type { Node } from './ast.js'",
     ),
-    'test/unit/tokens.test.ts': lines(
-      "import { describe, expect, it } from 'vitest'",
-      "import { tokenize } from '../../src/tokens.js'",
-      '',
-      "describe('tokenize', () => {",
-      "  it('splits numbers and operators', () => expect(tokenize('1 + 23').map(t => t.text)).toEqual(['1', '+', '23']))",
-      "  it('rejects unknown characters', () => expect(() => tokenize('1 % 2')).toThrow('unexpected % at 2'))",
-      '})',
-    ),
-    'test/unit/parser.test.ts': lines(
-      "import { describe, expect, it } from 'vitest'",
-      "import { parse } from '../../src/parser.js'",
-      "import { print } from '../../src/printer.js'",
-      '',
-      "describe('parse', () => {",
-      "  it('binds * tighter than +', () => expect(print(parse('1 + 2 * 3'))).toBe('(1 + (2 * 3))'))",
-      "  it('is left-associative', () => expect(print(parse('8 - 2 - 1'))).toBe('((8 - 2) - 1)'))",
-      '})',
-    ),
-    'test/node/evaluate.test.ts': lines(
-      "import { describe, expect, it } from 'vitest'",
-      "import { evaluate } from '../../src/index.js'",
-      '',
-      "describe('evaluate', () => {",
-      "  it('computes with precedence', () => expect(evaluate('2 + 3 * 4')).toBe(14))",
-      "  it('honours parentheses', () => expect(evaluate('(2 + 3) * 4')).toBe(20))",
-      '})',
-    ),
-    'test/dom/printer.test.ts': lines(
-      "import { describe, expect, it } from 'vitest'",
-      "import { printTokens } from '../../src/printer.js'",
-      "import { tokenize } from '../../src/tokens.js'",
-      '',
-      "describe('printTokens', () => {",
-      "  it('joins token texts', () => expect(printTokens(tokenize('1+2'))).toBe('1 + 2'))",
-      '})',
-    ),
+    'test/unit/tokens.test.ts': testFile('vitest', ["import { tokenize } from '../../src/tokens.js'"], 'tokenize', "it('splits numbers and operators', () => expect(tokenize('1 + 23').map(t => t.text)).toEqual(['1', '+', '23']))", "it('rejects unknown characters', () => expect(() => tokenize('1 % 2')).toThrow('unexpected % at 2'))"),
+    'test/unit/parser.test.ts': testFile('vitest', ["import { parse } from '../../src/parser.js'", "import { print } from '../../src/printer.js'"], 'parse', "it('binds * tighter than +', () => expect(print(parse('1 + 2 * 3'))).toBe('(1 + (2 * 3))'))", "it('is left-associative', () => expect(print(parse('8 - 2 - 1'))).toBe('((8 - 2) - 1)'))"),
+    'test/node/evaluate.test.ts': testFile('vitest', ["import { evaluate } from '../../src/index.js'"], 'evaluate', "it('computes with precedence', () => expect(evaluate('2 + 3 * 4')).toBe(14))", "it('honours parentheses', () => expect(evaluate('(2 + 3) * 4')).toBe(20))"),
+    'test/dom/printer.test.ts': testFile('vitest', ["import { printTokens } from '../../src/printer.js'", "import { tokenize } from '../../src/tokens.js'"], 'printTokens', "it('joins token texts', () => expect(printTokens(tokenize('1+2'))).toBe('1 + 2'))"),
   }
   const layout: Omit<Layout, 'root'> = {
     kind: 'library',
@@ -535,24 +535,11 @@ function library(root: string, options: LayoutOptions): Omit<Layout, 'root'> {
       newFileTypeError: { path: 'src/format.ts', content: lines("import type { Token } from './tokens.js'", '', "export const EMPTY: Token = { kind: 'word', text: '', at: 0 }") },
       testFirst: {
         path: 'test/unit/simplify.test.ts',
-        content: lines("import { describe, expect, it } from 'vitest'", "import { simplify } from '../../src/simplify.js'", '', "describe('simplify', () => {", "  it('folds constants', () => expect(simplify('1 + 2')).toBe('3'))", '})'),
+        content: testFile('vitest', ["import { simplify } from '../../src/simplify.js'"], 'simplify', "it('folds constants', () => expect(simplify('1 + 2')).toBe('3'))"),
       },
     },
   }
-  if (options.preexisting) {
-    files['src/legacy.ts'] = lines("import type { Token } from './tokens.js'", '', '/** Left broken by an earlier change. */', "export const LEGACY: Token = { kind: 'number', text: 1, at: 0 }")
-    files['test/unit/legacy.test.ts'] = lines("import { describe, expect, it } from 'vitest'", "import { evaluate } from '../../src/evaluate.js'", '', "describe('legacy', () => {", "  it('still expects integer division', () => expect(evaluate('7 / 2')).toBe(3))", '})')
-    layout.tests = [...layout.tests, 'test/unit/legacy.test.ts'].sort()
-    layout.preexisting = {
-      brokenFile: 'src/legacy.ts',
-      failingTest: 'test/unit/legacy.test.ts',
-      deadProject: 'dom',
-      unrelatedGood: layout.scenarios.good,
-      newError: { path: 'src/evaluate.ts', old_string: '  return evaluateNode(parse(input))', new_string: '  const tree: string = parse(input)\n  return evaluateNode(tree)' },
-    }
-  }
-  writeTree(root, files)
-  return layout
+  return { files, layout }
 }
 
 // ---------------------------------------------------------------- (c) monorepo
@@ -560,7 +547,7 @@ function library(root: string, options: LayoutOptions): Omit<Layout, 'root'> {
 const MONO = ['core', 'model', 'service', 'app'] as const
 const MONO_DEPS: Record<(typeof MONO)[number], (typeof MONO)[number][]> = { core: [], model: ['core'], service: ['core', 'model'], app: ['service', 'core'] }
 
-function monorepo(root: string, options: LayoutOptions): Omit<Layout, 'root'> {
+function monorepo(): Generated {
   const files: Record<string, string> = {
     'package.json': json({ name: 'mono', private: true, type: 'module', scripts: { test: 'vitest run', typecheck: 'pnpm -r exec tsc --noEmit' } }),
     'pnpm-workspace.yaml': lines('packages:', "  - 'packages/*'"),
@@ -595,14 +582,9 @@ function monorepo(root: string, options: LayoutOptions): Omit<Layout, 'root'> {
       '}',
     ),
     'packages/core/src/index.ts': lines("export { makeId, parseId } from './ids'", "export { slugify } from './text'"),
-    'packages/core/test/ids.test.ts': lines(
-      "import { describe, expect, it } from 'vitest'",
-      "import { makeId, parseId } from '../src/ids'",
-      '',
-      "describe('ids', () => {",
-      "  it('pads the number', () => expect(makeId('u', 7)).toBe('u-0007'))",
-      "  it('parses back', () => expect(parseId('order-line-0012')).toEqual({ prefix: 'order-line', n: 12 }))",
-      '})',
+    'packages/core/test/ids.test.ts': testFile('vitest', ["import { makeId, parseId } from '../src/ids'"], 'ids',
+      "it('pads the number', () => expect(makeId('u', 7)).toBe('u-0007'))",
+      "it('parses back', () => expect(parseId('order-line-0012')).toEqual({ prefix: 'order-line', n: 12 }))",
     ),
     'packages/model/src/user.ts': lines(
       "import { makeId, slugify } from '@mono/core'",
@@ -632,13 +614,8 @@ function monorepo(root: string, options: LayoutOptions): Omit<Layout, 'root'> {
       '}',
     ),
     'packages/model/src/index.ts': lines("export { createUser, type User } from './user'", "export { createOrder, type Order } from './order'"),
-    'packages/model/test/user.test.ts': lines(
-      "import { describe, expect, it } from 'vitest'",
-      "import { createUser } from '../src/user'",
-      '',
-      "describe('user', () => {",
-      "  it('gets an id and a handle', () => expect(createUser(3, ' Ada Lovelace ')).toEqual({ id: 'user-0003', name: ' Ada Lovelace ', handle: 'ada-lovelace' }))",
-      '})',
+    'packages/model/test/user.test.ts': testFile('vitest', ["import { createUser } from '../src/user'"], 'user',
+      "it('gets an id and a handle', () => expect(createUser(3, ' Ada Lovelace ')).toEqual({ id: 'user-0003', name: ' Ada Lovelace ', handle: 'ada-lovelace' }))",
     ),
     'packages/service/src/orders.ts': lines(
       "import { parseId } from '@mono/core'",
@@ -661,20 +638,14 @@ function monorepo(root: string, options: LayoutOptions): Omit<Layout, 'root'> {
       '}',
     ),
     'packages/service/src/index.ts': lines("export { OrderBook } from './orders'"),
-    'packages/service/test/orders.test.ts': lines(
-      "import { describe, expect, it } from 'vitest'",
-      "import { createUser } from '@mono/model'",
-      "import { OrderBook } from '../src/orders'",
-      '',
-      "describe('order book', () => {",
-      "  it('numbers orders', () => {",
-      '    const book = new OrderBook()',
-      "    const ada = createUser(1, 'Ada')",
-      "    book.place(ada, ['tea'])",
-      "    expect(book.place(ada, ['cake']).id).toBe('order-0002')",
-      '    expect(book.lastNumber()).toBe(2)',
-      '    expect(book.byOwner(ada)).toHaveLength(2)',
-      '  })',
+    'packages/service/test/orders.test.ts': testFile('vitest', ["import { createUser } from '@mono/model'", "import { OrderBook } from '../src/orders'"], 'order book',
+      "it('numbers orders', () => {",
+      '  const book = new OrderBook()',
+      "  const ada = createUser(1, 'Ada')",
+      "  book.place(ada, ['tea'])",
+      "  expect(book.place(ada, ['cake']).id).toBe('order-0002')",
+      '  expect(book.lastNumber()).toBe(2)',
+      '  expect(book.byOwner(ada)).toHaveLength(2)',
       '})',
     ),
     'packages/app/src/report.ts': lines(
@@ -686,14 +657,8 @@ function monorepo(root: string, options: LayoutOptions): Omit<Layout, 'root'> {
       '}',
     ),
     'packages/app/src/index.ts': lines("export { report } from './report'"),
-    'packages/app/test/report.test.ts': lines(
-      "import { describe, expect, it } from 'vitest'",
-      "import { OrderBook } from '@mono/service'",
-      "import { report } from '../src/report'",
-      '',
-      "describe('report', () => {",
-      "  it('summarises an empty book', () => expect(report(new OrderBook())).toBe('report-0000: 0 orders'))",
-      '})',
+    'packages/app/test/report.test.ts': testFile('vitest', ["import { OrderBook } from '@mono/service'", "import { report } from '../src/report'"], 'report',
+      "it('summarises an empty book', () => expect(report(new OrderBook())).toBe('report-0000: 0 orders'))",
     ),
   })
   const layout: Omit<Layout, 'root'> = {
@@ -715,31 +680,19 @@ function monorepo(root: string, options: LayoutOptions): Omit<Layout, 'root'> {
       newFileTypeError: { path: 'packages/model/src/invoice.ts', content: lines("import type { Order } from './order'", '', 'export function invoiceTotal(order: Order): number {', '  return order.items', '}') },
       testFirst: {
         path: 'packages/service/test/refunds.test.ts',
-        content: lines("import { describe, expect, it } from 'vitest'", "import { refund } from '../src/refunds'", '', "describe('refunds', () => {", "  it('refunds an order', () => expect(refund('order-0001')).toBe(true))", '})'),
+        content: testFile('vitest', ["import { refund } from '../src/refunds'"], 'refunds', "it('refunds an order', () => expect(refund('order-0001')).toBe(true))"),
       },
       brokenCrossPackageImport: { path: 'packages/app/src/report.ts', old_string: "import { OrderBook } from '@mono/service'", new_string: "import { OrderBook, Ledger } from '@mono/service'\n\nexport const ledger = new Ledger()" },
     },
   }
-  if (options.preexisting) {
-    files['packages/model/src/legacy.ts'] = lines("import type { User } from './user'", '', '/** Left broken by an earlier change. */', "export const GUEST: User = { id: 0, name: 'guest', handle: 'guest' }")
-    files['packages/core/test/text.test.ts'] = lines("import { describe, expect, it } from 'vitest'", "import { slugify } from '../src/text'", '', "describe('text', () => {", "  it('still expects underscores', () => expect(slugify('a b')).toBe('a_b'))", '})')
-    layout.tests = [...layout.tests, 'packages/core/test/text.test.ts'].sort()
-    layout.preexisting = {
-      brokenFile: 'packages/model/src/legacy.ts',
-      failingTest: 'packages/core/test/text.test.ts',
-      unrelatedGood: layout.scenarios.good,
-      newError: { path: 'packages/app/src/report.ts', old_string: '  return `${makeId(', new_string: '  const n: string = book.lastNumber()\n  void n\n  return `${makeId(' },
-    }
-  }
-  writeTree(root, files)
   // pnpm links each workspace dependency into the dependent's own node_modules.
-  for (const p of MONO) for (const d of MONO_DEPS[p]) linkDir(root, `packages/${p}/node_modules/@mono/${d}`, `packages/${d}`)
-  return layout
+  const links = MONO.flatMap(p => MONO_DEPS[p].map(d => ({ from: `packages/${p}/node_modules/@mono/${d}`, to: `packages/${d}` })))
+  return { files, layout, links }
 }
 
 // ---------------------------------------------------------------- (d) jest
 
-function jestProject(root: string, options: LayoutOptions): Omit<Layout, 'root'> {
+function jestProject(options: LayoutOptions): Generated {
   const jestConfig = { preset: 'ts-jest', testEnvironment: 'node', roots: ['<rootDir>/test'] }
   const files: Record<string, string> = {
     'package.json': json({ name: 'jest-shop', version: '1.0.0', private: true, scripts: { test: 'jest' }, ...(options.jestConfig === 'file' ? {} : { jest: jestConfig }) }),
@@ -750,13 +703,8 @@ function jestProject(root: string, options: LayoutOptions): Omit<Layout, 'root'>
       },
       include: ['src', 'test'],
     }),
-    'src/money.ts': money,
-    'src/cart.ts': cart(''),
-    'src/receipt.ts': receipt(''),
+    ...shopFiles('src', 'test', '@jest/globals'),
     'src/index.ts': lines("export * from './money'", "export * from './cart'", "export * from './receipt'"),
-    'test/money.test.ts': moneyTest('@jest/globals', '../src/money'),
-    'test/cart.test.ts': cartTest('@jest/globals', '../src/cart'),
-    'test/receipt.test.ts': receiptTest('@jest/globals', '../src/receipt'),
   }
   if (options.jestConfig === 'file') files['jest.config.cjs'] = `/** @type {import('jest').Config} */\nmodule.exports = ${JSON.stringify(jestConfig, null, 2)}\n`
   const layout: Omit<Layout, 'root'> = {
@@ -768,22 +716,26 @@ function jestProject(root: string, options: LayoutOptions): Omit<Layout, 'root'>
     tests: ['test/cart.test.ts', 'test/money.test.ts', 'test/receipt.test.ts'],
     scenarios: moneyScenarios('src', '', 'test', '@jest/globals'),
   }
-  if (options.preexisting) {
-    files['src/legacy.ts'] = lines("import type { Cents } from './money'", '', '/** Left broken by an earlier change. */', "export const LEGACY_FEE: Cents = '0.50'")
-    files['test/legacy.test.ts'] = lines("import { describe, expect, it } from '@jest/globals'", "import { addCents } from '../src/money'", '', "describe('legacy', () => {", "  it('still expects the old rounding', () => expect(addCents(1, 1)).toBe(3))", '})')
-    layout.tests = [...layout.tests, 'test/legacy.test.ts'].sort()
-    layout.preexisting = {
-      brokenFile: 'src/legacy.ts',
-      failingTest: 'test/legacy.test.ts',
-      unrelatedGood: layout.scenarios.good,
-      newError: { path: 'src/receipt.ts', old_string: '  return out\n', new_string: '  const count: number = out.length.toString()\n  return count ? out : []\n' },
-    }
-  }
-  writeTree(root, files)
-  return layout
+  return { files, layout }
 }
 
-const GENERATORS: Record<LayoutKind, (root: string, options: LayoutOptions) => Omit<Layout, 'root'>> = {
+/** What `preexisting: true` adds to each layout: a source file with a type error, a failing test, and an edit that adds a new error. */
+const PROBLEMS: Record<LayoutKind, Problems> = {
+  'vite-app': shopProblems('src/lib', 'src/lib', 'vitest'),
+  library: {
+    broken: { path: 'src/legacy.ts', content: lines("import type { Token } from './tokens.js'", '', '/** Left broken by an earlier change. */', "export const LEGACY: Token = { kind: 'number', text: 1, at: 0 }") },
+    failing: { path: 'test/unit/legacy.test.ts', content: testFile('vitest', ["import { evaluate } from '../../src/evaluate.js'"], 'legacy', "it('still expects integer division', () => expect(evaluate('7 / 2')).toBe(3))") },
+    newError: { path: 'src/evaluate.ts', old_string: '  return evaluateNode(parse(input))', new_string: '  const tree: string = parse(input)\n  return evaluateNode(tree)' },
+  },
+  monorepo: {
+    broken: { path: 'packages/model/src/legacy.ts', content: lines("import type { User } from './user'", '', '/** Left broken by an earlier change. */', "export const GUEST: User = { id: 0, name: 'guest', handle: 'guest' }") },
+    failing: { path: 'packages/core/test/text.test.ts', content: testFile('vitest', ["import { slugify } from '../src/text'"], 'text', "it('still expects underscores', () => expect(slugify('a b')).toBe('a_b'))") },
+    newError: { path: 'packages/app/src/report.ts', old_string: '  return `${makeId(', new_string: '  const n: string = book.lastNumber()\n  void n\n  return `${makeId(' },
+  },
+  jest: shopProblems('src', 'test', '@jest/globals'),
+}
+
+const GENERATORS: Record<LayoutKind, (options: LayoutOptions) => Generated> = {
   'vite-app': viteApp,
   library,
   monorepo,
@@ -803,7 +755,10 @@ export function generateLayout(kind: LayoutKind, dir: string, options: LayoutOpt
   if (!generate) throw new Error(`unknown layout ${JSON.stringify(kind)} (have: ${LAYOUT_KINDS.join(', ')})`)
   const root = resolve(dir)
   mkdirSync(root, { recursive: true })
-  const layout = generate(root, options)
+  const { files, layout, links = [] } = generate(options)
+  if (options.preexisting) addPreexisting(files, layout, PROBLEMS[kind])
+  writeTree(root, files)
+  for (const { from, to } of links) linkDir(root, from, to)
   writeFileSync(join(root, '.gitignore'), 'node_modules\ndist\ndist-spec\ncoverage\n.dsh\n')
   const nodeModules = options.nodeModules ?? repoNodeModules
   if (nodeModules !== false) symlinkSync(nodeModules, join(root, 'node_modules'), 'dir')
