@@ -2,7 +2,7 @@
  * Worker-thread entry of the TypeScript check: holds one warm
  * {@link TsProgramChecker} and answers check (and importers) requests one
  * at a time; with a cache directory, writes the build-info cache once idle
- * after a check (at most every 30 s; and when asked, before it is disposed). The main thread
+ * after a check (at most every 2 minutes; and when asked, before it is disposed). The main thread
  * kills the worker at a check's timeout and starts a new one.
  */
 import { createRequire } from 'node:module'
@@ -16,9 +16,9 @@ const ts = createRequire(import.meta.url)(init.typescriptPath) as typeof TS
 const checker = new TsProgramChecker(ts, init.root, init.configPath, { cacheDir: init.cacheDir })
 
 /** Idle time after a check before the build-info cache is written (a check in between is not slowed by it). */
-const PERSIST_IDLE_MS = 2000
+const PERSIST_IDLE_MS = 5000
 /** At most one write per this long while writes keep coming (the cache only needs to be recent: file versions are content hashes). */
-const PERSIST_EVERY_MS = 30_000
+const PERSIST_EVERY_MS = 120_000
 let persistTimer: NodeJS.Timeout | undefined
 let lastPersist = 0
 
