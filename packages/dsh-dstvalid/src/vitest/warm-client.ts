@@ -145,9 +145,12 @@ export class WarmVitestClient {
   async run(request: WarmRunRequest, timeoutMs: number, signal?: AbortSignal): Promise<WarmRunAnswer> {
     let timer: NodeJS.Timeout | undefined
     const expired = new Promise<'timeout'>(resolve => { timer = setTimeout(() => resolve('timeout'), timeoutMs) })
+    // The signal lives as long as the session: its listener goes with the run.
+    let onAbort: (() => void) | undefined
     const aborted = new Promise<'aborted'>(resolve => {
       if (signal?.aborted) resolve('aborted')
-      signal?.addEventListener('abort', () => resolve('aborted'), { once: true })
+      onAbort = () => resolve('aborted')
+      signal?.addEventListener('abort', onAbort, { once: true })
     })
     try {
       const ready = await Promise.race([this.start(), expired, aborted])
@@ -180,6 +183,7 @@ export class WarmVitestClient {
       return result
     } finally {
       clearTimeout(timer)
+      if (onAbort) signal?.removeEventListener('abort', onAbort)
     }
   }
 
