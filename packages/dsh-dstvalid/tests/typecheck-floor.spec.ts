@@ -193,15 +193,22 @@ describe('the build-info cache in the vault', () => {
 })
 
 describe('the type-check worker keeps the cache across restarts', () => {
-  it('writes it when disposed, and the next worker starts from it', async () => {
+  it('writes it once idle after a check and when disposed, and the next worker starts from it', async () => {
     const root = graph()
     const cacheDir = join(tempDir('dsh-tsfloor-vault-'), 'tsbuildinfo')
     const init = { root, configPath: join(root, 'tsconfig.json'), typescriptPath, cacheDir }
+    const cached = () => existsSync(cacheDir) ? readdirSync(cacheDir).filter(f => f.endsWith('.tsbuildinfo')) : []
     const a = new TsWorkerClient(init, { maxHeapMb: 0 })
     const cold = await a.check([], 120_000)
-    await a.dispose()
     expect(cold.status === 'ok' && cold.result.restored).toEqual([])
-    expect(readdirSync(cacheDir).filter(f => f.endsWith('.tsbuildinfo'))).toHaveLength(3)
+    // Idle after the check: written without being asked (a harness killed later still leaves it).
+    await vi.waitFor(() => expect(cached()).toHaveLength(3), { timeout: 60_000, interval: 250 })
+    // A later check moves the state; disposing writes it.
+    const edited = edit(root, 'packages/tools/src/tool.ts', 'n * 2', 'n + n')
+    const before = cached().map(f => readFileSync(join(cacheDir, f), 'utf8')).join()
+    expect((await a.check([edited], 120_000)).status).toBe('ok')
+    await a.dispose()
+    expect(cached().map(f => readFileSync(join(cacheDir, f), 'utf8')).join()).not.toBe(before)
     const b = new TsWorkerClient(init, { maxHeapMb: 0 })
     try {
       const warm = await b.check([], 120_000)
