@@ -30,6 +30,14 @@ async function readText(abs: string): Promise<string | undefined> {
   }
 }
 
+/** A file's real path and text, or an isError result: outside the workspace, or no such file. */
+async function readContained(exec: ToolExecution, path: string): Promise<{ abs: string; text: string } | ToolResult> {
+  const abs = contain(exec, path)
+  if (typeof abs !== 'string') return abs
+  const text = await readText(abs)
+  return text === undefined ? { content: `${path}: no such file`, isError: true } : { abs, text }
+}
+
 async function writeText(abs: string, text: string): Promise<void> {
   await mkdir(dirname(abs), { recursive: true })
   await writeFileAtomic(abs, text)
@@ -59,11 +67,9 @@ export function createFileTools(config: Config): ToolDefinition[] {
     effects: 'read',
     parameters: exactly(pathArg),
     async execute(args, exec) {
-      const abs = contain(exec, args.path)
-      if (typeof abs !== 'string') return abs
-      const text = await readText(abs)
-      if (text === undefined) return { content: `${args.path}: no such file`, isError: true }
-      return { content: capText(text, config.readMaxBytes) }
+      const file = await readContained(exec, args.path)
+      if (!('text' in file)) return file
+      return { content: capText(file.text, config.readMaxBytes) }
     },
   }
 
@@ -89,17 +95,15 @@ export function createFileTools(config: Config): ToolDefinition[] {
     paths: args => [args.path],
     parameters: exactly(editArgs),
     async execute(args, exec) {
-      const abs = contain(exec, args.path)
-      if (typeof abs !== 'string') return abs
-      const text = await readText(abs)
-      if (text === undefined) return { content: `${args.path}: no such file`, isError: true }
+      const file = await readContained(exec, args.path)
+      if (!('text' in file)) return file
       try {
-        await writeText(abs, applyEdits(text, [args], args.path))
+        await writeText(file.abs, applyEdits(file.text, [args], args.path))
       } catch (error) {
         if (error instanceof EditError) return { content: error.message, isError: true }
         throw error
       }
-      return { content: `edited ${toPosixRelative(workspaceRoot(exec), abs)}` }
+      return { content: `edited ${toPosixRelative(workspaceRoot(exec), file.abs)}` }
     },
   }
 

@@ -22,6 +22,13 @@ describe('file tools', () => {
     expect(readFileSync(join(ws, 'f.txt'), 'utf8')).toBe('x x x')
   })
 
+  it('read_file and edit_file of a missing file say so and create nothing', async () => {
+    const { workspace: ws, call } = await harness()
+    expect(await call('read_file', { path: 'nope.ts' })).toEqual({ content: 'nope.ts: no such file', isError: true })
+    expect(await call('edit_file', { path: 'src/nope.ts', old_string: 'a', new_string: 'b' })).toEqual({ content: 'src/nope.ts: no such file', isError: true })
+    expect(readdirSync(ws)).toEqual([])
+  })
+
   it('writes keep the file mode and leave no temp files behind', async () => {
     const { workspace: ws, call } = await harness()
     writeFileSync(join(ws, 'run.sh'), 'echo 1\n')
