@@ -13,6 +13,7 @@ import type * as TS from 'typescript'
 import { afterAll, beforeAll, describe, expect, it, vi } from 'vitest'
 import { TsProgramChecker, TsWorkerClient, type TsCheckResult } from 'dsh-dstvalid'
 import DstValidService from 'dsh-dstvalid'
+import { VAULT_GITIGNORE } from 'dsh-common'
 import { harness, tempDir, waitFor } from 'dsh-testkit'
 import { repoNodeModules, writeFile } from './helpers.ts'
 
@@ -234,7 +235,9 @@ describe('the type-check worker keeps the cache across restarts', () => {
       }
     }
     expect(await start()).toEqual(['(in-process, cold)', 'fail'])
-    expect(existsSync(join(vault, 'tsbuildinfo'))).toBe(true)
+    expect(readdirSync(join(vault, 'tsbuildinfo'))).toHaveLength(3)
+    // Created as a vault: never shows in the workspace's git status.
+    expect(readFileSync(join(vault, '.gitignore'), 'utf8')).toBe(VAULT_GITIGNORE)
     expect(await start()).toEqual(['(in-process, from build info)', 'fail'])
   })
 })

@@ -55,7 +55,7 @@ export interface TsCheckResult {
  * CPU-bound: run it in a worker (see `worker.ts`) to keep an event loop responsive.
  */
 export interface TsCheckerOptions {
-  /** Directory of the build-info cache (outside the workspace's own files: the session's vault). */
+  /** Directory of the build-info cache, inside a vault (its parent: created as a vault, with its `.gitignore`); outside the workspace's own files. */
   cacheDir?: string
 }
 

@@ -1,7 +1,7 @@
 import { createHash } from 'node:crypto'
 import { mkdirSync, readdirSync, rmSync } from 'node:fs'
 import { basename, dirname, join, resolve } from 'node:path'
-import { atomicTempPath, writeFileAtomicSync } from 'dsh-common'
+import { atomicTempPath, ensureVault, writeFileAtomicSync } from 'dsh-common'
 import type * as TS from 'typescript'
 import type { DocumentCache } from './documents.ts'
 
@@ -193,6 +193,8 @@ export class TsProject {
   persist(): boolean {
     const file = this._cacheFile
     if (!this._unsaved || !this._builder || !file) return false
+    // The cache directory's parent is the vault: created as every vault is (its `.gitignore` keeps it out of git).
+    ensureVault(dirname(dirname(file)))
     mkdirSync(dirname(file), { recursive: true })
     // A write cut short (a worker terminated mid-way) leaves its temp file; the next one must not trip on it.
     rmSync(atomicTempPath(file), { force: true })
