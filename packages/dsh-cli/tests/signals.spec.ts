@@ -1,4 +1,4 @@
-import { spawn, type ChildProcess } from 'node:child_process'
+import { execFileSync, spawn, type ChildProcess } from 'node:child_process'
 import { existsSync, mkdirSync, readdirSync, readFileSync, writeFileSync } from 'node:fs'
 import { join } from 'node:path'
 import { setTimeout as delay } from 'node:timers/promises'
@@ -110,5 +110,27 @@ describe('stop signals', () => {
     expect(recovered.exitCode).toBe(0)
     expect(readFileSync(join(ws, 'a.txt'), 'utf8')).toBe('before\n')
     expect(existsSync(join(ws, '.dsh/.gitignore'))).toBe(true)
+  })
+
+  it('read_file of a FIFO no writer opens answers at once (not a regular file), and SIGTERM during the next call exits 143', async () => {
+    const dir = tempDir()
+    const ws = join(dir, 'ws')
+    mkdirSync(ws)
+    execFileSync('mkfifo', [join(ws, 'pipe')])
+    const marker = `3000.${process.pid}3`
+    const config = join(dir, 'cordis.yml')
+    writeFileSync(config, `${CORE_ENTRIES}- id: sessions-jsonl\n  name: dsh-session/jsonl\n`)
+    const script = writeScript(dir, [
+      { toolCalls: [{ name: 'read_file', arguments: { path: 'pipe' } }] },
+      { toolCalls: [{ name: 'bash', arguments: { command: `sleep ${marker}` } }] },
+      { text: 'never reached' },
+    ])
+    const run = startDsh(['run', '--workspace', ws, '--script', script, '--config', config])
+    await waitFor('sleep started', () => sleeping(marker), run.cli)
+    process.kill(run.cli.pid!, 'SIGTERM')
+    expect(await run.exited).toBe(143)
+    expect(survivors(marker)).toEqual([])
+    const results = sessionLog(ws).filter(e => e.type === 'tool/result').map(e => e.data)
+    expect(results[0]).toMatchObject({ name: 'read_file', content: 'pipe: not a regular file (a FIFO); nothing was read', isError: true })
   })
 })

@@ -1,7 +1,7 @@
 import { realpathSync } from 'node:fs'
-import { readFile, mkdir, stat } from 'node:fs/promises'
+import { mkdir, stat } from 'node:fs/promises'
 import { dirname } from 'node:path'
-import { PathEscapeError, resolveInside, toPosixRelative, writeFileAtomic, capText } from 'dsh-common'
+import { NotRegularFileError, PathEscapeError, ReadAbortedError, readRegularText, resolveInside, toPosixRelative, writeFileAtomic, type BoundedReadOptions } from 'dsh-common'
 import type { JsonSchema, ToolDefinition, ToolExecution, ToolResult } from 'dsh-tools'
 import { applyEdits, EditError, type Edit } from './edits.ts'
 import type { Config } from './config.ts'
@@ -21,21 +21,26 @@ function contain(exec: ToolExecution, path: string): string | ToolResult {
   }
 }
 
-async function readText(abs: string): Promise<string | undefined> {
+/**
+ * A regular file's text (bounded and abortable: a FIFO or a device is
+ * refused, never waited on), or an isError result saying why it was not read.
+ */
+async function readText(abs: string, path: string, options: BoundedReadOptions): Promise<string | ToolResult> {
   try {
-    return await readFile(abs, 'utf8')
+    return await readRegularText(abs, options)
   } catch (error) {
-    if ((error as NodeJS.ErrnoException).code === 'ENOENT') return undefined
+    if ((error as NodeJS.ErrnoException).code === 'ENOENT') return { content: `${path}: no such file`, isError: true }
+    if (error instanceof NotRegularFileError || error instanceof ReadAbortedError) return { content: `${path}: ${error.message}; nothing was read`, isError: true }
     throw error
   }
 }
 
-/** A file's real path and text, or an isError result: outside the workspace, or no such file. */
-async function readContained(exec: ToolExecution, path: string): Promise<{ abs: string; text: string } | ToolResult> {
+/** A file's real path and text, or an isError result: outside the workspace, no such file, not a regular file. */
+async function readContained(exec: ToolExecution, path: string, maxBytes?: number): Promise<{ abs: string; text: string } | ToolResult> {
   const abs = contain(exec, path)
   if (typeof abs !== 'string') return abs
-  const text = await readText(abs)
-  return text === undefined ? { content: `${path}: no such file`, isError: true } : { abs, text }
+  const text = await readText(abs, path, { maxBytes, signal: exec.signal })
+  return typeof text === 'string' ? { abs, text } : text
 }
 
 async function writeText(abs: string, text: string): Promise<void> {
@@ -67,9 +72,9 @@ export function createFileTools(config: Config): ToolDefinition[] {
     effects: 'read',
     parameters: exactly(pathArg),
     async execute(args, exec) {
-      const file = await readContained(exec, args.path)
+      const file = await readContained(exec, args.path, config.readMaxBytes)
       if (!('text' in file)) return file
-      return { content: capText(file.text, config.readMaxBytes) }
+      return { content: file.text }
     },
   }
 
@@ -127,8 +132,8 @@ export function createFileTools(config: Config): ToolDefinition[] {
       const next = new Map<string, string>()
       const originals = new Map<string, string>()
       for (const [abs, { rel, edits }] of plan) {
-        const text = await readText(abs)
-        if (text === undefined) return { content: `${rel}: no such file; no file was changed`, isError: true }
+        const text = await readText(abs, rel, { signal: exec.signal })
+        if (typeof text !== 'string') return { ...text, content: `${text.content.replace(/; nothing was read$/, '')}; no file was changed` }
         originals.set(abs, text)
         try {
           next.set(abs, applyEdits(text, edits, rel))

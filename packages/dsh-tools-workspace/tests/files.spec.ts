@@ -1,3 +1,4 @@
+import { execFileSync } from 'node:child_process'
 import { chmodSync, mkdirSync, readFileSync, readdirSync, statSync, symlinkSync, writeFileSync, existsSync } from 'node:fs'
 import { join } from 'node:path'
 import { describe, expect, it } from 'vitest'
@@ -27,6 +28,21 @@ describe('file tools', () => {
     expect(await call('read_file', { path: 'nope.ts' })).toEqual({ content: 'nope.ts: no such file', isError: true })
     expect(await call('edit_file', { path: 'src/nope.ts', old_string: 'a', new_string: 'b' })).toEqual({ content: 'src/nope.ts: no such file', isError: true })
     expect(readdirSync(ws)).toEqual([])
+  })
+
+  it('read_file, edit_file and multi_edit refuse a FIFO (a real one, no writer) at once instead of waiting on it', async () => {
+    const { workspace: ws, call } = await harness()
+    execFileSync('mkfifo', [join(ws, 'pipe')])
+    expect(await call('read_file', { path: 'pipe' })).toEqual({ content: 'pipe: not a regular file (a FIFO); nothing was read', isError: true })
+    expect(await call('edit_file', { path: 'pipe', old_string: 'a', new_string: 'b' })).toEqual({ content: 'pipe: not a regular file (a FIFO); nothing was read', isError: true })
+    expect(await call('multi_edit', { edits: [{ path: 'pipe', old_string: 'a', new_string: 'b' }] })).toEqual({ content: 'pipe: not a regular file (a FIFO); no file was changed', isError: true })
+    expect(statSync(join(ws, 'pipe')).isFIFO()).toBe(true)
+  })
+
+  it('read_file of a large file reads only the head and tail it keeps, as the cap says', async () => {
+    const { workspace: ws, call } = await harness({ workspaceTools: { readMaxBytes: 1000 } })
+    writeFileSync(join(ws, 'big.txt'), 'h'.repeat(500) + 'm'.repeat(1_000_000) + 't'.repeat(500))
+    expect((await call('read_file', { path: 'big.txt' })).content).toBe(`${'h'.repeat(480)}\n[… ${1_001_000 - 960} bytes truncated]\n${'t'.repeat(480)}`)
   })
 
   it('writes keep the file mode and leave no temp files behind', async () => {
