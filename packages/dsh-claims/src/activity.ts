@@ -88,6 +88,24 @@ export class ActivityRecorder {
     this._since = this._cutoff < 0 ? 'session-start' : 'checkpoint'
   }
 
+  /**
+   * A copy of the record so far, to settle open calls on or fold further
+   * events into without changing this one. Costs the number of distinct
+   * commands and open calls, not the number of events folded.
+   */
+  fork(): ActivityRecorder {
+    const copy = new ActivityRecorder(this.options)
+    copyInto(this._open, copy._open)
+    copyInto(this._runs, copy._runs)
+    copyInto(this._byProgram, copy._byProgram)
+    copyInto(this._failures, copy._failures)
+    copyInto(this._verdicts, copy._verdicts)
+    copyInto(this._memo, copy._memo)
+    copy._questioned = this._questioned
+    copy._count = this._count
+    return copy
+  }
+
   /** Add one event. Events of unknown types are ignored. */
   add(event: RawSessionEvent): void {
     const wanted = this.options.sessionId
@@ -228,6 +246,11 @@ function keyAttributed(commands: AttributedCommand[], exitCode: number | null, d
     out.push(k)
   }
   return out
+}
+
+/** Entries keep their order, so the copy's "last run" order is the original's. */
+function copyInto<V>(from: ReadonlyMap<string, V>, to: Map<string, V>): void {
+  for (const [k, v] of from) to.set(k, v)
 }
 
 function commandOf(args: unknown): string | undefined {

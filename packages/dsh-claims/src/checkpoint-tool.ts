@@ -13,6 +13,13 @@ export interface RecordOptions {
   pending?: (callId: string) => ShellResultLike | undefined
   /** The checkpoint tool call, for the log events. */
   callId?: string
+  /**
+   * The session's activity record so far, kept up to date as events are
+   * appended (the plugin keeps one per session): the checkpoint then costs
+   * what its claims cost, not the log's length. It is not changed (open
+   * calls are settled on a copy). Without it the session's events are folded.
+   */
+  activity?: ActivityRecorder
 }
 
 export interface RecordOutcome {
@@ -33,8 +40,7 @@ export interface RecordOutcome {
  * a file that cannot be written is reported in the receipt.
  */
 export async function recordCheckpoint(session: Session, checkpoint: Checkpoint, options: RecordOptions = {}): Promise<RecordOutcome> {
-  const recorder = new ActivityRecorder({ isShellTool: options.isShellTool })
-  for (const event of session.events as readonly RawSessionEvent[]) recorder.add(event)
+  const recorder = options.activity?.fork() ?? foldActivity(session, options.isShellTool)
   if (options.pending) recorder.settleOpenCalls(options.pending)
   const report = checkClaims(checkpoint, recorder.activity, session.id)
   const call = options.callId === undefined ? {} : { callId: options.callId }
@@ -48,6 +54,13 @@ export async function recordCheckpoint(session: Session, checkpoint: Checkpoint,
     const saveError = `${(error as NodeJS.ErrnoException).code ?? 'error'}: ${(error as Error).message}`
     return { report, receipt: formatReceipt(report, saveError), saveError }
   }
+}
+
+/** The activity record of a session's log so far (every event folded, oldest first). */
+export function foldActivity(session: Session, isShellTool?: (name: string) => boolean): ActivityRecorder {
+  const recorder = new ActivityRecorder({ isShellTool })
+  for (const event of session.events as readonly RawSessionEvent[]) recorder.add(event)
+  return recorder
 }
 
 /** Arguments of the `checkpoint` tool. */
@@ -68,6 +81,8 @@ export function toCheckpoint(args: CheckpointArgs): Checkpoint {
 export interface CheckpointToolOptions {
   isShellTool(name: string): boolean
   pending(session: Session, callId: string): ShellResultLike | undefined
+  /** The session's live activity record, when one is kept (see `RecordOptions.activity`). */
+  activity?(session: Session): ActivityRecorder | undefined
 }
 
 /** The model-facing tool description. */
@@ -97,6 +112,7 @@ export function createCheckpointTool(options: CheckpointToolOptions): ToolDefini
         isShellTool: options.isShellTool,
         pending: callId => options.pending(exec.session, callId),
         callId: exec.callId,
+        activity: options.activity?.(exec.session),
       })
       return { content: outcome.receipt }
     },

@@ -4,7 +4,8 @@ import { capText } from 'dsh-common'
 import type { Session } from 'dsh-session'
 import type { ToolResult } from 'dsh-tools'
 import type { ShellResultLike } from './activity.ts'
-import { createCheckpointTool } from './checkpoint-tool.ts'
+import type { ActivityRecorder } from './activity.ts'
+import { createCheckpointTool, foldActivity } from './checkpoint-tool.ts'
 import { latestCheckpoint } from './store.ts'
 import { formatHandoff } from './text.ts'
 import type { Checkpoint, ClaimsReport, FailedRun } from './types.ts'
@@ -42,9 +43,20 @@ export function apply(ctx: Context, config: Config) {
     return def ? def.effects === 'shell' : config.shellTools.includes(toolName)
   }
 
+  // The activity record of each session, kept as events are appended, so a
+  // checkpoint never re-reads the log. A session this plugin has not seen
+  // yet (seeded, or created before a reload) is folded once, on first use.
+  const live = new WeakMap<Session, { recorder: ActivityRecorder; seq: number }>()
+  const activityOf = (session: Session) => {
+    let entry = live.get(session)
+    if (!entry) live.set(session, entry = { recorder: foldActivity(session, isShellTool), seq: session.nextSeq - 1 })
+    return entry.recorder
+  }
+
   ctx.tools.register(createCheckpointTool({
     isShellTool,
     pending: (session, callId) => pending.get(session)?.get(callId),
+    activity: activityOf,
   }))
 
   ctx.on('tools/execute', async (exec, next) => {
@@ -58,11 +70,17 @@ export function apply(ctx: Context, config: Config) {
   })
 
   ctx.on('session/event', (session, event) => {
+    const entry = live.get(session)
+    if (entry && event.seq > entry.seq) {
+      entry.recorder.add(event)
+      entry.seq = event.seq
+    }
     if (event.type === 'tool/result') pending.get(session)?.delete(event.data.callId)
     else if (event.type === 'step/end' || event.type === 'turn/end') pending.delete(session)
   })
 
   ctx.on('session/created', (session) => {
+    activityOf(session)
     if (!config.handoff || session.length > 0) return
     let text: string
     try {

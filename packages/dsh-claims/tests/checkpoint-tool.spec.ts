@@ -140,6 +140,38 @@ describe('the checkpoint tool', () => {
     expect(session.events.some(e => e.type === 'claims/checkpoint')).toBe(true)
   })
 
+  it('keeps the activity record as events are appended: a checkpoint never reads the log back', async () => {
+    const h = await setup()
+    const { session, agent } = h.open('s1', [
+      { toolCalls: [bash('FAKE_EXIT=1 node_modules/.bin/tsc --noEmit')] },
+      { toolCalls: [bash('node_modules/.bin/vitest run'), checkpoint({ verified: [AUTH, TYPES] })] },
+    ])
+    // While the checkpoint tool runs, the log cannot be read: only what the
+    // plugin saw as each event was appended can count.
+    const events = Object.getOwnPropertyDescriptor(Object.getPrototypeOf(session), 'events')!.get!
+    let checkpointRunning = false
+    Object.defineProperty(session, 'events', {
+      get() {
+        if (checkpointRunning) throw new Error('the checkpoint read the whole log')
+        return events.call(session)
+      },
+    })
+    h.ctx.on('tools/execute', async (exec, next) => {
+      checkpointRunning = exec.name === 'checkpoint'
+      try {
+        return await next()
+      } finally {
+        checkpointRunning = false
+      }
+    })
+    await agent.send('go')
+    expect(results(session, 'checkpoint')).toEqual([[
+      'Recorded as given; 1 claim marked for the next agent, and one question:',
+      mark(TYPES, 'last run of `tsc --noEmit` did not pass (exit 1) — fix it or move the claim to failed.'),
+      '- failed is empty, but a command failed in this session: `tsc --noEmit` (exit 1). Did something not work? If so, checkpoint again with it in failed.',
+    ].join('\n')])
+  })
+
   it('takes missing lists as empty and drops blank lines', async () => {
     const h = await setup()
     const { session } = await h.run('s1', [{ toolCalls: [{ name: 'checkpoint', arguments: { summary: ' half done ', verified: ['  '], next: ['', 'continue'] } }] }])
