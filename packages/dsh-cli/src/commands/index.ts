@@ -7,6 +7,7 @@ import { devCommand } from './dev.ts'
 import { chatCommand } from './chat.ts'
 import { recoverCommand } from './recover.ts'
 import { claimsCommand } from './claims.ts'
+import { hooksCommand } from './hooks.ts'
 
 /** Every `dsh` subcommand, in the order `dsh --help` lists them. Add one import + one entry per command. */
 export const commands: Command[] = [
@@ -18,4 +19,5 @@ export const commands: Command[] = [
   devCommand,
   recoverCommand,
   claimsCommand,
+  hooksCommand,
 ]

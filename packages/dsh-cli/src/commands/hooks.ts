@@ -1,0 +1,195 @@
+import { join, resolve } from 'node:path'
+import {
+  ADAPTERS, adapterFor, claimHost, HookHost, HostRunningError, hookPaths, hostStatus, installedAgents, installHooks, listenHooks,
+  runMcpServer, SettingsError, startHost, uninstallHooks, writeNoteTemplates, type InstallReport,
+} from 'dsh-host-hooks'
+import { isCredentialName } from 'dsh-tools-workspace'
+import { bootHarness, ConfigError } from '../harness.ts'
+import { bool, parseArgs, str, UsageError, withSubcommands, workspaceArg, type CliIO } from '../command.ts'
+
+const agents = ADAPTERS.map(a => a.agent)
+
+const usage = `Usage: dsh hooks install --agent AGENT [--workspace DIR]
+       dsh hooks uninstall [--agent AGENT] [--workspace DIR]
+       dsh hooks status [--workspace DIR] [--json]
+       dsh hooks serve [--workspace DIR] [--idle MIN]
+       dsh hooks mcp [--workspace DIR]
+
+Guard an agent that has hooks (${agents.join(', ')}) with this suite: every
+write the agent makes is snapshotted, checked, and rolled back when it makes
+the project worse; the agent is told why, in its own protocol.
+
+install    Write the agent's project-level configuration in the workspace
+           (Claude Code: .claude/settings.json hooks and .mcp.json), merged
+           with what is there: the user's own hooks stay. Running it again
+           changes nothing. What it changed is recorded in <workspace>/.dsh.
+uninstall  Take out exactly what install added (a file untouched since is
+           restored byte for byte). Without --agent: every installed agent.
+status     What is installed, and whether the workspace's host is up.
+serve      The warm host itself (the hook client starts it on the first hook
+           call): boots the suite from the repo's cordis.yml, listens on
+           <workspace>/.dsh/hooks/host.sock (owner-only), exits after --idle
+           minutes without a hook call.
+mcp        The stdio MCP server offering the suite's checkpoint tool (the
+           agent starts it; install registers it).
+
+Options:
+  --agent AGENT    ${agents.join(' | ')}
+  --workspace DIR  the project (default: the current directory)
+  --idle MIN       serve: minutes without a hook call before the host exits (default 30)
+  --json           status: print it as JSON
+  -h, --help       show this help
+
+Exit status: 0 done, 1 status found no host installed, 2 bad usage or a
+configuration file that is not JSON (nothing is written then).
+`
+
+function agentArg(value: string | undefined, required: boolean) {
+  if (value === undefined) {
+    if (required) throw new UsageError(`dsh hooks: --agent is required (${agents.join(', ')})`)
+    return undefined
+  }
+  const adapter = adapterFor(value)
+  if (!adapter) throw new UsageError(`dsh hooks: unknown agent "${value}" (known: ${agents.join(', ')})`)
+  return adapter
+}
+
+function printReport(io: CliIO, verb: string, agent: string, report: InstallReport): void {
+  io.stdout(`${verb} dsh hooks for ${agent}:\n`)
+  for (const f of report.files) io.stdout(`  ${f.file}: ${f.change}\n`)
+}
+
+async function install(argv: string[], io: CliIO): Promise<number> {
+  const parsed = parseArgs(argv, { flags: { agent: 'string', workspace: 'string' } }, 'hooks install')
+  const adapter = agentArg(str(parsed, 'agent'), true)!
+  const workspace = workspaceArg(parsed, 'hooks install', '.')
+  try {
+    printReport(io, 'installed', adapter.agent, installHooks(adapter, workspace))
+  } catch (error) {
+    if (error instanceof SettingsError) {
+      io.stderr(`dsh hooks install: ${error.message}\n`)
+      return 2
+    }
+    throw error
+  }
+  io.stdout(`From the next ${adapter.agent} session in ${workspace}, a write that breaks the type-check or the tests is rolled back and the agent is told why.\n`)
+  return 0
+}
+
+async function uninstall(argv: string[], io: CliIO): Promise<number> {
+  const parsed = parseArgs(argv, { flags: { agent: 'string', workspace: 'string' } }, 'hooks uninstall')
+  const workspace = workspaceArg(parsed, 'hooks uninstall', '.')
+  const chosen = agentArg(str(parsed, 'agent'), false)
+  const targets = chosen ? [chosen] : installedAgents(join(workspace, '.dsh')).map(a => adapterFor(a)).filter(a => a !== undefined)
+  if (!targets.length) {
+    io.stdout(`no dsh hooks installed in ${workspace}\n`)
+    return 0
+  }
+  for (const adapter of targets) printReport(io, 'removed', adapter.agent, uninstallHooks(adapter, workspace))
+  return 0
+}
+
+async function status(argv: string[], io: CliIO): Promise<number> {
+  const parsed = parseArgs(argv, { flags: { workspace: 'string', json: 'boolean' } }, 'hooks status')
+  const workspace = workspaceArg(parsed, 'hooks status', '.')
+  const vault = join(workspace, '.dsh')
+  const installed = installedAgents(vault)
+  const host = await hostStatus(vault)
+  if (bool(parsed, 'json')) {
+    io.stdout(JSON.stringify({ workspace, installed, host }, null, 2) + '\n')
+    return installed.length ? 0 : 1
+  }
+  io.stdout(`workspace ${workspace}\n`)
+  io.stdout(`installed: ${installed.length ? installed.join(', ') : 'nothing (dsh hooks install --agent AGENT)'}\n`)
+  const hostLine = host.state === 'up'
+    ? `up (pid ${host.pid}, ${Math.round((host.rssBytes ?? 0) / 1048576)} MB, ${host.sessions?.length ?? 0} session(s), socket ${hookPaths(vault).socket})`
+    : host.state === 'starting' ? `starting (pid ${host.pid})` : 'down (it starts on the next hook call)'
+  io.stdout(`host: ${hostLine}\n`)
+  return installed.length ? 0 : 1
+}
+
+/** Take every credential-looking variable out of this process's environment: the checks it runs never see them. */
+function dropCredentials(env: NodeJS.ProcessEnv): void {
+  for (const name of Object.keys(env)) if (isCredentialName(name)) delete env[name]
+}
+
+async function serve(argv: string[], io: CliIO): Promise<number> {
+  const parsed = parseArgs(argv, { flags: { workspace: 'string', idle: 'string' } }, 'hooks serve')
+  const workspace = workspaceArg(parsed, 'hooks serve', '.')
+  const idle = Number(str(parsed, 'idle') ?? 30)
+  if (!Number.isFinite(idle) || idle <= 0) throw new UsageError('dsh hooks serve: --idle takes a positive number of minutes')
+  const vault = join(workspace, '.dsh')
+  let lock
+  try {
+    lock = await claimHost(vault)
+  } catch (error) {
+    if (error instanceof HostRunningError) {
+      io.stderr(`dsh hooks serve: ${error.message}\n`)
+      return 0
+    }
+    throw error
+  }
+  const stamp = () => new Date().toISOString()
+  try {
+    dropCredentials(process.env)
+    let harness
+    try {
+      harness = await bootHarness({
+        workspace, vault,
+        // The agent is the model and runs its own tools: no model, no workspace tools of ours.
+        patches: [{ id: 'model', disabled: true }, { id: 'workspace-tools', disabled: true }],
+        log: line => io.stderr(`${stamp()} ${line}\n`),
+      })
+    } catch (error) {
+      if (error instanceof ConfigError) {
+        io.stderr(`${stamp()} dsh hooks serve: ${error.message}\n`)
+        return 2
+      }
+      throw error
+    }
+    const { ctx } = harness
+    const host = new HookHost({ ctx, sessions: ctx.sessions, tools: ctx.tools, workspace, vault })
+    for (const agent of installedAgents(vault)) {
+      const adapter = adapterFor(agent)
+      if (adapter) writeNoteTemplates(adapter, vault)
+    }
+    let closed!: () => void
+    const done = new Promise<void>(r => { closed = r })
+    const server = await listenHooks({
+      host, vault, workspace, idleMs: idle * 60_000,
+      log: line => io.stderr(`${stamp()} ${line}\n`),
+      onIdle: async () => {
+        await host.shutdown()
+        await harness.dispose()
+        closed()
+      },
+    })
+    io.stderr(`${stamp()} dsh hooks host ${process.pid} serving ${workspace} on ${server.socket}\n`)
+    const stop = () => { void server.close() }
+    process.once('SIGTERM', stop)
+    process.once('SIGINT', stop)
+    await done
+    io.stderr(`${stamp()} dsh hooks host ${process.pid} exits\n`)
+    return 0
+  } finally {
+    lock.release()
+  }
+}
+
+async function mcp(argv: string[], _io: CliIO): Promise<number> {
+  const parsed = parseArgs(argv, { flags: { workspace: 'string' } }, 'hooks mcp')
+  const workspace = workspaceArg(parsed, 'hooks mcp', '.')
+  const vault = join(workspace, '.dsh')
+  await runMcpServer({
+    vault,
+    input: process.stdin,
+    output: line => { process.stdout.write(line + '\n') },
+    startHost: () => startHost(resolve(workspace), vault),
+  })
+  return 0
+}
+
+export const hooksCommand = withSubcommands(
+  { name: 'hooks', summary: 'guard Claude Code (and other agents with hooks): install, uninstall, status', usage },
+  { install, uninstall, status, serve, mcp },
+)

@@ -1,0 +1,96 @@
+import type { ToolResult } from 'dsh-tools'
+
+/**
+ * What one hook call of an agent means to the suite, once its adapter has
+ * read the agent's payload. Every kind carries the agent's session id, which
+ * is the suite's session id.
+ */
+export type HookCall =
+  /** A session started or resumed: the answer carries the handoff (and the proof summary). */
+  | { kind: 'session-start'; sessionId: string }
+  /** The user sent a prompt: a turn opens; the answer carries the proof summary if it changed. */
+  | { kind: 'prompt'; sessionId: string; text: string }
+  /** A guarded tool is about to run: snapshot what it will touch. */
+  | { kind: 'pre-tool'; sessionId: string; callId: string; tool: PlannedTool }
+  /** A guarded tool ran (or failed): judge it. */
+  | { kind: 'post-tool'; sessionId: string; callId: string; name: string; result: ToolResult }
+  /** A call of one of the suite's own tools (`checkpoint`) through the MCP server is about to run. */
+  | { kind: 'suite-tool'; sessionId: string; name: string; arguments: unknown }
+  /** The agent finished answering: the turn closes. */
+  | { kind: 'stop'; sessionId: string }
+  /** Nothing for the suite (a tool it does not guard, an event it does not use). */
+  | { kind: 'ignore' }
+
+/** A tool call of the agent, as the suite's tools see it. */
+export interface PlannedTool {
+  /** The agent's own tool name (`Write`, `Bash`, …): it is the name in the log and in a rollback message. */
+  name: string
+  effects: 'write' | 'shell'
+  /** For writers: every path the call may create, modify or delete (absolute or relative to the workspace). */
+  paths: string[]
+  /** The arguments as logged; a shell call's command is `arguments.command` (what dsh-claims reads). */
+  arguments: Record<string, unknown>
+}
+
+/** What the suite decided about a hook call; the adapter words it in the agent's protocol. */
+export type HookAnswer =
+  /** Go on; `context` (when set) is shown to the model. */
+  | { kind: 'continue'; context?: string }
+  /** Before a tool: do not run it (a path outside the workspace, a snapshot that could not be taken). */
+  | { kind: 'deny'; reason: string }
+  /** After a tool: its effect was undone; `reason` is the suite's `rolled back: …` text. */
+  | { kind: 'block'; reason: string }
+
+/** One hook entry an adapter installs: which event, which tools (a matcher), how long the agent waits. */
+export interface HookEntry {
+  /** The agent's event name (`PreToolUse`, `AfterTool`, …). */
+  event: string
+  /** The agent's tool matcher, when the event takes one. */
+  matcher?: string
+  /** Seconds the agent waits for the hook; the client answers before then. */
+  timeoutSeconds: number
+  /** Whether a fail-open answer to this event may carry a note for the model (the agent accepts context there). */
+  note: boolean
+}
+
+/** What an adapter needs to write its agent's configuration. */
+export interface InstallTarget {
+  workspace: string
+  /** The shell command line the agent runs for one hook entry (the hook client, quoted). */
+  hookCommand(entry: HookEntry): string
+  /** True for a hook command line the host installed (any checkout, any workspace): replaced on reinstall. */
+  isOurs(command: string): boolean
+  /** The MCP server that offers the suite's tools: program and arguments. */
+  mcp: { command: string; args: string[] }
+}
+
+/** A file an adapter writes, with its content before and after (undefined: absent). */
+export interface ConfigEdit {
+  /** Absolute path. */
+  file: string
+  before: string | undefined
+  after: string | undefined
+}
+
+/**
+ * One agent's side of the host, one file each under `src/adapters/`:
+ * reading its hook payloads, wording the suite's answers in its protocol,
+ * and writing (and taking out) its project-level configuration.
+ */
+export interface HookAdapter {
+  /** The `--agent` name (`claude-code`, `codex`, `gemini`). */
+  readonly agent: string
+  /** The hook entries `install` writes. */
+  readonly hooks: readonly HookEntry[]
+  /**
+   * Read one hook payload (the JSON the agent wrote on the hook's stdin) for `event`.
+   * @throws Error naming what is missing when the payload is not the agent's.
+   */
+  translate(event: string, payload: unknown): HookCall
+  /** The JSON the hook writes on stdout for `answer` to `event`; `undefined`: write nothing (exit 0). */
+  reply(event: string, answer: HookAnswer): unknown
+  /** The configuration files after installing (each merged with what the user already has; idempotent). */
+  install(target: InstallTarget): ConfigEdit[]
+  /** The configuration files after taking out exactly what `install` added (an absent file stays absent). */
+  uninstall(workspace: string, isOurs: (command: string) => boolean): ConfigEdit[]
+}

@@ -1,0 +1,133 @@
+import { join } from 'node:path'
+import type { ToolResult } from 'dsh-tools'
+import type { ConfigEdit, HookAdapter, HookAnswer, HookCall, HookEntry, InstallTarget } from '../adapter.ts'
+import {
+  addToList, formatSettings, isObject, mergeHookGroups, readSettings, removeFromList, removeHookGroups, setEntry, type JsonObject,
+} from '../settings.ts'
+
+// Claude Code (`@anthropic-ai/claude-code` 2.1.x): hooks in `.claude/settings.json`
+// (regex matchers, `timeout` in seconds), project MCP servers in `.mcp.json`.
+
+/** The MCP server's name; its tools reach hooks as `mcp__dsh__<tool>`. */
+const MCP_NAME = 'dsh'
+const MCP_PREFIX = `mcp__${MCP_NAME}__`
+const WRITERS: Record<string, string> = { Write: 'file_path', Edit: 'file_path', NotebookEdit: 'notebook_path' }
+const TOOLS = `${Object.keys(WRITERS).join('|')}|Bash|${MCP_PREFIX}.*`
+/** Events where Claude Code reads `hookSpecificOutput.additionalContext`. */
+const CONTEXT_EVENTS = new Set(['PostToolUse', 'PostToolUseFailure', 'SessionStart', 'UserPromptSubmit'])
+
+const HOOKS: HookEntry[] = [
+  { event: 'SessionStart', timeoutSeconds: 30, note: true },
+  { event: 'UserPromptSubmit', timeoutSeconds: 30, note: true },
+  // The first write of a session measures the accepted state (type-check, tests) before it runs.
+  { event: 'PreToolUse', matcher: TOOLS, timeoutSeconds: 300, note: false },
+  { event: 'PostToolUse', matcher: TOOLS, timeoutSeconds: 600, note: true },
+  { event: 'PostToolUseFailure', matcher: TOOLS, timeoutSeconds: 600, note: true },
+  { event: 'Stop', timeoutSeconds: 30, note: false },
+]
+
+function field(payload: Record<string, unknown>, name: string): string {
+  const v = payload[name]
+  if (typeof v !== 'string' || !v) throw new Error(`Claude Code hook payload without "${name}"`)
+  return v
+}
+
+/** A tool's result as text: a string as is; Bash's `{stdout, stderr}` joined; anything else as JSON. */
+function resultText(response: unknown): string {
+  if (typeof response === 'string') return response
+  if (isObject(response) && (typeof response.stdout === 'string' || typeof response.stderr === 'string')) {
+    return [response.stdout, response.stderr].filter(s => typeof s === 'string' && s).join('\n')
+  }
+  return response === undefined ? '' : JSON.stringify(response)
+}
+
+function postResult(event: string, tool: string, p: Record<string, unknown>): ToolResult {
+  if (event === 'PostToolUseFailure') {
+    const content = typeof p.error === 'string' ? p.error : resultText(p.tool_response)
+    const code = tool === 'Bash' ? /exit code (\d+)/i.exec(content)?.[1] : undefined
+    return { content, isError: true, ...(code !== undefined ? { exitCode: Number(code) } : {}) }
+  }
+  return { content: resultText(p.tool_response), ...(tool === 'Bash' ? { exitCode: 0 } : {}) }
+}
+
+function translate(event: string, payload: unknown): HookCall {
+  if (!isObject(payload)) throw new Error('Claude Code hook payload is not a JSON object')
+  const sessionId = field(payload, 'session_id')
+  switch (event) {
+    case 'SessionStart':
+      return { kind: 'session-start', sessionId }
+    case 'UserPromptSubmit':
+      return { kind: 'prompt', sessionId, text: typeof payload.prompt === 'string' ? payload.prompt : '' }
+    case 'Stop':
+      return { kind: 'stop', sessionId }
+    case 'PreToolUse':
+    case 'PostToolUse':
+    case 'PostToolUseFailure': {
+      const name = field(payload, 'tool_name')
+      const input = isObject(payload.tool_input) ? payload.tool_input : {}
+      if (name.startsWith(MCP_PREFIX)) return event === 'PreToolUse' ? { kind: 'suite-tool', sessionId, name: name.slice(MCP_PREFIX.length), arguments: input } : { kind: 'ignore' }
+      const pathField = WRITERS[name]
+      if (!pathField && name !== 'Bash') return { kind: 'ignore' }
+      const callId = field(payload, 'tool_use_id')
+      if (event !== 'PreToolUse') return { kind: 'post-tool', sessionId, callId, name, result: postResult(event, name, payload) }
+      if (!pathField) return { kind: 'pre-tool', sessionId, callId, tool: { name, effects: 'shell', paths: [], arguments: input } }
+      const path = input[pathField]
+      return { kind: 'pre-tool', sessionId, callId, tool: { name, effects: 'write', paths: typeof path === 'string' && path ? [path] : [], arguments: input } }
+    }
+    default:
+      return { kind: 'ignore' }
+  }
+}
+
+function reply(event: string, answer: HookAnswer): unknown {
+  switch (answer.kind) {
+    case 'deny':
+      return { hookSpecificOutput: { hookEventName: event, permissionDecision: 'deny', permissionDecisionReason: answer.reason } }
+    case 'block':
+      return { decision: 'block', reason: answer.reason }
+    case 'continue':
+      return answer.context && CONTEXT_EVENTS.has(event) ? { hookSpecificOutput: { hookEventName: event, additionalContext: answer.context } } : undefined
+  }
+}
+
+function settingsFile(workspace: string): string {
+  return join(workspace, '.claude', 'settings.json')
+}
+function mcpFile(workspace: string): string {
+  return join(workspace, '.mcp.json')
+}
+
+/** The file after `change`; an object left empty by an uninstall is no file at all. */
+function edit(file: string, change: (value: JsonObject) => JsonObject, removing = false): ConfigEdit {
+  const { text, value } = readSettings(file)
+  const next = change(value)
+  if (removing && Object.keys(next).length === 0) return { file, before: text, after: undefined }
+  if (text !== undefined && JSON.stringify(next) === JSON.stringify(value)) return { file, before: text, after: text }
+  return { file, before: text, after: formatSettings(next, text) }
+}
+
+function install(target: InstallTarget): ConfigEdit[] {
+  return [
+    edit(settingsFile(target.workspace), settings => {
+      let next = mergeHookGroups(settings, HOOKS.map(h => ({
+        event: h.event, ...(h.matcher ? { matcher: h.matcher } : {}), command: target.hookCommand(h), timeout: h.timeoutSeconds,
+      })), target.isOurs)
+      next = addToList(next, ['enabledMcpjsonServers'], MCP_NAME)
+      return addToList(next, ['permissions', 'allow'], `${MCP_PREFIX}checkpoint`)
+    }),
+    edit(mcpFile(target.workspace), mcp => setEntry(mcp, ['mcpServers', MCP_NAME], { command: target.mcp.command, args: target.mcp.args })),
+  ]
+}
+
+function uninstall(workspace: string, isOurs: (command: string) => boolean): ConfigEdit[] {
+  return [
+    edit(settingsFile(workspace), settings => {
+      const next = removeFromList(removeHookGroups(settings, isOurs), ['enabledMcpjsonServers'], MCP_NAME)
+      return removeFromList(next, ['permissions', 'allow'], `${MCP_PREFIX}checkpoint`)
+    }, true),
+    edit(mcpFile(workspace), mcp => setEntry(mcp, ['mcpServers', MCP_NAME], undefined), true),
+  ]
+}
+
+/** Claude Code: `.claude/settings.json` hooks, `.mcp.json` for the checkpoint tool. */
+export const claudeCode: HookAdapter = { agent: 'claude-code', hooks: HOOKS, translate, reply, install, uninstall }

@@ -1,0 +1,12 @@
+import type { HookAdapter } from '../adapter.ts'
+import { claudeCode } from './claude-code.ts'
+
+/** Every agent the host speaks to, by its `--agent` name. Add one import + one entry per agent. */
+export const ADAPTERS: readonly HookAdapter[] = [
+  claudeCode,
+]
+
+/** The adapter for `agent`, or undefined. */
+export function adapterFor(agent: string): HookAdapter | undefined {
+  return ADAPTERS.find(a => a.agent === agent)
+}

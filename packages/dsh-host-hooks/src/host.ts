@@ -1,0 +1,344 @@
+import type { Context } from '@deepseek-ai/cordis'
+import { existsSync } from 'node:fs'
+import { PathEscapeError, resolveInside } from 'dsh-common'
+import { readSessionLog, sessionLogPath, type RawSessionEvent, type Session, type SessionService } from 'dsh-session'
+import type { ToolResult, ToolService } from 'dsh-tools'
+import type { HookAdapter, HookAnswer, HookCall, PlannedTool } from './adapter.ts'
+import { MESSAGES } from './messages.ts'
+
+export interface HookHostParts {
+  /** The suite's root context (its plugins listen there). */
+  ctx: Context
+  sessions: SessionService
+  tools: ToolService
+  /** The one workspace this host serves. */
+  workspace: string
+  vault: string
+}
+
+/** A guarded call between its pre and post hooks. */
+interface Pending {
+  name: string
+  /** Resolved when the suite's waterfall reached the tool: the snapshot is taken. */
+  entered: Promise<void>
+  markEntered: () => void
+  /** Hands the agent's result to the waiting waterfall (set once entered). */
+  deliver?: (result: ToolResult) => void
+  /** The post hook came before the waterfall reached the tool (the pre hook gave up waiting). */
+  stale: boolean
+  final: Promise<ToolResult>
+}
+
+interface Hosted {
+  session?: Session
+  turn: number
+  step: number
+  open: boolean
+  /** Context the suite appended that the model has not been shown. */
+  context: string[]
+  calls: Map<string, Pending>
+  /** The "not verified" note was given (once per session). */
+  noted: boolean
+  lastSeen: number
+}
+
+/** A `suite-tool` pre hook waiting for its MCP call. */
+interface AwaitedSuiteCall {
+  sessionId: string
+  name: string
+  key: string
+}
+
+type AgentView = { id: string; session: Session }
+type Emit = (name: string, ...args: unknown[]) => Promise<void>
+
+/** JSON with sorted keys: the pre hook's `tool_input` and the MCP call's arguments are the same value, not always the same text. */
+function canonical(value: unknown): string {
+  if (Array.isArray(value)) return `[${value.map(canonical).join(',')}]`
+  if (value && typeof value === 'object') {
+    return `{${Object.keys(value).sort().map(k => `${JSON.stringify(k)}:${canonical((value as Record<string, unknown>)[k])}`).join(',')}}`
+  }
+  return JSON.stringify(value) ?? 'null'
+}
+
+/**
+ * Turns an agent's hook calls into the suite's session log and tool
+ * pipeline: a pre hook starts the call in the suite's `tools/execute`
+ * waterfall (dsh-snapshot captures), whose tool body waits for the post
+ * hook with the agent's result; dsh-dstvalid then judges it, and what the
+ * waterfall returns becomes the agent's answer. One host per workspace.
+ */
+export class HookHost {
+  private readonly hosted = new Map<string, Hosted>()
+  private readonly planned = new WeakMap<object, string[]>()
+  private readonly shadows = new Set<string>()
+  private readonly awaited: AwaitedSuiteCall[] = []
+  private suiteCalls = 0
+  private readonly p: HookHostParts
+
+  constructor(parts: HookHostParts) {
+    this.p = parts
+    parts.ctx.on('session/event', (session, event) => {
+      if (event.type === 'context/message') this.hosted.get(session.id)?.context.push(event.data.text)
+    })
+  }
+
+  /** True while a guarded call waits between its pre and post hooks (the host must not exit then). */
+  busy(): boolean {
+    return [...this.hosted.values()].some(h => h.calls.size > 0)
+  }
+
+  /** Sessions seen, newest first. */
+  sessionIds(): string[] {
+    return [...this.hosted.entries()].sort((a, b) => b[1].lastSeen - a[1].lastSeen).map(([id]) => id)
+  }
+
+  /**
+   * Answer one hook call of `adapter`'s agent: the JSON to write on the
+   * hook's stdout, or undefined for none. Never throws for the agent's input:
+   * a payload it cannot read or a failing plugin becomes a fail-open answer
+   * with a note.
+   * @param gone aborted when the hook client stopped waiting: an answer it can no longer take is kept for the session's next hook.
+   */
+  async handle(adapter: HookAdapter, event: string, payload: unknown, gone?: AbortSignal): Promise<unknown> {
+    const acceptsContext = adapter.hooks.find(h => h.event === event)?.note ?? false
+    let call: HookCall
+    try {
+      call = adapter.translate(event, payload)
+    } catch (error) {
+      return adapter.reply(event, { kind: 'continue', context: MESSAGES.unreadable((error as Error).message) })
+    }
+    if (call.kind === 'ignore') return undefined
+    const h = this.hostedOf(call.sessionId)
+    let answer: HookAnswer
+    try {
+      answer = await this.answer(h, call)
+    } catch (error) {
+      answer = { kind: 'continue', context: this.note(h, `the guard failed on this hook (${(error as Error).message})`) }
+    }
+    if (gone?.aborted) {
+      // The agent went on without this answer: tell the model at its next hook.
+      const text = answer.kind === 'continue' ? answer.context : answer.reason
+      if (text) h.context.push(text)
+      return undefined
+    }
+    if (answer.kind === 'continue' && acceptsContext) {
+      const context = [answer.context, ...h.context.splice(0)].filter(Boolean).join('\n\n')
+      return adapter.reply(event, context ? { kind: 'continue', context } : { kind: 'continue' })
+    }
+    return adapter.reply(event, answer)
+  }
+
+  private async answer(h: Hosted, call: Exclude<HookCall, { kind: 'ignore' }>): Promise<HookAnswer> {
+    switch (call.kind) {
+      case 'session-start':
+        this.ensureSession(h, call.sessionId)
+        return { kind: 'continue' }
+      case 'prompt':
+        await this.openTurn(h, call.sessionId, call.text)
+        return { kind: 'continue' }
+      case 'stop':
+        await this.closeTurn(h, 'completed')
+        return { kind: 'continue' }
+      case 'suite-tool':
+        this.ensureSession(h, call.sessionId)
+        this.awaited.push({ sessionId: call.sessionId, name: call.name, key: canonical(call.arguments) })
+        return { kind: 'continue' }
+      case 'pre-tool':
+        return this.pre(h, call.sessionId, call.callId, call.tool)
+      case 'post-tool':
+        return this.post(h, call.callId, call.name, call.result)
+    }
+  }
+
+  // Sessions and turns ---------------------------------------------------------
+
+  private hostedOf(id: string): Hosted {
+    let h = this.hosted.get(id)
+    if (!h) {
+      h = { turn: 0, step: 0, open: false, context: [], calls: new Map(), noted: false, lastSeen: 0 }
+      this.hosted.set(id, h)
+    }
+    h.lastSeen = Date.now()
+    return h
+  }
+
+  /** The suite's session for the agent's: created (or re-seeded from its log in the vault) on first sight. */
+  private ensureSession(h: Hosted, id: string): Session {
+    if (h.session) return h.session
+    const { workspace, vault } = this.p
+    const file = sessionLogPath(vault, id)
+    const seed = existsSync(file) ? readSessionLog(file).records : []
+    // Registered before `create`: a handoff appended inside `session/created` is collected.
+    h.session = this.p.sessions.create(id, { cwd: workspace, vault, ...(seed.length ? { seed } : {}) })
+    this.resume(h, seed)
+    return h.session
+  }
+
+  /** Turn and step numbers from a seeded log; a turn a previous host left open is closed as aborted. */
+  private resume(h: Hosted, seed: readonly RawSessionEvent[]): void {
+    for (const e of seed) {
+      const data = e.data as { turn?: number; step?: number }
+      if (e.type === 'turn/start') Object.assign(h, { turn: data.turn ?? h.turn, step: 0, open: true })
+      if (e.type === 'turn/end') h.open = false
+      if (e.type === 'step/start') h.step = data.step ?? h.step
+    }
+    if (!h.open) return
+    const last = [...seed].reverse().find(e => e.type === 'step/start' || e.type === 'step/end')
+    if (last?.type === 'step/start') h.session!.append('step/end', { turn: h.turn, step: h.step })
+    h.session!.append('turn/end', { turn: h.turn, reason: 'aborted' })
+    h.open = false
+  }
+
+  private agent(h: Hosted, id: string): AgentView {
+    return { id: `hooks:${id}`, session: h.session! }
+  }
+
+  private emit(name: string, ...args: unknown[]): Promise<void> {
+    return (this.p.ctx.parallel as unknown as Emit).call(this.p.ctx, name, ...args)
+  }
+
+  private async openTurn(h: Hosted, id: string, text?: string): Promise<void> {
+    const session = this.ensureSession(h, id)
+    if (h.open) await this.closeTurn(h, 'completed')
+    if (text) session.append('user/message', { text })
+    h.turn += 1
+    h.step = 1
+    h.open = true
+    session.append('turn/start', { turn: h.turn })
+    session.append('step/start', { turn: h.turn, step: h.step })
+    const agent = this.agent(h, id)
+    await this.emit('agent/turn-start', agent, h.turn)
+    await this.emit('agent/step-start', agent, h.turn, h.step)
+  }
+
+  private async closeTurn(h: Hosted, reason: 'completed' | 'disposed'): Promise<void> {
+    const session = h.session
+    if (!session || !h.open) return
+    session.append('step/end', { turn: h.turn, step: h.step })
+    session.append('turn/end', { turn: h.turn, reason })
+    h.open = false
+    await this.emit('agent/turn-end', this.agent(h, session.id), h.turn, reason)
+    await session.flush()
+  }
+
+  /** Close every open turn (the host is going away) and flush the logs. */
+  async shutdown(): Promise<void> {
+    for (const h of this.hosted.values()) await this.closeTurn(h, 'disposed')
+  }
+
+  /** The once-per-session note that a write was not verified, or undefined when it was given already. */
+  private note(h: Hosted, why: string): string | undefined {
+    if (h.noted) return undefined
+    h.noted = true
+    return MESSAGES.notVerified(why)
+  }
+
+  // Tool calls ----------------------------------------------------------------
+
+  /** A suite tool standing for the agent's tool of that name: its body waits for the post hook. */
+  private shadow(tool: PlannedTool): void {
+    if (this.shadows.has(tool.name) || this.p.tools.get(tool.name)) return
+    this.shadows.add(tool.name)
+    this.p.tools.register({
+      name: tool.name,
+      description: `The agent's ${tool.name} tool (run by the agent; seen through its hooks).`,
+      parameters: { type: 'object' },
+      effects: tool.effects,
+      ...(tool.effects === 'write' ? { paths: (args: unknown) => this.planned.get(args as object) ?? [] } : {}),
+      execute: (_args, exec) => {
+        const pending = this.hosted.get(exec.session.id)?.calls.get(exec.callId)
+        return pending ? this.awaitAgent(pending) : { content: `${tool.name} runs only in the agent`, isError: true }
+      },
+    })
+  }
+
+  private awaitAgent(pending: Pending): Promise<ToolResult> {
+    return new Promise(resolve => {
+      if (pending.stale) return resolve({ content: 'ran before its snapshot was taken', isError: true })
+      pending.deliver = resolve
+      pending.markEntered()
+    })
+  }
+
+  private async pre(h: Hosted, id: string, callId: string, tool: PlannedTool): Promise<HookAnswer> {
+    if (!h.open) await this.openTurn(h, id)
+    const session = h.session!
+    if (h.calls.has(callId)) return { kind: 'continue' }
+    for (const path of tool.paths) {
+      try {
+        resolveInside(this.p.workspace, path)
+      } catch (error) {
+        if (!(error instanceof PathEscapeError)) throw error
+        return { kind: 'deny', reason: MESSAGES.outside(path, this.p.workspace) }
+      }
+    }
+    this.shadow(tool)
+    const args = { ...tool.arguments }
+    if (tool.effects === 'write') this.planned.set(args, tool.paths)
+    session.append('tool/call', { callId, name: tool.name, arguments: args })
+    let markEntered!: () => void
+    const entered = new Promise<void>(r => { markEntered = r })
+    const pending: Pending = { name: tool.name, stale: false, entered, markEntered, final: Promise.resolve({ content: '' }) }
+    h.calls.set(callId, pending)
+    pending.final = this.p.tools.execute({ session, callId, name: tool.name, arguments: args, turn: h.turn, step: h.step })
+    const first = await Promise.race([pending.entered.then(() => 'entered' as const), pending.final.then(() => 'done' as const)])
+    if (first === 'entered') return { kind: 'continue' }
+    // A suite plugin answered without running the tool (a snapshot that could not be taken): the agent must not run it.
+    const vetoed = await pending.final
+    h.calls.delete(callId)
+    session.append('tool/result', { callId, name: tool.name, content: vetoed.content, isError: true })
+    return { kind: 'deny', reason: vetoed.content }
+  }
+
+  private async post(h: Hosted, callId: string, name: string, result: ToolResult): Promise<HookAnswer> {
+    const pending = h.calls.get(callId)
+    if (!pending) return { kind: 'continue', context: this.note(h, MESSAGES.unseen(name)) }
+    let late = false
+    if (pending.deliver) pending.deliver(result)
+    else {
+      pending.stale = true
+      late = true
+    }
+    let final: ToolResult
+    try {
+      final = await pending.final
+    } finally {
+      h.calls.delete(callId)
+    }
+    h.session!.append('tool/result', {
+      callId, name, content: final.content, isError: !!final.isError, ...(final.exitCode !== undefined ? { exitCode: final.exitCode } : {}),
+    })
+    if (late) return { kind: 'continue', context: this.note(h, MESSAGES.late(name)) }
+    if (final.isError && !result.isError) return { kind: 'block', reason: final.content }
+    if (final.content === result.content) return { kind: 'continue' }
+    const added = final.content.startsWith(result.content) ? final.content.slice(result.content.length).trim() : final.content
+    return { kind: 'continue', context: added }
+  }
+
+  // The suite's own tools (MCP) --------------------------------------------------
+
+  /** The suite's tools an agent is offered through MCP (every one that is not standing for an agent's tool). */
+  suiteTools(): { name: string; description: string; parameters: unknown }[] {
+    return this.p.tools.list().filter(d => !this.shadows.has(d.name)).map(d => ({ name: d.name, description: d.description, parameters: d.parameters }))
+  }
+
+  /**
+   * Run one of the suite's tools for an MCP call, in the session whose pre
+   * hook announced the same call (else the session seen last).
+   */
+  async callSuiteTool(name: string, args: unknown): Promise<ToolResult> {
+    const key = canonical(args ?? {})
+    const at = this.awaited.findIndex(a => a.name === name && a.key === key)
+    const id = at === -1 ? this.sessionIds()[0] : this.awaited.splice(at, 1)[0]!.sessionId
+    if (id === undefined) return { content: MESSAGES.noSession, isError: true }
+    const h = this.hostedOf(id)
+    if (!h.open) await this.openTurn(h, id)
+    const session = h.session!
+    const callId = `dsh-mcp-${++this.suiteCalls}`
+    session.append('tool/call', { callId, name, arguments: args ?? {} })
+    const result = await this.p.tools.execute({ session, callId, name, arguments: args ?? {}, turn: h.turn, step: h.step })
+    session.append('tool/result', { callId, name, content: result.content, isError: !!result.isError })
+    return result
+  }
+}

@@ -1,0 +1,13 @@
+/**
+ * What the host tells the model in the agent's context. Strings the model
+ * sees are API: the tests assert them exactly. The hook client
+ * (`bin/dsh-hook`) words its own fail-open notes the same way.
+ */
+export const MESSAGES = {
+  notVerified: (why: string) => `dsh: not verified: ${why}. What was written meanwhile is kept unchecked; check the project yourself (type-check, tests) before relying on it.`,
+  unreadable: (problem: string) => `dsh: not verified: the guard could not read this hook's input (${problem}).`,
+  outside: (path: string, workspace: string) => `refused: path "${path}" is outside the workspace ${workspace}`,
+  unseen: (tool: string) => `${tool} ran while the guard was starting, so no snapshot of it was taken`,
+  late: (tool: string) => `the guard was still measuring the project when ${tool} ran (longer than the hook's timeout)`,
+  noSession: 'no session of this workspace has reached the guard yet (are the hooks installed? see `dsh hooks status`)',
+} as const

@@ -1,0 +1,23 @@
+import { join } from 'node:path'
+
+/**
+ * Where the host keeps its state, all under `<vault>/hooks/` (owner-only):
+ * the socket hook calls reach it on, its lock (which holds its pid, so the
+ * hook client can tell "starting" from "absent"), its log, the
+ * per-session markers of a fail-open note already given, and the record of
+ * what `dsh hooks install` wrote.
+ */
+export const hookPaths = (vault: string) => {
+  const dir = join(vault, 'hooks')
+  return {
+    dir,
+    socket: join(dir, 'host.sock'),
+    lock: join(dir, 'host.lock'),
+    log: join(dir, 'host.log'),
+    noted: join(dir, 'noted'),
+    installed: (agent: string) => join(dir, `installed-${agent}.json`),
+  }
+}
+
+/** The longest unix socket path Linux accepts (`sun_path` is 108 bytes with its terminating NUL). */
+export const MAX_SOCKET_PATH = 107

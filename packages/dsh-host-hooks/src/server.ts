@@ -1,0 +1,212 @@
+import { createServer, type IncomingMessage, type ServerResponse } from 'node:http'
+import { connect } from 'node:net'
+import { chmodSync, existsSync, mkdirSync, readFileSync, rmSync } from 'node:fs'
+import { acquireFileLock, ensureVault, LockTimeoutError, processState, type FileLock, type LockOwner } from 'dsh-common'
+import type { HookAdapter } from './adapter.ts'
+import { adapterFor } from './adapters/index.ts'
+import type { HookHost } from './host.ts'
+import { hookPaths, MAX_SOCKET_PATH } from './paths.ts'
+
+/** The host's lock is held by a live process: at most one host per workspace. */
+export class HostRunningError extends Error {
+  readonly code = 'HOST_RUNNING'
+  constructor(readonly pid: number) {
+    super(`a dsh hooks host already serves this workspace (pid ${pid})`)
+  }
+}
+
+/**
+ * Take the workspace's host lock (its file holds this process's pid), the
+ * first thing a starting host does, so a second starter exits at once.
+ * @throws HostRunningError when a live process holds it.
+ */
+export async function claimHost(vault: string): Promise<FileLock> {
+  const paths = hookPaths(vault)
+  ensureVault(vault)
+  mkdirSync(paths.dir, { recursive: true, mode: 0o700 })
+  chmodSync(paths.dir, 0o700)
+  try {
+    return await acquireFileLock(paths.lock, { staleMs: Number.MAX_SAFE_INTEGER, timeoutMs: 0 })
+  } catch (error) {
+    if (error instanceof LockTimeoutError) throw new HostRunningError(error.holder?.pid ?? 0)
+    throw error
+  }
+}
+
+export interface ListenOptions {
+  host: HookHost
+  vault: string
+  workspace: string
+  /** Exit after this long without a hook call (and no call waiting for its post hook). */
+  idleMs: number
+  /** Called once when idle (or on `close`): dispose the suite, release the lock. */
+  onIdle(): void | Promise<void>
+  adapters?: (agent: string) => HookAdapter | undefined
+  log?: (line: string) => void
+}
+
+export interface HookServer {
+  socket: string
+  close(): Promise<void>
+}
+
+function readBody(req: IncomingMessage): Promise<string> {
+  return new Promise((resolve, reject) => {
+    const chunks: Buffer[] = []
+    req.on('data', (c: Buffer) => chunks.push(c))
+    req.on('end', () => resolve(Buffer.concat(chunks).toString('utf8')))
+    req.on('error', reject)
+  })
+}
+
+function send(res: ServerResponse, status: number, body: unknown): void {
+  const text = body === undefined ? '' : JSON.stringify(body)
+  res.writeHead(status, { 'content-type': 'application/json', 'content-length': Buffer.byteLength(text) })
+  res.end(text)
+}
+
+/**
+ * Serve hook calls on `<vault>/hooks/host.sock` (owner-only): `POST
+ * /hook/<agent>/<event>` with the agent's payload answers with the JSON the
+ * hook writes; `GET /suite/tools` and `POST /suite/call` serve the MCP
+ * server; `GET /status` says who is served. Only this workspace's host
+ * listens there; the socket is created with umask 077.
+ */
+export async function listenHooks(options: ListenOptions): Promise<HookServer> {
+  const paths = hookPaths(options.vault)
+  if (paths.socket.length > MAX_SOCKET_PATH) throw new Error(`socket path ${paths.socket} is longer than ${MAX_SOCKET_PATH} bytes (a unix socket limit); use a shorter workspace path`)
+  const find = options.adapters ?? adapterFor
+  const started = Date.now()
+  let inFlight = 0
+  let timer: NodeJS.Timeout | undefined
+  let closing: Promise<void> | undefined
+  const arm = () => {
+    clearTimeout(timer)
+    timer = setTimeout(() => {
+      if (inFlight > 0 || options.host.busy()) arm()
+      else void close()
+    }, options.idleMs)
+    timer.unref()
+  }
+
+  const server = createServer((req, res) => {
+    inFlight++
+    arm()
+    const gone = new AbortController()
+    res.on('close', () => {
+      if (!res.writableFinished) gone.abort()
+      inFlight--
+      arm()
+    })
+    route(req, res, gone.signal).catch((error: Error) => {
+      options.log?.(`error ${req.method} ${req.url}: ${error.stack ?? error.message}`)
+      if (!res.headersSent) send(res, 500, { error: error.message })
+    })
+  })
+
+  async function route(req: IncomingMessage, res: ServerResponse, gone: AbortSignal): Promise<void> {
+    const url = new URL(req.url ?? '/', 'http://dsh')
+    const hook = /^\/hook\/([\w-]+)\/([\w-]+)$/.exec(url.pathname)
+    if (req.method === 'POST' && hook) {
+      const adapter = find(hook[1]!)
+      const body = await readBody(req)
+      if (!adapter) return send(res, 404, { error: `no adapter for agent "${hook[1]}"` })
+      let payload: unknown
+      try {
+        payload = JSON.parse(body)
+      } catch {
+        payload = body
+      }
+      return send(res, 200, await options.host.handle(adapter, hook[2]!, payload, gone))
+    }
+    if (req.method === 'GET' && url.pathname === '/suite/tools') return send(res, 200, options.host.suiteTools())
+    if (req.method === 'POST' && url.pathname === '/suite/call') {
+      const { name, arguments: args } = JSON.parse(await readBody(req)) as { name: string; arguments?: unknown }
+      return send(res, 200, await options.host.callSuiteTool(name, args))
+    }
+    if (req.method === 'GET' && url.pathname === '/status') {
+      return send(res, 200, {
+        pid: process.pid, workspace: options.workspace, sessions: options.host.sessionIds(),
+        uptimeMs: Date.now() - started, rssBytes: process.memoryUsage().rss,
+      })
+    }
+    send(res, 404, { error: `no route ${req.method} ${url.pathname}` })
+  }
+
+  rmSync(paths.socket, { force: true })
+  rmSync(paths.noted, { recursive: true, force: true })
+  const umask = process.umask(0o077)
+  try {
+    await new Promise<void>((resolve, reject) => {
+      server.once('error', reject)
+      server.listen(paths.socket, () => resolve())
+    })
+  } finally {
+    process.umask(umask)
+  }
+  chmodSync(paths.socket, 0o600)
+  arm()
+
+  const close = () => closing ??= (async () => {
+    clearTimeout(timer)
+    await new Promise<void>(resolve => server.close(() => resolve()))
+    rmSync(paths.socket, { force: true })
+    await options.onIdle()
+  })()
+  return { socket: paths.socket, close }
+}
+
+/** What `dsh hooks status` reports about a workspace's host. */
+export interface HostStatus {
+  state: 'up' | 'starting' | 'down'
+  pid?: number
+  sessions?: string[]
+  rssBytes?: number
+  uptimeMs?: number
+}
+
+/** Ask the workspace's host over its socket; fall back to its lock (a live holder without a socket is starting). */
+export async function hostStatus(vault: string, timeoutMs = 2000): Promise<HostStatus> {
+  const paths = hookPaths(vault)
+  if (existsSync(paths.socket)) {
+    const answer = await requestSocket(paths.socket, 'GET', '/status', undefined, timeoutMs).catch(() => undefined)
+    if (answer) return { state: 'up', ...(JSON.parse(answer) as Omit<HostStatus, 'state'>) }
+  }
+  let owner: LockOwner | undefined
+  try {
+    owner = JSON.parse(readFileSync(paths.lock, 'utf8')) as LockOwner
+  } catch {
+    return { state: 'down' }
+  }
+  const alive = processState(owner)
+  return alive === 'alive' || alive === 'this-process' ? { state: 'starting', pid: owner.pid } : { state: 'down' }
+}
+
+/** One HTTP request over a unix socket; resolves with the body of a 200 answer. */
+export function requestSocket(socket: string, method: string, path: string, body: string | undefined, timeoutMs: number): Promise<string> {
+  return new Promise((resolve, reject) => {
+    const conn = connect(socket)
+    const timer = setTimeout(() => {
+      conn.destroy()
+      reject(new Error(`no answer from ${socket} within ${timeoutMs} ms`))
+    }, timeoutMs)
+    const chunks: Buffer[] = []
+    conn.on('connect', () => {
+      const head = `${method} ${path} HTTP/1.1\r\nhost: dsh\r\nconnection: close\r\ncontent-type: application/json\r\ncontent-length: ${body ? Buffer.byteLength(body) : 0}\r\n\r\n`
+      conn.end(body ? head + body : head)
+    })
+    conn.on('data', (c: Buffer) => chunks.push(c))
+    conn.on('error', error => {
+      clearTimeout(timer)
+      reject(error)
+    })
+    conn.on('close', () => {
+      clearTimeout(timer)
+      const text = Buffer.concat(chunks).toString('utf8')
+      const split = text.indexOf('\r\n\r\n')
+      const status = /^HTTP\/1\.1 (\d+)/.exec(text)?.[1]
+      if (status !== '200' || split === -1) reject(new Error(`bad answer from ${socket}: ${text.split('\r\n')[0] || 'none'}`))
+      else resolve(text.slice(split + 4))
+    })
+  })
+}
