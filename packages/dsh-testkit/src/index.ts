@@ -4,7 +4,10 @@
  * Context with the real core plugins and a scripted model — and
  * `waitFor(session, type)` instead of fixed sleeps; `listenerCounts(ctx)`
  * for leak checks; `logged(ctx, type)` for what a plugin logged; `writeScript` and `CORE_ENTRIES` for specs that run the
- * real `dsh` on a scripted model and a cordis.yml of their own.
+ * real `dsh` on a scripted model and a cordis.yml of their own; scripted
+ * model servers speaking real agents' APIs (`startModelServer` with
+ * `responsesModel` for Codex, `geminiModel` for Gemini CLI) and
+ * `runInLoopback` to run an agent CLI where it reaches only them.
  */
 export * from './temp.ts'
 export * from './harness.ts'
@@ -12,3 +15,6 @@ export * from './wait.ts'
 export * from './listeners.ts'
 export * from './logs.ts'
 export * from './script.ts'
+export * from './models/index.ts'
+export * from './loopback.ts'
+export * from './agent-clis.ts'

@@ -1,0 +1,102 @@
+/**
+ * Running the real Codex CLI and Gemini CLI on a scripted model, offline:
+ * each in a loopback-only network namespace (`runInLoopback`), with a home
+ * directory of its own (no user config, credentials or history leak in),
+ * pointed at a `startModelServer` through a forwarded port. The hook
+ * configuration is the workspace's (`.codex/hooks.json`,
+ * `.gemini/settings.json`): what the test, or `dsh hooks install`, wrote.
+ */
+import { mkdirSync, writeFileSync } from 'node:fs'
+import { join } from 'node:path'
+import type { RunResult } from 'dsh-common'
+import { runInLoopback } from './loopback.ts'
+import type { ModelServer } from './models/server.ts'
+import { tempDir } from './temp.ts'
+
+/** The port the model server is forwarded to inside the namespace (each namespace has its own loopback). */
+export const MODEL_PORT = 8787
+
+export interface AgentRunOptions {
+  /** The CLI's executable (from scripts/agent-clis.ts). */
+  bin: string
+  workspace: string
+  prompt: string
+  server: ModelServer
+  /** The CLI's home (config, sessions); a fresh temp dir by default. */
+  home?: string
+  /** Extra environment for the CLI and so for its hooks. */
+  env?: Record<string, string>
+  timeoutMs?: number
+}
+
+export interface AgentRun extends RunResult {
+  /** stdout's JSON Lines, parsed (lines that are not JSON are left out). */
+  events: Record<string, unknown>[]
+}
+
+function parsed(result: RunResult): AgentRun {
+  const events = result.stdout.split('\n').flatMap(line => {
+    try {
+      const value: unknown = JSON.parse(line)
+      return value && typeof value === 'object' ? [value as Record<string, unknown>] : []
+    } catch {
+      return []
+    }
+  })
+  return { ...result, events }
+}
+
+/**
+ * The model Codex is told it talks to: one whose metadata Codex ships, so it
+ * offers `apply_patch` (freeform) and `exec_command` as it would to a user.
+ */
+export const CODEX_MODEL = 'gpt-5.5'
+
+/**
+ * `codex exec --json` with a `model_providers` entry (`wire_api = "responses"`)
+ * for the server, the workspace trusted (project config, hooks included, is
+ * ignored otherwise) and hooks run without review (`--dangerously-bypass-hook-trust`),
+ * no sandbox (the namespace is the fence). `config` is appended to config.toml.
+ */
+export async function runCodex(options: AgentRunOptions & { config?: string }): Promise<AgentRun> {
+  const home = options.home ?? tempDir('dsh-codex-home-')
+  writeFileSync(join(home, 'config.toml'), [
+    `model = "${CODEX_MODEL}"`,
+    'model_provider = "scripted"',
+    '[model_providers.scripted]',
+    'name = "scripted"',
+    `base_url = "http://127.0.0.1:${MODEL_PORT}/v1"`,
+    'wire_api = "responses"',
+    'env_key = "SCRIPTED_MODEL_KEY"',
+    `[projects.${JSON.stringify(options.workspace)}]`,
+    'trust_level = "trusted"',
+    options.config ?? '',
+  ].join('\n') + '\n')
+  const argv = [options.bin, 'exec', '--json', '--skip-git-repo-check', '--dangerously-bypass-hook-trust', '--dangerously-bypass-approvals-and-sandbox', '-C', options.workspace, options.prompt]
+  return parsed(await runInLoopback(argv, {
+    cwd: options.workspace,
+    env: { HOME: home, CODEX_HOME: home, SCRIPTED_MODEL_KEY: 'scripted', ...options.env },
+    forward: { [MODEL_PORT]: options.server.socketPath },
+    timeoutMs: options.timeoutMs ?? 120_000,
+  }))
+}
+
+/**
+ * `gemini -p … --output-format stream-json --yolo` against the server
+ * (`GOOGLE_GEMINI_BASE_URL`, API-key auth). The workspace is trusted through
+ * `GEMINI_CLI_TRUST_WORKSPACE=true`: `--skip-trust` alone sets it too late
+ * for the workspace's settings, so its hooks would not load. A fixed model
+ * (`-m`) skips the CLI's routing request.
+ */
+export async function runGemini(options: AgentRunOptions): Promise<AgentRun> {
+  const home = options.home ?? tempDir('dsh-gemini-home-')
+  mkdirSync(join(home, '.gemini'), { recursive: true })
+  writeFileSync(join(home, '.gemini', 'settings.json'), JSON.stringify({ security: { auth: { selectedType: 'gemini-api-key' } } }))
+  const argv = [options.bin, '-p', options.prompt, '--output-format', 'stream-json', '--yolo', '--skip-trust', '-m', 'gemini-2.5-pro']
+  return parsed(await runInLoopback(argv, {
+    cwd: options.workspace,
+    env: { HOME: home, GEMINI_API_KEY: 'scripted', GOOGLE_GEMINI_BASE_URL: `http://127.0.0.1:${MODEL_PORT}`, GEMINI_CLI_TRUST_WORKSPACE: 'true', ...options.env },
+    forward: { [MODEL_PORT]: options.server.socketPath },
+    timeoutMs: options.timeoutMs ?? 120_000,
+  }))
+}

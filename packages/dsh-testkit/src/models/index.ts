@@ -1,0 +1,3 @@
+export * from './server.ts'
+export * from './openai-responses.ts'
+export * from './gemini.ts'
