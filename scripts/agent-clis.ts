@@ -22,8 +22,13 @@ import { isMain } from './lib/cli.ts'
 
 const run = promisify(execFile)
 
-/** npm package, pinned version, and the bin it provides. */
+/**
+ * npm package, pinned version, and the bin it provides; `native`: the
+ * executable is the platform package's binary (what the package's
+ * postinstall, which does not run here, would copy over its bin).
+ */
 export const AGENT_CLI_PINS = {
+  claude: { package: '@anthropic-ai/claude-code', version: '2.1.197', bin: 'claude', native: true },
   codex: { package: '@openai/codex', version: '0.171.0', bin: 'codex' },
   gemini: { package: '@google/gemini-cli', version: '0.61.0', bin: 'gemini' },
 } as const
@@ -37,7 +42,9 @@ export function agentCliCacheDir(agent: AgentCliName): string {
 }
 
 function binPath(agent: AgentCliName, dir: string): string {
-  return join(dir, 'node_modules', '.bin', AGENT_CLI_PINS[agent].bin)
+  const pin = AGENT_CLI_PINS[agent]
+  if ('native' in pin) return join(dir, 'node_modules', `${pin.package}-${process.platform}-${process.arch}`, pin.bin)
+  return join(dir, 'node_modules', '.bin', pin.bin)
 }
 
 /** The cached pinned CLI's executable, installing it first when absent. */

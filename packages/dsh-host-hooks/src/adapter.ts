@@ -49,8 +49,14 @@ export interface HookEntry {
   matcher?: string
   /** Seconds the agent waits for the hook; the client answers before then. */
   timeoutSeconds: number
-  /** Whether a fail-open answer to this event may carry a note for the model (the agent accepts context there). */
-  note: boolean
+  /** Whether the agent shows the model context given in the answer to this event. */
+  context: boolean
+  /**
+   * Seconds the client waits for a host that is starting (0: it starts it and
+   * fails open at once). A tool event waiting gets its write verified; a
+   * context-taking one that still fails open tells the model once per session.
+   */
+  bootWaitSeconds: number
 }
 
 /** What an adapter needs to write its agent's configuration. */

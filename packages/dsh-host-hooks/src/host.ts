@@ -101,7 +101,7 @@ export class HookHost {
    * @param gone aborted when the hook client stopped waiting: an answer it can no longer take is kept for the session's next hook.
    */
   async handle(adapter: HookAdapter, event: string, payload: unknown, gone?: AbortSignal): Promise<unknown> {
-    const acceptsContext = adapter.hooks.find(h => h.event === event)?.note ?? false
+    const acceptsContext = adapter.hooks.find(h => h.event === event)?.context ?? false
     let call: HookCall
     try {
       call = adapter.translate(event, payload)

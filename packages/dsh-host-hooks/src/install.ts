@@ -21,11 +21,16 @@ function shellQuote(s: string): string {
   return `'${s.replace(/'/g, `'\\''`)}'`
 }
 
-/** The command line an agent runs for one hook entry: the client, the workspace, the agent, the event, the seconds it may take. */
+/**
+ * The command line an agent runs for one hook entry: the client, the
+ * workspace, the agent, the event, the seconds it may take, the seconds it
+ * waits for a starting host.
+ */
 export function hookCommand(workspace: string, agent: string, entry: HookEntry): string {
-  // The client answers two seconds before the agent would give up on it.
+  // The client answers two seconds before the agent would give up on it; a boot wait leaves room for the call itself.
   const max = Math.max(1, entry.timeoutSeconds - 2)
-  return `sh ${shellQuote(HOOK_CLIENT)} ${shellQuote(workspace)} ${agent} ${entry.event} ${max}`
+  const wait = Math.min(entry.bootWaitSeconds, Math.floor(max / 2))
+  return `sh ${shellQuote(HOOK_CLIENT)} ${shellQuote(workspace)} ${agent} ${entry.event} ${max} ${wait}`
 }
 
 /** A hook command line of ours (any checkout, any workspace, any agent): it runs this package's client. */
@@ -43,16 +48,17 @@ function installTarget(adapter: HookAdapter, workspace: string, node = process.e
 }
 
 /**
- * The fail-open note of each context-taking event, as the agent's reply with
- * `@WHY@` where the client puts the reason: the client fills it in when the
- * host cannot answer (it has no runtime to word replies with).
+ * The fail-open note of each context-taking tool event (one that waits for
+ * the host to boot), as the agent's reply with `@WHY@` where the client puts
+ * the reason: the client fills it in when the host cannot answer (it has no
+ * runtime to word replies with).
  */
 export function writeNoteTemplates(adapter: HookAdapter, vault: string): void {
   const paths = hookPaths(vault)
   mkdirSync(paths.dir, { recursive: true, mode: 0o700 })
   for (const entry of adapter.hooks) {
     const file = join(paths.dir, `note-${adapter.agent}-${entry.event}.json`)
-    const reply = entry.note ? adapter.reply(entry.event, { kind: 'continue', context: MESSAGES.notVerified('@WHY@') }) : undefined
+    const reply = entry.context && entry.bootWaitSeconds > 0 ? adapter.reply(entry.event, { kind: 'continue', context: MESSAGES.notVerified('@WHY@') }) : undefined
     if (reply === undefined) rmSync(file, { force: true })
     else writeFileAtomicSync(file, JSON.stringify(reply) + '\n')
   }

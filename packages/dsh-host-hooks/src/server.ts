@@ -1,5 +1,4 @@
-import { createServer, type IncomingMessage, type ServerResponse } from 'node:http'
-import { connect } from 'node:net'
+import { createServer, request, type IncomingMessage, type ServerResponse } from 'node:http'
 import { chmodSync, existsSync, mkdirSync, readFileSync, rmSync } from 'node:fs'
 import { acquireFileLock, ensureVault, LockTimeoutError, processState, type FileLock, type LockOwner } from 'dsh-common'
 import type { HookAdapter } from './adapter.ts'
@@ -185,28 +184,18 @@ export async function hostStatus(vault: string, timeoutMs = 2000): Promise<HostS
 /** One HTTP request over a unix socket; resolves with the body of a 200 answer. */
 export function requestSocket(socket: string, method: string, path: string, body: string | undefined, timeoutMs: number): Promise<string> {
   return new Promise((resolve, reject) => {
-    const conn = connect(socket)
-    const timer = setTimeout(() => {
-      conn.destroy()
-      reject(new Error(`no answer from ${socket} within ${timeoutMs} ms`))
-    }, timeoutMs)
-    const chunks: Buffer[] = []
-    conn.on('connect', () => {
-      const head = `${method} ${path} HTTP/1.1\r\nhost: dsh\r\nconnection: close\r\ncontent-type: application/json\r\ncontent-length: ${body ? Buffer.byteLength(body) : 0}\r\n\r\n`
-      conn.end(body ? head + body : head)
+    const req = request({ socketPath: socket, method, path, headers: { 'content-type': 'application/json' }, timeout: timeoutMs }, res => {
+      const chunks: Buffer[] = []
+      res.on('data', (c: Buffer) => chunks.push(c))
+      res.on('error', reject)
+      res.on('end', () => {
+        const text = Buffer.concat(chunks).toString('utf8')
+        if (res.statusCode === 200) resolve(text)
+        else reject(new Error(`${method} ${path} on ${socket}: ${res.statusCode} ${text}`))
+      })
     })
-    conn.on('data', (c: Buffer) => chunks.push(c))
-    conn.on('error', error => {
-      clearTimeout(timer)
-      reject(error)
-    })
-    conn.on('close', () => {
-      clearTimeout(timer)
-      const text = Buffer.concat(chunks).toString('utf8')
-      const split = text.indexOf('\r\n\r\n')
-      const status = /^HTTP\/1\.1 (\d+)/.exec(text)?.[1]
-      if (status !== '200' || split === -1) reject(new Error(`bad answer from ${socket}: ${text.split('\r\n')[0] || 'none'}`))
-      else resolve(text.slice(split + 4))
-    })
+    req.on('timeout', () => req.destroy(new Error(`no answer from ${socket} within ${timeoutMs} ms`)))
+    req.on('error', reject)
+    req.end(body)
   })
 }

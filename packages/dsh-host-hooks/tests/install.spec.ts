@@ -62,9 +62,9 @@ describe('dsh hooks install for Claude Code', () => {
     expect(settings.model).toBe('opus')
     const client = `sh '${HOOK_CLIENT}' '${ws}' claude-code`
     // The user's hooks first, untouched; ours after them.
-    expect(commandsOf(settings.hooks.PreToolUse)).toEqual(['./scripts/audit-bash.sh', `${client} PreToolUse 298`])
-    expect(commandsOf(settings.hooks.PostToolUse)).toEqual(['npx prettier --write "$CLAUDE_FILE"', `${client} PostToolUse 598`])
-    expect(settings.hooks.PreToolUse[1]).toEqual({ matcher: 'Write|Edit|NotebookEdit|Bash|mcp__dsh__.*', hooks: [{ type: 'command', command: `${client} PreToolUse 298`, timeout: 300 }] })
+    expect(commandsOf(settings.hooks.PreToolUse)).toEqual(['./scripts/audit-bash.sh', `${client} PreToolUse 298 60`])
+    expect(commandsOf(settings.hooks.PostToolUse)).toEqual(['npx prettier --write "$CLAUDE_FILE"', `${client} PostToolUse 598 60`])
+    expect(settings.hooks.PreToolUse[1]).toEqual({ matcher: 'Write|Edit|NotebookEdit|Bash|mcp__dsh__.*', hooks: [{ type: 'command', command: `${client} PreToolUse 298 60`, timeout: 300 }] })
     expect(Object.keys(settings.hooks)).toEqual(['PreToolUse', 'PostToolUse', 'SessionStart', 'UserPromptSubmit', 'PostToolUseFailure', 'Stop'])
     expect(settings.permissions.allow).toEqual(['Bash(npm test:*)', 'mcp__dsh__checkpoint'])
     expect(settings.enabledMcpjsonServers).toEqual(['dsh'])

@@ -82,6 +82,28 @@ export async function runCodex(options: AgentRunOptions & { config?: string }): 
 }
 
 /**
+ * `claude -p … --output-format stream-json --verbose` against the server
+ * (`ANTHROPIC_BASE_URL`, a dummy key), edits accepted without asking
+ * (`--permission-mode acceptEdits`; `extraArgs` may add more), telemetry,
+ * updates and error reports off. The hooks and MCP servers are the
+ * workspace's (`.claude/settings.json`, `.mcp.json`).
+ */
+export async function runClaude(options: AgentRunOptions & { extraArgs?: string[] }): Promise<AgentRun> {
+  const home = options.home ?? tempDir('dsh-claude-home-')
+  const argv = [options.bin, '-p', options.prompt, '--output-format', 'stream-json', '--verbose', '--permission-mode', 'acceptEdits', ...(options.extraArgs ?? [])]
+  return parsed(await runInLoopback(argv, {
+    cwd: options.workspace,
+    env: {
+      HOME: home, ANTHROPIC_BASE_URL: `http://127.0.0.1:${MODEL_PORT}`, ANTHROPIC_API_KEY: 'sk-ant-scripted',
+      DISABLE_TELEMETRY: '1', CLAUDE_CODE_DISABLE_NONESSENTIAL_TRAFFIC: '1', DISABLE_AUTOUPDATER: '1', DISABLE_ERROR_REPORTING: '1',
+      ...options.env,
+    },
+    forward: { [MODEL_PORT]: options.server.socketPath },
+    timeoutMs: options.timeoutMs ?? 180_000,
+  }))
+}
+
+/**
  * `gemini -p … --output-format stream-json --yolo` against the server
  * (`GOOGLE_GEMINI_BASE_URL`, API-key auth). The workspace is trusted through
  * `GEMINI_CLI_TRUST_WORKSPACE=true`: `--skip-trust` alone sets it too late

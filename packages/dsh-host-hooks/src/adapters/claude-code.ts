@@ -17,13 +17,14 @@ const TOOLS = `${Object.keys(WRITERS).join('|')}|Bash|${MCP_PREFIX}.*`
 const CONTEXT_EVENTS = new Set(['PostToolUse', 'PostToolUseFailure', 'SessionStart', 'UserPromptSubmit'])
 
 const HOOKS: HookEntry[] = [
-  { event: 'SessionStart', timeoutSeconds: 30, note: true },
-  { event: 'UserPromptSubmit', timeoutSeconds: 30, note: true },
+  { event: 'SessionStart', timeoutSeconds: 30, context: true, bootWaitSeconds: 0 },
+  // The first prompt waits for the host SessionStart started, so the handoff reaches the model.
+  { event: 'UserPromptSubmit', timeoutSeconds: 60, context: true, bootWaitSeconds: 25 },
   // The first write of a session measures the accepted state (type-check, tests) before it runs.
-  { event: 'PreToolUse', matcher: TOOLS, timeoutSeconds: 300, note: false },
-  { event: 'PostToolUse', matcher: TOOLS, timeoutSeconds: 600, note: true },
-  { event: 'PostToolUseFailure', matcher: TOOLS, timeoutSeconds: 600, note: true },
-  { event: 'Stop', timeoutSeconds: 30, note: false },
+  { event: 'PreToolUse', matcher: TOOLS, timeoutSeconds: 300, context: false, bootWaitSeconds: 60 },
+  { event: 'PostToolUse', matcher: TOOLS, timeoutSeconds: 600, context: true, bootWaitSeconds: 60 },
+  { event: 'PostToolUseFailure', matcher: TOOLS, timeoutSeconds: 600, context: true, bootWaitSeconds: 60 },
+  { event: 'Stop', timeoutSeconds: 30, context: false, bootWaitSeconds: 0 },
 ]
 
 function field(payload: Record<string, unknown>, name: string): string {
