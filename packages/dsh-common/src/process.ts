@@ -146,3 +146,41 @@ export function processGroupRssKb(pgid: number): number | undefined {
   }
   return total
 }
+
+/**
+ * Resident memory of a process and all its descendants (worker threads
+ * included: they are the process's own), in kB (Linux `/proc`); undefined
+ * where `/proc` cannot be read.
+ */
+export function processTreeRssKb(pid: number): number | undefined {
+  let entries: string[]
+  try {
+    entries = readdirSync('/proc')
+  } catch {
+    // No procfs (not Linux).
+    return undefined
+  }
+  const children = new Map<number, number[]>()
+  const rss = new Map<number, number>()
+  for (const entry of entries) {
+    if (!/^\d+$/.test(entry)) continue
+    try {
+      const status = readFileSync(`/proc/${entry}/status`, 'utf8')
+      const ppid = Number(/PPid:\s+(\d+)/.exec(status)?.[1])
+      const kb = /VmRSS:\s+(\d+) kB/.exec(status)
+      const list = children.get(ppid) ?? []
+      list.push(Number(entry))
+      children.set(ppid, list)
+      if (kb) rss.set(Number(entry), Number(kb[1]))
+    } catch {
+      // The process exited while we read it.
+    }
+  }
+  let total = 0
+  const queue = [pid]
+  for (let p; (p = queue.pop()) !== undefined;) {
+    total += rss.get(p) ?? 0
+    queue.push(...(children.get(p) ?? []))
+  }
+  return total
+}

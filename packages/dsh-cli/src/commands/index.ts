@@ -8,6 +8,7 @@ import { chatCommand } from './chat.ts'
 import { recoverCommand } from './recover.ts'
 import { claimsCommand } from './claims.ts'
 import { hooksCommand } from './hooks.ts'
+import { tryCommand } from './try.ts'
 
 /** Every `dsh` subcommand, in the order `dsh --help` lists them. Add one import + one entry per command. */
 export const commands: Command[] = [
@@ -20,4 +21,5 @@ export const commands: Command[] = [
   recoverCommand,
   claimsCommand,
   hooksCommand,
+  tryCommand,
 ]

@@ -1,0 +1,116 @@
+import { bool, parseArgs, str, UsageError, workspaceArg, type Command } from '../command.ts'
+import { ConfigError } from '../harness.ts'
+import { runTry, type TryReport } from '../try/run.ts'
+
+const usage = `Usage: dsh try --workspace DIR [--config FILE] [--no-naive] [--naive-timeout SECONDS] [--keep] [--json]
+
+What to run before trusting the guard with a repository. On a throw-away copy
+of DIR (dependency directories such as node_modules are symlinked, .git and
+.dsh left out) it boots the guard from cordis.yml without a model and makes a
+fixed set of probe edits derived from the project itself, each as one tool
+call through the guard, first write at once (no warm-up):
+
+  1. a comment in its most-imported source module          expected: kept
+  2. a body-only edit of a function there                   expected: kept
+  3. an exported function renamed, breaking its importers   expected: rolled back
+  4. a behaviour change its tests catch (the function throws) expected: rolled back
+  5. a syntax error in that module                          expected: rolled back
+  6. a new file with a type error next to it                expected: rolled back
+
+It prints each verdict with the time it took, next to the naive full check
+measured once in the same run on a second copy (TypeScript: tsc -b --force or
+tsc --noEmit, then vitest run or jest; Go: go build, go vet, go test ./...;
+Python: pytest), and the peak resident memory of the guard (this process, its
+workers and the runners it started) and of the naive check. A probe that
+cannot be made on this project (no importers, no tests, no function) is listed
+with the reason. A breaking probe the guard kept is undone on the copy before
+the next one. DIR itself is only read: that nothing in it changed is checked
+at the end.
+
+Languages: TypeScript/JavaScript (tsconfig.json or package.json), Go (go.mod),
+Python (pyproject.toml, setup.py, setup.cfg or .py files).
+
+Options:
+  --workspace DIR          the project to try (required; only read)
+  --config FILE            cordis.yml to boot the guard from (default: the suite's own)
+  --no-naive               skip the naive check
+  --naive-timeout SECONDS  time one naive step may take (default 1800)
+  --keep                   keep the copies (their directory is printed)
+  --json                   print the report as JSON on stdout
+  -h, --help               show this help
+
+Progress goes to stderr. Exit status: 0 every probe that could be made got the
+expected verdict, 1 some did not (or DIR changed), 2 bad usage or bad input.
+`
+
+export const tryCommand: Command = {
+  name: 'try',
+  summary: 'probe the guard on a copy of a project: verdicts and times next to the naive check',
+  usage,
+  async run(argv, io) {
+    const args = parseArgs(argv, { flags: { workspace: 'string', config: 'string', 'no-naive': 'boolean', 'naive-timeout': 'string', keep: 'boolean', json: 'boolean' } }, 'try')
+    const workspace = workspaceArg(args, 'try')
+    const timeout = str(args, 'naive-timeout') ?? '1800'
+    if (!/^\d+$/.test(timeout) || Number(timeout) <= 0) throw new UsageError(`dsh try: --naive-timeout needs a whole number of seconds, got "${timeout}"`)
+    const started = performance.now()
+    const progress = (line: string) => io.stderr(`[${((performance.now() - started) / 1000).toFixed(1).padStart(6)} s] ${line}\n`)
+    let report: TryReport
+    try {
+      report = await runTry({
+        workspace, config: str(args, 'config'), naive: !bool(args, 'no-naive'),
+        naiveTimeoutMs: Number(timeout) * 1000, keep: bool(args, 'keep'), progress,
+      })
+    } catch (error) {
+      if (error instanceof ConfigError) {
+        io.stderr(`dsh try: ${error.message}\n`)
+        return 2
+      }
+      throw error
+    }
+    if (!report.language) {
+      io.stderr(`dsh try: ${workspace} is not a TypeScript, Go or Python project (no tsconfig.json, package.json, go.mod, pyproject.toml or .py files)\n`)
+      return 2
+    }
+    if (bool(args, 'json')) io.stdout(JSON.stringify(report, null, 2) + '\n')
+    else io.stdout(formatReport(report))
+    const wrong = report.probes.some(p => p.verdict !== undefined && p.verdict !== p.probe.expect)
+    return wrong || report.touched.length ? 1 : 0
+  },
+}
+
+const sec = (ms: number) => `${(ms / 1000).toFixed(1)} s`
+const mb = (kb: number | undefined) => (kb === undefined ? 'not measured' : `${Math.round(kb / 1024)} MB`)
+
+/** The report as text: the project, the naive check, one table row per probe, memory, and whether DIR was left alone. */
+function formatReport(r: TryReport): string {
+  const lines: string[] = []
+  const m = r.module
+  lines.push(`dsh try: ${r.workspace} (${r.language})`)
+  lines.push(m ? `most-imported module: ${m.file} (${m.importers.length} importers, ${m.tests.length} of them test files)` : 'most-imported module: none (no source module is imported by another file)')
+  const naive = r.naive
+  if (naive) {
+    const steps = naive.steps.map(s => `${s.label} ${sec(s.ms)}${s.timedOut ? ' (timed out)' : s.exitCode === 0 ? '' : ` (exit ${s.exitCode})`}`).join(', ')
+    lines.push(`naive check: ${sec(naive.ms)} — ${steps || 'no step could run'}; peak RSS ${mb(naive.peakRssKb)}`)
+  } else {
+    lines.push('naive check: skipped (--no-naive)')
+  }
+  lines.push('')
+  lines.push('| probe | expected | verdict | guard | naive | guard / naive | what the guard ran |')
+  lines.push('|---|---|---|---|---|---|---|')
+  for (const p of r.probes) {
+    if (!p.verdict) {
+      lines.push(`| ${p.probe.title} | ${p.probe.expect} | not made: ${p.probe.missing} | — | — | — | — |`)
+      continue
+    }
+    const mark = p.verdict === p.probe.expect ? '' : ' ✗'
+    const verdict = `${p.verdict}${mark}${p.problem ? `: ${p.problem.split('\n')[0]!.slice(0, 120)}` : ''}${p.undone ? ' (undone on the copy)' : ''}`
+    const ratio = naive && naive.ms > 0 ? `${(p.ms! / naive.ms).toFixed(2)}×` : '—'
+    const ran = p.runs.map(x => `${x.check} ${sec(x.ms)}${x.outcome === 'pass' ? '' : ` ${x.outcome}`}`).join(' · ') || 'nothing'
+    lines.push(`| ${p.probe.title} | ${p.probe.expect} | ${verdict} | ${sec(p.ms!)} | ${naive ? sec(naive.ms) : '—'} | ${ratio} | ${ran} |`)
+  }
+  lines.push('')
+  lines.push(`peak RSS of the guard (with its workers and runners): ${mb(r.guardPeakRssKb)}`)
+  lines.push(r.touched.length ? `WORKSPACE CHANGED during the run: ${r.touched.slice(0, 10).join(', ')}` : `${r.workspace}: untouched (every file's size and mtime as before)`)
+  if (r.copies.length) lines.push(`copies kept: ${r.copies.join(', ')}`)
+  return lines.join('\n') + '\n'
+}

@@ -1,0 +1,173 @@
+import type { Context } from '@deepseek-ai/cordis'
+import { mkdtempSync, readFileSync, rmSync, writeFileSync } from 'node:fs'
+import { tmpdir } from 'node:os'
+import { join } from 'node:path'
+import { processTreeRssKb } from 'dsh-common'
+import type { SessionEvent } from 'dsh-session'
+import type { DstvalidNotice } from 'dsh-dstvalid'
+import { bootHarness } from '../harness.ts'
+import { naiveSteps, runNaive, type NaiveResult } from './naive.ts'
+import { deriveProbes, type Probe } from './probes.ts'
+import { detectLanguage, listFiles, rankModules, type Language, type ModuleInfo } from './sources.ts'
+import { copyWorkspace, fingerprint, fingerprintChanges } from './workspace-copy.ts'
+
+export interface TryOptions {
+  workspace: string
+  /** cordis.yml to boot the guard from (default: the suite's own). */
+  config?: string
+  /** Skip the naive check (its column then says so). */
+  naive: boolean
+  /** Milliseconds a naive step may take. */
+  naiveTimeoutMs: number
+  /** Keep the throw-away copies (their paths are printed). */
+  keep: boolean
+  progress(line: string): void
+}
+
+/** One probe's outcome. */
+export interface ProbeOutcome {
+  probe: Probe
+  /** `kept`, `rolled back`, or `kept, not verified` (a check could not judge). */
+  verdict?: string
+  /** Which checks said what, e.g. `typecheck rolled-back`. */
+  checks: string[]
+  /** The first new problem, as the model saw it. */
+  problem?: string
+  ms?: number
+  /** The commands (or in-process checks) the guard ran for it, with their times. */
+  runs: { check: string; ms: number; outcome: string }[]
+  /** The probe was expected rolled back but was kept: it was undone outside the guard. */
+  undone?: boolean
+}
+
+export interface TryReport {
+  workspace: string
+  language?: Language
+  module?: ModuleInfo
+  naive?: NaiveResult
+  probes: ProbeOutcome[]
+  /** Peak resident memory of the guard (this process, its workers and the runners it started), in kB. */
+  guardPeakRssKb?: number
+  /** Paths of the workspace that changed during the run (must be none). */
+  touched: string[]
+  copies: string[]
+}
+
+/**
+ * `dsh try`: on throw-away copies of the workspace, run the naive full
+ * check once, then make each probe through the guard (a session of the
+ * configured harness, no model: the tool calls are made directly), timing
+ * each verdict. The workspace itself is only read; that it was left as it
+ * was is checked at the end.
+ */
+export async function runTry(options: TryOptions): Promise<TryReport> {
+  const { workspace, progress } = options
+  const before = fingerprint(workspace)
+  const files = listFiles(workspace)
+  const language = detectLanguage(files)
+  const report: TryReport = { workspace, language, probes: [], touched: [], copies: [] }
+  if (!language) {
+    report.touched = fingerprintChanges(before, fingerprint(workspace))
+    return report
+  }
+  const modules = rankModules(workspace, language, files)
+  report.module = modules[0]
+  // The probes as they would be made on the project itself, to list; each is derived again from the copy as it is when its turn comes.
+  const probes = deriveProbes(language, report.module, file => readFileSync(join(workspace, file), 'utf8'))
+
+  const base = mkdtempSync(join(tmpdir(), 'dsh-try-'))
+  if (options.keep) report.copies.push(base)
+  try {
+    if (options.naive) {
+      const naiveDir = join(base, 'naive')
+      progress(`copying ${workspace} for the naive check…`)
+      copyWorkspace(workspace, naiveDir)
+      const steps = naiveSteps(naiveDir, language)
+      report.naive = await runNaive(naiveDir, steps, options.naiveTimeoutMs, step => progress(`naive check: ${step.label}…`))
+    }
+    const guardDir = join(base, 'guarded')
+    progress(`copying ${workspace} for the guard…`)
+    copyWorkspace(workspace, guardDir)
+    await runProbes(guardDir, probes, now => deriveProbes(language, report.module, file => readFileSync(join(guardDir, file), 'utf8')).find(p => p.id === now.id)!, options, report)
+  } finally {
+    if (!options.keep) rmSync(base, { recursive: true, force: true })
+    report.touched = fingerprintChanges(before, fingerprint(workspace))
+  }
+  return report
+}
+
+async function runProbes(dir: string, planned: readonly Probe[], current: (probe: Probe) => Probe, options: TryOptions, report: TryReport) {
+  const { progress } = options
+  let peak = 0
+  const sample = () => {
+    const kb = processTreeRssKb(process.pid)
+    if (kb !== undefined) peak = Math.max(peak, kb)
+  }
+  const timer = setInterval(sample, 250)
+  progress('starting the guard…')
+  const harness = await bootHarness({ workspace: dir, config: options.config, patches: [{ id: 'model', disabled: true }] })
+  try {
+    const notices = harness.ctx.plugin((ctx: Context) => {
+      ctx.on('dstvalid/notice', (n: DstvalidNotice) => {
+        if (n.phase !== 'end') progress(`  ${n.text}`)
+      })
+    })
+    await notices
+    const { session } = harness.createSession('dsh-try')
+    let n = 0
+    for (const plan of planned) {
+      n++
+      // Derived from the copy as the earlier probes left it (a kept edit moved the text).
+      const probe = plan.call ? current(plan) : plan
+      if (!probe.call) {
+        report.probes.push({ probe, checks: [], runs: [] })
+        continue
+      }
+      progress(`probe ${n}/${planned.length}: ${probe.title}…`)
+      const from = session.nextSeq
+      const callId = `try-${probe.id}`
+      const t = performance.now()
+      const result = await harness.ctx.tools.execute({ session, callId, name: probe.call.name, arguments: probe.call.arguments })
+      const ms = performance.now() - t
+      const events = session.events.slice(session.events.findIndex(e => e.seq >= from)) as SessionEvent[]
+      const outcome = judgeOutcome(probe, result, events, ms, callId)
+      if (probe.expect === 'rolled back' && outcome.verdict !== 'rolled back' && !result.isError) {
+        undo(dir, probe)
+        outcome.undone = true
+      }
+      report.probes.push(outcome)
+    }
+  } finally {
+    clearInterval(timer)
+    sample()
+    await harness.dispose()
+  }
+  report.guardPeakRssKb = peak || undefined
+}
+
+function judgeOutcome(probe: Probe, result: { content: string; isError?: boolean }, events: readonly SessionEvent[], ms: number, callId: string): ProbeOutcome {
+  const verdicts = events.flatMap(e => (e.type === 'verify/verdict' && e.data.callId === callId ? [e.data] : []))
+  const runs = events.flatMap(e => (e.type === 'verify/run' ? [{ check: e.data.check, ms: e.data.durationMs, outcome: e.data.outcome }] : []))
+  const checks = verdicts.map(v => `${v.check} ${v.outcome}`)
+  let verdict: string
+  if (verdicts.some(v => v.outcome === 'rolled-back')) verdict = 'rolled back'
+  else if (result.isError && !verdicts.length) verdict = `refused by the tool: ${result.content.split('\n')[0]}`
+  else if (verdicts.some(v => v.outcome === 'error')) verdict = 'kept, not verified'
+  else if (verdicts.some(v => v.outcome === 'fail')) verdict = 'kept, failing'
+  else verdict = verdicts.length ? 'kept' : 'kept, not judged'
+  const problem = verdicts.flatMap(v => (v.outcome === 'pass' ? [] : v.newProblems))[0]
+  return { probe, verdict, checks, ms, runs, ...(problem ? { problem } : {}) }
+}
+
+/** Put back a breaking probe the guard kept, so the next probe starts from the project as it was. */
+function undo(dir: string, probe: Probe) {
+  const args = probe.call!.arguments
+  const file = join(dir, args.path!)
+  if (probe.call!.name === 'write_file') {
+    rmSync(file, { force: true })
+    return
+  }
+  const text = readFileSync(file, 'utf8')
+  const at = text.indexOf(args.new_string!)
+  if (at >= 0) writeFileSync(file, text.slice(0, at) + args.old_string! + text.slice(at + args.new_string!.length))
+}

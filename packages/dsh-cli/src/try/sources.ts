@@ -1,0 +1,192 @@
+import { readdirSync, readFileSync, statSync } from 'node:fs'
+import { dirname, join, relative, sep } from 'node:path'
+import { resolveImport, scanImports } from '../dev/import-graph.ts'
+
+/** The language of a workspace, as far as the probes care. */
+export type Language = 'typescript' | 'go' | 'python'
+
+/** Directories never walked: dependencies, outputs, VCS and the vault. */
+const SKIP_DIRS = new Set(['node_modules', '.git', '.dsh', 'dist', 'build', 'coverage', 'out', 'vendor', 'target', '__pycache__', '.venv', 'venv', '.tox'])
+
+/** Workspace-relative files (forward slashes) under `root`, dependencies and outputs left out, sorted. */
+export function listFiles(root: string, max = 50_000): string[] {
+  const out: string[] = []
+  const walk = (dir: string) => {
+    let names: string[]
+    try {
+      names = readdirSync(dir)
+    } catch {
+      return // unreadable directory: not a source of probes
+    }
+    for (const name of names.sort()) {
+      if (out.length >= max) return
+      const abs = join(dir, name)
+      let s
+      try {
+        s = statSync(abs)
+      } catch {
+        continue // vanished or a dangling link
+      }
+      if (s.isDirectory()) {
+        if (!SKIP_DIRS.has(name) && !name.startsWith('.')) walk(abs)
+      } else if (s.isFile()) {
+        out.push(relative(root, abs).split(sep).join('/'))
+      }
+    }
+  }
+  walk(root)
+  return out
+}
+
+/** Which language the workspace is: its own config files decide, TypeScript first. */
+export function detectLanguage(files: readonly string[]): Language | undefined {
+  const has = (name: string) => files.includes(name)
+  if (has('tsconfig.json') || (has('package.json') && files.some(f => TS_SOURCE.test(f)))) return 'typescript'
+  if (has('go.mod')) return 'go'
+  if (has('pyproject.toml') || has('setup.py') || has('setup.cfg') || files.some(f => f.endsWith('.py'))) return 'python'
+  return undefined
+}
+
+const TS_SOURCE = /\.(?:[cm]?ts|tsx)$/
+const TS_TEST = /(?:\.(?:test|spec)\.[cm]?[jt]sx?$)|(?:^|\/)__tests__\//
+const GO_TEST = /_test\.go$/
+const PY_TEST = /(?:^|\/)(?:test_[^/]*|[^/]*_test)\.py$|(?:^|\/)tests?\/|(?:^|\/)conftest\.py$/
+
+/** A source module and who imports it. */
+export interface ModuleInfo {
+  /** Workspace-relative path of the file (for Go: the package's first non-test file). */
+  file: string
+  /** Workspace-relative files that import it (for Go: the importing packages' files). */
+  importers: string[]
+  /** The importers that are test files. */
+  tests: string[]
+}
+
+/** Whether a workspace-relative file is a test file in `language`. */
+function isTestFile(language: Language, file: string): boolean {
+  return language === 'typescript' ? TS_TEST.test(file) : language === 'go' ? GO_TEST.test(file) : PY_TEST.test(file)
+}
+
+/** Source modules of the workspace, most-imported first (ties by path). */
+export function rankModules(root: string, language: Language, files: readonly string[], read = (f: string) => readFileSync(join(root, f), 'utf8')): ModuleInfo[] {
+  const importers = language === 'typescript' ? tsImporters(root, files, read) : language === 'go' ? goImporters(files, read) : pyImporters(files, read)
+  const infos: ModuleInfo[] = []
+  for (const [file, set] of importers) {
+    if (isTestFile(language, file)) continue
+    const list = [...set].sort()
+    infos.push({ file, importers: list, tests: list.filter(f => isTestFile(language, f)) })
+  }
+  return infos.sort((a, b) => b.importers.length - a.importers.length || a.file.localeCompare(b.file))
+}
+
+function add(map: Map<string, Set<string>>, target: string, importer: string) {
+  if (target === importer) return
+  let set = map.get(target)
+  if (!set) map.set(target, set = new Set())
+  set.add(importer)
+}
+
+function tsImporters(root: string, files: readonly string[], read: (f: string) => string): Map<string, Set<string>> {
+  const sources = files.filter(f => TS_SOURCE.test(f) && !f.endsWith('.d.ts'))
+  const known = new Set(sources)
+  const map = new Map<string, Set<string>>()
+  for (const file of sources) {
+    let text: string
+    try {
+      text = read(file)
+    } catch {
+      continue
+    }
+    for (const specifier of scanImports(text)) {
+      if (!specifier.startsWith('.')) continue
+      const target = resolveImport(specifier, join(root, file))
+      if (!target) continue
+      const rel = relative(root, target).split(sep).join('/')
+      if (known.has(rel)) add(map, rel, file)
+    }
+  }
+  return map
+}
+
+function goImporters(files: readonly string[], read: (f: string) => string): Map<string, Set<string>> {
+  const map = new Map<string, Set<string>>()
+  let module: string | undefined
+  try {
+    module = /^module\s+(\S+)/m.exec(read('go.mod'))?.[1]
+  } catch {
+    return map
+  }
+  if (!module) return map
+  const sources = files.filter(f => f.endsWith('.go'))
+  // A package is a directory; its representative file is its first non-test file.
+  const packageFile = new Map<string, string>()
+  for (const f of sources) {
+    const dir = dirname(f)
+    if (!GO_TEST.test(f) && !packageFile.has(dir)) packageFile.set(dir, f)
+  }
+  const IMPORT_BLOCK = /^import\s*\(([\s\S]*?)^\)/gm
+  const IMPORT_LINE = /^import\s+(?:\w+\s+)?"([^"]+)"/gm
+  for (const file of sources) {
+    let text: string
+    try {
+      text = read(file)
+    } catch {
+      continue
+    }
+    const paths = [...text.matchAll(IMPORT_LINE)].map(m => m[1]!)
+    for (const block of text.matchAll(IMPORT_BLOCK)) for (const m of block[1]!.matchAll(/"([^"]+)"/g)) paths.push(m[1]!)
+    for (const path of paths) {
+      if (path !== module && !path.startsWith(`${module}/`)) continue
+      const dir = path === module ? '.' : path.slice(module.length + 1)
+      const target = packageFile.get(dir)
+      if (target && dirname(file) !== dir) add(map, target, file)
+    }
+  }
+  return map
+}
+
+function pyImporters(files: readonly string[], read: (f: string) => string): Map<string, Set<string>> {
+  const sources = files.filter(f => f.endsWith('.py'))
+  // Dotted module names, from the workspace root and from a `src/` layout.
+  const byName = new Map<string, string>()
+  for (const f of sources) {
+    for (const base of ['', 'src/']) {
+      if (!f.startsWith(base)) continue
+      const name = f.slice(base.length).replace(/\.py$/, '').replace(/\/__init__$/, '').split('/').join('.')
+      if (name && !byName.has(name)) byName.set(name, f)
+    }
+  }
+  const map = new Map<string, Set<string>>()
+  const FROM = /^\s*from\s+(\.*[\w.]*)\s+import\s+([^\n#]+)/gm
+  const IMPORT = /^\s*import\s+([\w.]+(?:\s*,\s*[\w.]+)*)/gm
+  for (const file of sources) {
+    let text: string
+    try {
+      text = read(file)
+    } catch {
+      continue
+    }
+    const own = file.replace(/^src\//, '').replace(/\.py$/, '').split('/')
+    const pkg = file.endsWith('/__init__.py') ? own.slice(0, -1) : own.slice(0, -1)
+    const names: string[] = []
+    for (const m of text.matchAll(FROM)) {
+      let base = m[1]!
+      if (base.startsWith('.')) {
+        const dots = /^\.+/.exec(base)![0].length
+        const up = pkg.slice(0, pkg.length - (dots - 1))
+        base = [...up, base.slice(dots)].filter(Boolean).join('.')
+      }
+      names.push(base)
+      for (const item of m[2]!.replace(/[()]/g, '').split(',')) {
+        const word = item.trim().split(/\s+/)[0]
+        if (word) names.push(`${base}.${word}`)
+      }
+    }
+    for (const m of text.matchAll(IMPORT)) for (const n of m[1]!.split(',')) names.push(n.trim())
+    for (const name of names) {
+      const target = byName.get(name)
+      if (target) add(map, target, file)
+    }
+  }
+  return map
+}

@@ -1,0 +1,88 @@
+import { mkdirSync, readdirSync, readFileSync, statSync, symlinkSync, writeFileSync } from 'node:fs'
+import { join, relative } from 'node:path'
+import { describe, expect, it } from 'vitest'
+import { tempDir } from 'dsh-testkit'
+import { dsh, repoRoot } from './helpers.ts'
+
+/** Every file under `dir` (node_modules left out) with its content and mtime. */
+function snapshotOf(dir: string): Record<string, string> {
+  const out: Record<string, string> = {}
+  const walk = (abs: string) => {
+    for (const name of readdirSync(abs)) {
+      if (name === 'node_modules') continue
+      const p = join(abs, name)
+      const s = statSync(p)
+      if (s.isDirectory()) walk(p)
+      else out[relative(dir, p)] = `${s.mtimeMs} ${readFileSync(p, 'utf8')}`
+    }
+  }
+  walk(dir)
+  return out
+}
+
+function project(files: Record<string, string>): string {
+  const ws = tempDir('dsh-try-')
+  for (const [path, text] of Object.entries(files)) {
+    mkdirSync(join(ws, path, '..'), { recursive: true })
+    writeFileSync(join(ws, path), text)
+  }
+  return ws
+}
+
+/** A small TypeScript library: `src/math.ts` imported by `src/use.ts` and by its test; the repo's own tsc and vitest. */
+function library(withTests: boolean): string {
+  const ws = project({
+    'package.json': '{ "name": "lib", "type": "module", "private": true }\n',
+    'tsconfig.json': '{ "compilerOptions": { "strict": true, "module": "ESNext", "moduleResolution": "Bundler", "target": "ES2022", "noEmit": true, "types": [] }, "include": ["src"] }\n',
+    'src/math.ts': 'export function add(a: number, b: number): number {\n  return a + b\n}\n\nexport const twice = (n: number): number => {\n  return add(n, n)\n}\n',
+    'src/use.ts': "import { add, twice } from './math'\n\nexport const four = (): number => add(2, 2) + twice(0)\n",
+    ...(withTests ? { 'src/math.test.ts': "import { expect, it } from 'vitest'\nimport { add } from './math'\n\nit('adds', () => { expect(add(1, 2)).toBe(3) })\n" } : {}),
+  })
+  symlinkSync(join(repoRoot, 'node_modules'), join(ws, 'node_modules'), 'dir')
+  return ws
+}
+
+const row = (stdout: string, probe: string) => stdout.split('\n').find(l => l.startsWith(`| ${probe}`))
+
+describe('dsh try', () => {
+  it('makes each probe through the guard on a copy, with its verdict next to the naive check, and leaves the workspace untouched', async () => {
+    const ws = library(true)
+    const before = snapshotOf(ws)
+    const r = await dsh(['try', '--workspace', ws], { timeoutMs: 600_000 })
+    expect(r.stderr).toContain('probe 1/6: a comment in the most-imported module (src/math.ts)…')
+    expect(r.exitCode, r.output).toBe(0)
+    const out = r.stdout
+    expect(out).toContain('most-imported module: src/math.ts (2 importers, 1 of them test files)')
+    expect(out).toMatch(/^naive check: [\d.]+ s — tsc --noEmit [\d.]+ s, vitest run [\d.]+ s; peak RSS \d+ MB$/m)
+    expect(row(out, 'a comment in the most-imported module (src/math.ts)')).toMatch(/\| kept \| kept \| [\d.]+ s \| [\d.]+ s \| [\d.]+× \|/)
+    expect(row(out, 'a body-only edit (src/math.ts)')).toMatch(/\| kept \| kept \|/)
+    expect(row(out, 'an export renamed, breaking its importers (`add` in src/math.ts)')).toMatch(/\| rolled back \| rolled back: src\/(math|use)\.ts:\d+ TS\d+ /)
+    expect(row(out, 'a behaviour change its tests catch (`add` throws)')).toMatch(/\| rolled back \| rolled back: src\/math\.test\.ts:\d+ FAIL adds/)
+    expect(row(out, 'a syntax error (src/math.ts)')).toContain('| rolled back | rolled back: src/math.ts:')
+    expect(row(out, 'a new file with a type error (src/dsh-try-probe.ts)')).toContain("| rolled back | rolled back: src/dsh-try-probe.ts:1 TS2322 Type 'string' is not assignable to type 'number'.")
+    expect(out).toMatch(/^peak RSS of the guard \(with its workers and runners\): \d+ MB$/m)
+    expect(out).toContain(`${ws}: untouched (every file's size and mtime as before)`)
+    expect(snapshotOf(ws)).toEqual(before)
+  }, 600_000)
+
+  it('says which probe could not be made and why (no test file imports the module)', async () => {
+    const ws = library(false)
+    const r = await dsh(['try', '--workspace', ws, '--no-naive'], { timeoutMs: 600_000 })
+    expect(r.exitCode, r.output).toBe(0)
+    expect(r.stdout).toContain('naive check: skipped (--no-naive)')
+    expect(row(r.stdout, 'a behaviour change its tests catch')).toBe('| a behaviour change its tests catch | rolled back | not made: no test file imports src/math.ts | — | — | — | — |')
+  }, 600_000)
+
+  it('refuses a workspace it cannot probe and bad flags, with exit 2', async () => {
+    const empty = project({ 'README.md': 'nothing to probe\n' })
+    const r = await dsh(['try', '--workspace', empty, '--no-naive'])
+    expect(r.exitCode).toBe(2)
+    expect(r.stderr).toContain(`dsh try: ${empty} is not a TypeScript, Go or Python project`)
+    const bad = await dsh(['try', '--workspace', empty, '--naive-timeout', 'soon'])
+    expect(bad.exitCode).toBe(2)
+    expect(bad.stderr).toBe('dsh try: --naive-timeout needs a whole number of seconds, got "soon"\n')
+    const help = await dsh(['try', '--help'])
+    expect(help.exitCode).toBe(0)
+    expect(help.stdout).toContain('Usage: dsh try --workspace DIR')
+  })
+})
