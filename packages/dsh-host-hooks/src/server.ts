@@ -145,9 +145,15 @@ export async function listenHooks(options: ListenOptions): Promise<HookServer> {
   }
   chmodSync(paths.socket, 0o600)
   arm()
+  // A workspace (or vault) removed under the host: nothing can reach it any more.
+  const orphan = setInterval(() => {
+    if (!existsSync(paths.socket)) void close()
+  }, 10_000)
+  orphan.unref()
 
   const close = () => closing ??= (async () => {
     clearTimeout(timer)
+    clearInterval(orphan)
     await new Promise<void>(resolve => server.close(() => resolve()))
     rmSync(paths.socket, { force: true })
     await options.onIdle()
