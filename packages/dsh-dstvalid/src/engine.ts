@@ -1,7 +1,7 @@
 import { AcceptedState, type JudgeRules } from './accepted.ts'
 import { SerialQueue } from './queue.ts'
 import { seconds } from './run.ts'
-import type { ImpactList } from './impact/graph.ts'
+import type { ImpactList } from './impact.ts'
 import type { Change, Check, CheckIO, CheckVerdict, ImpactSource, Measurement, Problem, RunRecord, Verdict } from './types.ts'
 
 /** What the engine reports while it works; the Cordis adapter turns these into events. */
@@ -375,7 +375,7 @@ function plural(n: number, word: string): string {
 }
 
 /** One line for the end-of-check notice. */
-export function summarise(v: CheckVerdict): string {
+function summarise(v: CheckVerdict): string {
   if (v.outcome === 'error') return `${v.check}: not judged (${v.error})`
   if (v.outcome === 'fail') return `${v.check} failed: ${plural(v.regressions.length, 'new problem')} (${(v.durationMs / 1000).toFixed(1)} s)`
   const extra = v.warnings.length ? `, ${plural(v.warnings.length, 'warning')}` : ''

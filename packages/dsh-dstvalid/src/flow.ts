@@ -57,7 +57,7 @@ export interface Conclusion {
 }
 
 /** `edit_file` or `edit_file, write_file` — the tools of a judged change. */
-export function toolsOf(writes: readonly JudgedWrite[]): string {
+function toolsOf(writes: readonly JudgedWrite[]): string {
   return [...new Set(writes.map(w => w.tool))].join(', ')
 }
 

@@ -43,7 +43,7 @@ function problemLines(problems: readonly Problem[], limits: MessageLimits): stri
  * - `regression detected, NOT rolled back (<snapshot's message>)` when it answered without a capture;
  * - `rollback FAILED: …` when some file could not be restored.
  */
-export function headline(r: RegressionReport): string {
+function headline(r: RegressionReport): string {
   const what = `${r.verdict.check} failed after ${r.tool} on ${r.files.join(', ')}`
   if (!r.rollback) return 'regression detected, NOT rolled back (no snapshot plugin)'
   if (!r.rollback.matched) return `regression detected, NOT rolled back (${r.rollback.message || 'no snapshot of this write'})`

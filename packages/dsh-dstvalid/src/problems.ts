@@ -36,7 +36,7 @@ export function formatProblem(p: Problem): string {
 }
 
 /** Count problems by key. */
-export function countByKey(problems: readonly Problem[]): Map<string, number> {
+function countByKey(problems: readonly Problem[]): Map<string, number> {
   const counts = new Map<string, number>()
   for (const p of problems) counts.set(p.key, (counts.get(p.key) ?? 0) + 1)
   return counts

@@ -2,7 +2,7 @@
  * Types of the checking engine. No Cordis imports: the engine can guard any
  * agent that can tell it which files a write touched.
  */
-import type { ImpactList } from './impact/graph.ts'
+import type { ImpactList } from './impact.ts'
 
 /** One thing a check found wrong: a diagnostic, or a failing test. */
 export interface Problem {

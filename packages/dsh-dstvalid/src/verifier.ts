@@ -8,7 +8,7 @@ import { changedFiles, scanFiles } from './changes.ts'
 import type { Config } from './config.ts'
 import { Guard, type GuardIO } from './engine.ts'
 import { conclude, type Conclusion, type JudgedWrite, type VerifyLearning, type VerifyResult } from './flow.ts'
-import { formatImpact } from './impact/graph.ts'
+import { formatImpact } from './impact.ts'
 import { buildProfiles } from './profiles.ts'
 import type { Change, RunRecord } from './types.ts'
 

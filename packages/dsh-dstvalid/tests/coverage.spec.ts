@@ -1,6 +1,8 @@
 import { spawnSync } from 'node:child_process'
 import { describe, expect, it } from 'vitest'
-import { CoverageCheck, parseCoverProfile, parseCoverageSummary } from 'dsh-dstvalid'
+import { CoverageCheck } from 'dsh-dstvalid'
+import { parseCoverProfile } from '../src/toolchains/go/check.ts'
+import { parseCoverageSummary } from '../src/toolchains/vitest/check.ts'
 import { boot, makeWorkspace, runs, type Harness } from './helpers.ts'
 
 /** An untested function in src/money.ts (tested at 100% in the fixture). */

@@ -1,6 +1,9 @@
 import { spawnSync } from 'node:child_process'
 import { describe, expect, it } from 'vitest'
-import { findImporters, formatImpact, GoImpact, PythonImpact, pythonImports, type CheckIO } from 'dsh-dstvalid'
+import { type CheckIO } from 'dsh-dstvalid'
+import { findImporters, formatImpact } from '../src/impact.ts'
+import { GoImpact } from '../src/toolchains/go/impact.ts'
+import { PythonImpact, pythonImports } from '../src/toolchains/python/impact.ts'
 import { boot, makeWorkspace, readText } from './helpers.ts'
 
 const hasGo = spawnSync('go', ['version']).status === 0

@@ -1,9 +1,10 @@
 import fc from 'fast-check'
 import { describe, expect, it } from 'vitest'
-import {
-  AcceptedState, FILE_LEVEL, SerialQueue, diagnostic, failingTest, formatProblem, newProblems, normaliseMessage,
-  regressionMessage, type CheckVerdict, type Problem,
-} from 'dsh-dstvalid'
+import { type CheckVerdict, type Problem } from 'dsh-dstvalid'
+import { AcceptedState, FILE_LEVEL } from '../src/accepted.ts'
+import { SerialQueue } from '../src/queue.ts'
+import { diagnostic, failingTest, formatProblem, newProblems, normaliseMessage } from '../src/problems.ts'
+import { regressionMessage } from '../src/message.ts'
 
 const rules = { strictTests: false, isTestFile: (f: string) => f.startsWith('tests/') }
 const d = (file: string, line: number, message: string, code = 'TS2322') => diagnostic('typecheck', file, line, code, message)

@@ -1,7 +1,12 @@
 import { describe, expect, it } from 'vitest'
 import { mkdirSync, writeFileSync } from 'node:fs'
 import { join } from 'node:path'
-import { formatProblem, parseCargoMessages, parseCargoTest, parseGoDiagnostics, parseGoTestJson, parseJunit, readGoTestRun, FILE_LEVEL } from 'dsh-dstvalid'
+import { formatProblem } from '../src/problems.ts'
+import { parseCargoMessages, parseCargoTest } from '../src/toolchains/rust/check.ts'
+import { parseGoDiagnostics } from '../src/toolchains/go/check.ts'
+import { parseGoTestJson, readGoTestRun } from '../src/toolchains/go/events.ts'
+import { parseJunit } from '../src/toolchains/python/check.ts'
+import { FILE_LEVEL } from '../src/accepted.ts'
 import { tempDir } from 'dsh-testkit'
 
 describe('toolchain output parsers', () => {

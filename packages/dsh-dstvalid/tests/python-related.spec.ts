@@ -2,7 +2,8 @@ import { spawnSync } from 'node:child_process'
 import { mkdirSync, symlinkSync } from 'node:fs'
 import { join } from 'node:path'
 import { describe, expect, it } from 'vitest'
-import { findPython, PytestCheck, readPytestConfig, sourceRoots } from 'dsh-dstvalid'
+import { findPython, PytestCheck } from '../src/toolchains/python/check.ts'
+import { readPytestConfig, sourceRoots } from '../src/toolchains/python/pytest-config.ts'
 import { boot, makeWorkspace, readText, runs, type Harness } from './helpers.ts'
 
 const hasPytest = spawnSync('python3', ['-m', 'pytest', '--version']).status === 0

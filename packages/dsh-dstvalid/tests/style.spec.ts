@@ -1,6 +1,12 @@
 import { spawnSync } from 'node:child_process'
 import { describe, expect, it } from 'vitest'
-import { parseBiomeGithub, parseEslintJson, parseGofmt, parsePrettier, parseRuffJson, StyleCheck, formatProblem } from 'dsh-dstvalid'
+import { StyleCheck } from 'dsh-dstvalid'
+import { parseBiomeGithub } from '../src/toolchains/typescript/biome.ts'
+import { parseEslintJson } from '../src/toolchains/typescript/eslint.ts'
+import { parseGofmt } from '../src/toolchains/go/gofmt.ts'
+import { parsePrettier } from '../src/toolchains/typescript/prettier.ts'
+import { parseRuffJson } from '../src/toolchains/python/ruff.ts'
+import { formatProblem } from '../src/problems.ts'
 import { boot, expectRolledBack, makeWorkspace, readText, runs } from './helpers.ts'
 
 const hasGo = spawnSync('go', ['version']).status === 0

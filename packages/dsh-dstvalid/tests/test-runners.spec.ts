@@ -1,4 +1,4 @@
-import { ownParseErrors } from 'dsh-dstvalid'
+import { ownParseErrors } from '../src/toolchains/runner.ts'
 import { describe, expect, it } from 'vitest'
 import { bootForSuite, expectRolledBack, makeWorkspace, readText, runs } from './helpers.ts'
 

@@ -1,7 +1,10 @@
 import { mkdirSync, writeFileSync } from 'node:fs'
 import { join } from 'node:path'
 import { describe, expect, it } from 'vitest'
-import { flattenMessage, parseJsonc, parseTscOutput, projectGraph, resolveSpecifier, scanImports } from 'dsh-dstvalid'
+import { flattenMessage } from '../src/toolchains/typescript7/api.ts'
+import { parseJsonc, projectGraph } from '../src/toolchains/typescript7/projects.ts'
+import { parseTscOutput } from '../src/toolchains/typescript7/build.ts'
+import { resolveSpecifier, scanImports } from '../src/js-imports.ts'
 import { tempDir } from 'dsh-testkit'
 
 const root = tempDir('dsh-ts7-units-')

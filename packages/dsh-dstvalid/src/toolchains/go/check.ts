@@ -1,0 +1,351 @@
+import { mkdtempSync, readFileSync, rmSync, writeFileSync } from 'node:fs'
+import { tmpdir } from 'node:os'
+import { basename, dirname, join } from 'node:path'
+import { toPosixRelative } from 'dsh-common'
+import { FILE_LEVEL } from '../../accepted.ts'
+import { diagnostic, failingTest } from '../../problems.ts'
+import { buildPackage, describeBuildErrors, readGoTestRun, type GoBuildError } from './events.ts'
+import { runRecorded, whyNotJudged } from '../../run.ts'
+import type { Change, Check, CheckIO, Measurement, Problem } from '../../types.ts'
+import type { CoverageReading, CoverageSource } from '../../modes/coverage.ts'
+
+const GO_POSITION = /^(?:vet: )?(?:\.\/)?([^\s:][^:]*\.go):(\d+)(?::\d+)?: (.+)$/
+
+/** Parse `file.go:line:col: message` lines of `go build` / `go vet` output. */
+export function parseGoDiagnostics(check: string, output: string): Problem[] {
+  const problems: Problem[] = []
+  for (const line of output.split('\n')) {
+    const m = GO_POSITION.exec(line.trim())
+    if (m) problems.push(diagnostic(check, m[1]!, Number(m[2]), check === 'vet' ? 'vet' : 'go', m[3]!))
+  }
+  return problems
+}
+
+/** A whole-module diagnostics check: `go build ./...` or `go vet ./...` (the build cache keeps it incremental). */
+abstract class GoDiagnosticsCheck implements Check {
+  abstract readonly name: string
+  abstract readonly verb: string
+  protected abstract readonly argv: string[]
+  /** A `# pkg` header means the package does not compile (go build), not that vet found something in it. */
+  protected readonly compiles: boolean = false
+
+  constructor(protected readonly root: string) {}
+
+  async measure(_change: Change | undefined, io: CheckIO): Promise<Measurement> {
+    const r = await runRecorded(this.name, this.argv, this.root, io)
+    if (r.outcome === 'timeout' || r.outcome === 'error') {
+      return { status: r.outcome === 'timeout' ? 'timeout' : 'error', problems: [], scope: 'all', error: whyNotJudged(this.argv.slice(0, 2).join(' '), r, io.timeoutMs) }
+    }
+    const problems = parseGoDiagnostics(this.name, r.output)
+    if (r.exitCode !== 0 && !problems.length) {
+      problems.push(diagnostic(this.name, '', undefined, 'exit', `${this.argv.join(' ')} exited ${r.exitCode}: ${r.output.trim().split('\n').slice(-1)[0] ?? ''}`))
+    }
+    if (r.exitCode !== 0 && problems.length && this.compiles) problems.push(...await this.unchecked(r.output, io))
+    return { status: 'ok', problems, scope: 'all' }
+  }
+
+  /**
+   * Go does not compile a package whose import does not build, and says
+   * nothing about it: its own breakage stays hidden until the import is
+   * fixed. Name each such package, so one judgement shows every package the
+   * write left unchecked.
+   */
+  private async unchecked(output: string, io: CheckIO): Promise<Problem[]> {
+    const broken = new Set([...output.matchAll(/^# (\S+)/gm)].map(m => buildPackage(m[1]!)))
+    if (!broken.size) return []
+    const r = await runRecorded(this.name, ['go', 'list', '-e', '-f', '{{.ImportPath}}\t{{.Dir}}\t{{join .Deps " "}}', './...'], this.root, io)
+    if (r.exitCode !== 0) return []
+    const problems: Problem[] = []
+    for (const line of r.stdout.split('\n').filter(Boolean)) {
+      const [importPath, dir, deps] = line.split('\t')
+      if (broken.has(importPath!)) continue
+      const cause = (deps ?? '').split(' ').find(d => broken.has(d))
+      const rel = toPosixRelative(this.root, dir!) || importPath!
+      if (cause) problems.push(diagnostic(this.name, rel, undefined, 'go', `not checked: imports ${cause}, which does not build`))
+    }
+    return problems
+  }
+}
+
+export class GoBuildCheck extends GoDiagnosticsCheck {
+  readonly name = 'compile'
+  readonly verb = 'compiling'
+  protected readonly argv = ['go', 'build', './...']
+  protected override readonly compiles = true
+}
+
+export class GoVetCheck extends GoDiagnosticsCheck {
+  readonly name = 'vet'
+  readonly verb = 'vetting'
+  protected readonly argv = ['go', 'vet', './...']
+}
+
+interface GoPackage {
+  importPath: string
+  /** Workspace-relative directory, `.` for the module root. */
+  dir: string
+  /** How problems and scope name it: the directory, or the import path for the module root (never `.`). */
+  label: string
+  /** Module-internal or not, everything its code and tests import (code deps transitively). */
+  deps: Set<string>
+  /** Workspace-relative `_test.go` files (in-package and external). */
+  testFiles: string[]
+}
+
+/** `go list` line format: import path, directory, imports (code transitively, tests directly), test files. */
+const LIST_FORMAT = '{{.ImportPath}}\t{{.Dir}}\t{{join .Deps " "}} {{join .TestImports " "}} {{join .XTestImports " "}}\t{{join .TestGoFiles " "}} {{join .XTestGoFiles " "}}'
+
+/**
+ * `go test -json`: on a change, only the packages of the changed files and
+ * the packages that import them (directly, transitively, or from tests).
+ * A test id is `<pkg>::<TestName>` (`<pkg>`: the package directory, or its
+ * import path for the module root); a package whose tests do not build is
+ * one problem keyed by the package.
+ *
+ * Test-first work: a `_test.go` file that did not compile in the accepted
+ * state (new, or already pending) and now keeps its package's tests from
+ * building is left out of the build through `go test -overlay` (the
+ * workspace is never touched), so the package's other tests are still
+ * judged; the pending file is reported as a problem of its own (a warning:
+ * no test in it ever passed). A test file that compiled in the accepted
+ * state and no longer does is a regression of the package.
+ *
+ * No `-count=1`: Go's test cache is keyed by the content of the files and
+ * the environment, so a cached result is the result of this content.
+ */
+export class GoTestCheck implements Check, CoverageSource {
+  readonly name = 'test'
+  readonly verb = 'testing'
+  readonly coverageUnit = 'statements'
+  private _coverage?: CoverageReading
+  private _packages: GoPackage[] = []
+  /** Test files that compiled in the accepted state. */
+  private readonly _compiled = new Set<string>()
+  /** Test files ever reported pending, so a later measurement of their package clears their problem. */
+  private readonly _pending = new Set<string>()
+
+  /** `coverage`: also write a cover profile (the coverage mode) on `measure` runs. */
+  constructor(private readonly root: string, private readonly mode: 'related' | 'all', private readonly extraArgs: string[] = [], private readonly coverage = false) {}
+
+  /** Related packages: the accepted state is measured per write (see {@link Check.lazyBaseline}). */
+  get lazyBaseline(): boolean {
+    return this.mode === 'related'
+  }
+
+  lastCoverage(): CoverageReading | undefined {
+    return this._coverage
+  }
+
+  async measure(change: Change | undefined, io: CheckIO): Promise<Measurement> {
+    this._coverage = undefined
+    const covered = change?.files.filter(f => f.endsWith('.go') && !f.endsWith('_test.go'))
+    const cover: 'all' | string[] | undefined = !this.coverage ? undefined : covered ? (covered.length ? covered : undefined) : 'all'
+    const packages = await this.listPackages(io)
+    if (!packages) return { status: 'error', problems: [], scope: [], error: 'go list failed; cannot tell which packages a change affects' }
+    let targets = ['./...']
+    if (change && this.mode === 'related') {
+      const dirs = affectedDirs(packages, change)
+      if (!dirs.length) return { status: 'ok', problems: [], passed: [], scope: [] }
+      targets = dirs.map(target)
+    }
+    const m = await this.runTests(targets, [], io, cover)
+    return m.status === 'ok' ? this.withPendingFiles(m, io) : m
+  }
+
+  /** The accepted state advanced: every test file of a package whose tests built (minus pending ones) compiled. */
+  advance(m: Measurement): void {
+    const failed = new Set(m.problems.filter(p => p.key.endsWith(FILE_LEVEL)).map(p => p.key.slice(0, -FILE_LEVEL.length)))
+    const measured = m.scope === 'all' ? undefined : new Set(m.scope)
+    for (const p of this._packages) {
+      if ((measured && !measured.has(p.label)) || failed.has(p.label)) continue
+      for (const f of p.testFiles) if (!failed.has(f)) this._compiled.add(f)
+    }
+  }
+
+  async confirm(problems: Problem[], io: CheckIO): Promise<Problem[] | undefined> {
+    const byPkg = new Map<string, Problem[]>()
+    for (const p of problems) byPkg.set(p.file, [...(byPkg.get(p.file) ?? []), p])
+    const still: Problem[] = []
+    for (const [label, group] of byPkg) {
+      const pkg = this._packages.find(p => p.label === label)
+      if (!pkg) {
+        // Not a package (a pending test file): nothing to re-run alone.
+        still.push(...group)
+        continue
+      }
+      const tops = [...new Set(group.map(p => p.key.slice(p.key.indexOf('::') + 2).split('/')[0]!))]
+      const whole = group.some(p => p.key.endsWith(FILE_LEVEL))
+      const m = await this.runTests([target(pkg.dir)], whole ? [] : ['-run', `^(${tops.join('|')})$`], io, undefined, this.overlayFor([pkg]))
+      if (m.status !== 'ok') return undefined
+      const failing = new Set(m.problems.map(p => p.key))
+      still.push(...group.filter(p => failing.has(p.key)))
+    }
+    return still
+  }
+
+  /**
+   * Packages whose tests did not build because of test files that never
+   * compiled in the accepted state: run them again without those files, and
+   * report each such file as its own problem.
+   */
+  private async withPendingFiles(m: GoMeasurement, io: CheckIO): Promise<Measurement> {
+    const pending = new Map<GoPackage, Map<string, GoBuildError[]>>()
+    for (const [importPath, errors] of m.buildFailed) {
+      const pkg = this._packages.find(p => p.importPath === importPath)
+      if (!pkg) continue
+      for (const e of errors) {
+        if (!pkg.testFiles.includes(e.file) || this._compiled.has(e.file)) continue
+        const files = pending.get(pkg) ?? new Map<string, GoBuildError[]>()
+        files.set(e.file, [...(files.get(e.file) ?? []), e])
+        pending.set(pkg, files)
+      }
+    }
+    let measurement: Measurement = m
+    if (pending.size) {
+      for (const files of pending.values()) for (const f of files.keys()) this._pending.add(f)
+      const again = await this.runTests([...pending.keys()].map(p => target(p.dir)), [], io, undefined, this.overlayFor([...pending.keys()]))
+      if (again.status !== 'ok') return again
+      const rerun = new Set(again.scope === 'all' ? [] : again.scope)
+      for (const p of pending.keys()) rerun.add(p.label)
+      const problems = [...m.problems.filter(p => !rerun.has(p.file)), ...again.problems]
+      for (const files of pending.values()) {
+        for (const [file, errors] of files) problems.push(failingTest(this.name, `${file}${FILE_LEVEL}`, file, errors[0]!.line, `test file does not build yet (left out of the run): ${describeBuildErrors(errors)}`))
+      }
+      measurement = {
+        status: 'ok',
+        problems,
+        passed: [...(m.passed ?? []).filter(p => !rerun.has(p.file)), ...(again.passed ?? [])],
+        scope: m.scope === 'all' ? 'all' : [...new Set([...m.scope, ...rerun])],
+      }
+    }
+    // A package measured again also settles its test files that were pending before.
+    if (measurement.scope === 'all') return measurement
+    const labels = new Set(measurement.scope)
+    const files = this._packages.filter(p => labels.has(p.label)).flatMap(p => p.testFiles).filter(f => this._pending.has(f))
+    return { ...measurement, scope: [...new Set([...measurement.scope, ...files])] }
+  }
+
+  /** An overlay that leaves out the given packages' test files that never compiled in the accepted state. */
+  private overlayFor(packages: readonly GoPackage[]): string[] {
+    return packages.flatMap(p => p.testFiles).filter(f => this._pending.has(f) && !this._compiled.has(f))
+  }
+
+  private async runTests(targets: string[], extra: string[], io: CheckIO, cover?: 'all' | string[], leaveOut: string[] = []): Promise<GoMeasurement> {
+    const tmp = cover || leaveOut.length ? mkdtempSync(join(tmpdir(), 'dsh-gotest-')) : undefined
+    try {
+      const profile = tmp && cover ? join(tmp, 'cover.out') : undefined
+      let overlay: string | undefined
+      if (tmp && leaveOut.length) {
+        // An empty replacement path: the file does not exist for this build.
+        overlay = join(tmp, 'overlay.json')
+        writeFileSync(overlay, JSON.stringify({ Replace: Object.fromEntries(leaveOut.map(f => [join(this.root, f), ''])) }))
+      }
+      const argv = ['go', 'test', '-json', ...(overlay ? [`-overlay=${overlay}`] : []), ...(profile ? [`-coverprofile=${profile}`] : []), ...this.extraArgs, ...extra, ...targets]
+      const r = await runRecorded(this.name, argv, this.root, io)
+      if (r.outcome === 'timeout' || r.outcome === 'error') {
+        if (cover) this._coverage = { status: 'error', error: 'coverage: go test did not finish' }
+        return { status: r.outcome === 'timeout' ? 'timeout' : 'error', problems: [], scope: [], error: whyNotJudged('go test', r, io.timeoutMs), buildFailed: new Map() }
+      }
+      const labelOf = new Map(this._packages.map(p => [p.importPath, p.label]))
+      if (cover && profile) this._coverage = readCoverProfile(profile, new Map(this._packages.map(p => [p.importPath, p.dir])), cover)
+      const run = readGoTestRun(this.name, r.stdout, r.stderr, pkg => labelOf.get(pkg) ?? pkg)
+      return { ...run.measurement, buildFailed: run.buildFailed }
+    } finally {
+      if (tmp) rmSync(tmp, { recursive: true, force: true })
+    }
+  }
+
+  private async listPackages(io: CheckIO): Promise<GoPackage[] | undefined> {
+    const r = await runRecorded(this.name, ['go', 'list', '-e', '-f', LIST_FORMAT, './...'], this.root, io)
+    if (r.exitCode !== 0) return undefined
+    this._packages = r.stdout.split('\n').filter(Boolean).map(line => {
+      const [importPath, abs, deps, tests] = line.split('\t')
+      const dir = toPosixRelative(this.root, abs!) || '.'
+      return {
+        importPath: importPath!,
+        dir,
+        label: dir === '.' ? importPath! : dir,
+        deps: new Set((deps ?? '').split(' ').filter(Boolean)),
+        testFiles: (tests ?? '').split(' ').filter(Boolean).map(f => (dir === '.' ? f : `${dir}/${f}`)),
+      }
+    })
+    return this._packages
+  }
+}
+
+interface GoMeasurement extends Measurement {
+  buildFailed: Map<string, GoBuildError[]>
+}
+
+/** `./calc`, or `.` for the module root. */
+function target(dir: string): string {
+  return dir === '.' ? '.' : `./${dir}`
+}
+
+/**
+ * Directories of the packages a change can affect: the changed files'
+ * packages and every package whose code or tests reach them (test imports
+ * followed transitively too).
+ */
+function affectedDirs(packages: readonly GoPackage[], change: Change): string[] {
+  const changedDirs = new Set(change.files.filter(f => f.endsWith('.go')).map(f => dirname(f) || '.'))
+  const hit = new Set(packages.filter(p => changedDirs.has(p.dir)).map(p => p.importPath))
+  for (let grew = true; grew;) {
+    grew = false
+    for (const p of packages) {
+      if (hit.has(p.importPath)) continue
+      for (const d of p.deps) {
+        if (hit.has(d)) {
+          hit.add(p.importPath)
+          grew = true
+          break
+        }
+      }
+    }
+  }
+  return packages.filter(p => hit.has(p.importPath)).map(p => p.dir)
+}
+
+/** Per-file coverage of a cover profile, workspace-relative (`dirOf`: import path → package directory). */
+function readCoverProfile(profile: string, dirOf: ReadonlyMap<string, string>, scope: 'all' | string[]): CoverageReading {
+  let text: string
+  try {
+    text = readFileSync(profile, 'utf8')
+  } catch {
+    // No profile: every package failed to build, or go test crashed.
+    return { status: 'error', error: 'coverage: go test wrote no cover profile' }
+  }
+  const files = parseCoverProfile(text, goFile => {
+    const dir = dirOf.get(dirname(goFile))
+    return dir === undefined ? undefined : dir === '.' ? basename(goFile) : `${dir}/${basename(goFile)}`
+  })
+  return { status: 'ok', files: scope === 'all' ? files : Object.fromEntries(Object.entries(files).filter(([f]) => scope.includes(f))), scope }
+}
+
+/**
+ * Per-file statement coverage from a Go cover profile
+ * (`mode: set` then `<importpath>/file.go:l.c,l.c <statements> <count>`).
+ */
+export function parseCoverProfile(text: string, relativeOf: (goFile: string) => string | undefined): Record<string, number> {
+  const totals = new Map<string, { all: number; hit: number }>()
+  // The same block can be listed more than once (several test binaries): count it once, covered if any run covered it.
+  const blocks = new Map<string, { file: string; statements: number; hit: boolean }>()
+  for (const line of text.split('\n')) {
+    const m = /^(.+\.go):(\d+\.\d+,\d+\.\d+) (\d+) (\d+)$/.exec(line.trim())
+    if (!m) continue
+    const file = relativeOf(m[1]!)
+    if (!file) continue
+    const id = `${file}:${m[2]}`
+    const had = blocks.get(id)
+    blocks.set(id, { file, statements: Number(m[3]), hit: (had?.hit ?? false) || Number(m[4]) > 0 })
+  }
+  for (const b of blocks.values()) {
+    const t = totals.get(b.file) ?? { all: 0, hit: 0 }
+    t.all += b.statements
+    if (b.hit) t.hit += b.statements
+    totals.set(b.file, t)
+  }
+  const files: Record<string, number> = {}
+  for (const [file, t] of totals) files[file] = t.all ? Math.round((t.hit / t.all) * 10_000) / 100 : 100
+  return files
+}

@@ -1,0 +1,141 @@
+import { existsSync, mkdtempSync, readFileSync, rmSync } from 'node:fs'
+import { tmpdir } from 'node:os'
+import { isAbsolute, join, relative } from 'node:path'
+import { runCommand, toPosixRelative } from 'dsh-common'
+import { FILE_LEVEL } from '../../accepted.ts'
+import { confirmAlone, firstLine, ownParseErrors, type JsonTestReport } from '../runner.ts'
+import { failingTest } from '../../problems.ts'
+import { checkEnv, runRecorded, whyNotJudged } from '../../run.ts'
+import type { Change, Check, CheckIO, Measurement, Problem } from '../../types.ts'
+
+/** Jest's `--json` report. */
+type JestReport = JsonTestReport
+
+export interface JestCheckOptions {
+  root: string
+  /** How to start the workspace's own Jest, e.g. `[node, <ws>/node_modules/jest/bin/jest.js]`. */
+  command: string[]
+  /** `related`: `--findRelatedTests` on the changed files; `all`: the whole suite every time. */
+  mode: 'related' | 'all'
+  /** Appended to every Jest invocation. */
+  extraArgs?: string[]
+}
+
+/** The first line of a Jest failure that says what went wrong ("Test suite failed to run" is only a heading). */
+function why(text: string | undefined): string {
+  const lines = (text ?? '').split('\n').map(l => l.trim()).filter(Boolean)
+  return lines.find(l => l !== 'Test suite failed to run' && !l.startsWith('●')) ?? lines[0] ?? ''
+}
+
+/**
+ * Tests through the workspace's own Jest (`jest.config.*` or a `jest` key
+ * in package.json): `--findRelatedTests` with the JSON report, judged like
+ * vitest — per-test delta, a test file that no longer loads, flaky re-runs
+ * (`--runTestsByPath <file> -t`), the write's own parse errors.
+ */
+export class JestCheck implements Check {
+  readonly name = 'test'
+  readonly verb = 'testing'
+  /** Full names for `-t`, by test id. */
+  private readonly _names = new Map<string, string>()
+  /** The config's `roots` (absolute), read once with `--showConfig`; null when they could not be read. */
+  private _roots?: string[] | null
+
+  constructor(private readonly options: JestCheckOptions) {}
+
+  /** Related tests: the accepted state is measured per write (see {@link Check.lazyBaseline}). */
+  get lazyBaseline(): boolean {
+    return this.options.mode === 'related'
+  }
+
+  async measure(change: Change | undefined, io: CheckIO): Promise<Measurement> {
+    if (!change || this.options.mode === 'all') return this.runReport([], io, [])
+    // Nothing can import a file that does not exist yet (the accepted state of a file a write creates).
+    if (!change.paths.some(p => existsSync(p))) return { status: 'ok', problems: [], passed: [], scope: [] }
+    return this.runReport(['--findRelatedTests', ...change.files, ...await this.rootArgs(change, io)], io, change.files)
+  }
+
+  /**
+   * Jest relates only files inside its `roots` (its haste map covers nothing
+   * else): a config with `roots: ['test']` finds no test related to a file in
+   * `src/`. For a change outside every root, the roots plus the changed files'
+   * top directories are passed with `--roots`; test files still match only
+   * the config's own patterns.
+   */
+  private async rootArgs(change: Change, io: CheckIO): Promise<string[]> {
+    if (this._roots === undefined) {
+      const r = await runCommand([...this.options.command, '--showConfig', '--watchman=false'], { cwd: this.options.root, timeoutMs: io.timeoutMs, maxOutputBytes: io.maxOutputBytes, env: checkEnv(), signal: io.signal })
+      try {
+        const roots = (JSON.parse(r.stdout) as { configs?: { roots?: string[] }[] }).configs?.flatMap(c => c.roots ?? [])
+        this._roots = roots?.length ? roots : null
+      } catch {
+        // Not the JSON we know (another Jest, a crash): run without --roots, as the config says.
+        this._roots = null
+      }
+    }
+    const roots = this._roots
+    if (!roots) return []
+    const inside = (p: string) => roots.some(r => { const rel = relative(r, p); return !rel.startsWith('..') && !isAbsolute(rel) })
+    const outside = change.paths.filter(p => !inside(p))
+    if (!outside.length) return []
+    const tops = outside.map(p => join(this.options.root, relative(this.options.root, p).split(/[\\/]/)[0]!))
+    return [...new Set([...roots, ...tops])].flatMap(r => ['--roots', r])
+  }
+
+  confirm(problems: Problem[], io: CheckIO): Promise<Problem[] | undefined> {
+    return confirmAlone(problems, p => this._names.get(p.key), ({ file, pattern }) =>
+      this.runReport(['--runTestsByPath', file, ...(pattern ? ['-t', pattern] : [])], io, []))
+  }
+
+  private async runReport(args: string[], io: CheckIO, touched: readonly string[]): Promise<Measurement> {
+    const dir = mkdtempSync(join(tmpdir(), 'dsh-jest-'))
+    const out = join(dir, 'report.json')
+    try {
+      const r = await runRecorded(this.name, [
+        ...this.options.command, ...args,
+        '--json', `--outputFile=${out}`, '--passWithNoTests', '--testLocationInResults', '--ci', '--watchman=false', ...(this.options.extraArgs ?? []),
+      ], this.options.root, io)
+      let report: JestReport
+      try {
+        report = JSON.parse(readFileSync(out, 'utf8')) as JestReport
+      } catch {
+        // No report: Jest crashed, timed out or never started; the write's own parse error may still be named.
+        const own = ownParseErrors(this.name, this.options.root, touched, [r.output])
+        if (own.length && !r.timedOut) return { status: 'ok', problems: own, passed: [], scope: [...touched] }
+        return { status: r.timedOut ? 'timeout' : 'error', problems: [], scope: [], error: whyNotJudged('jest', r, io.timeoutMs) }
+      }
+      return this.parse(report, touched)
+    } finally {
+      rmSync(dir, { recursive: true, force: true })
+    }
+  }
+
+  private parse(report: JestReport, touched: readonly string[]): Measurement {
+    const problems: Problem[] = []
+    const passed: { key: string; file: string }[] = []
+    const scope = new Set<string>(touched)
+    const loadErrors: string[] = []
+    // Jest finishes files in any order (parallel workers): one order for the message.
+    for (const suite of [...report.testResults].sort((a, b) => a.name.localeCompare(b.name))) {
+      const file = toPosixRelative(this.options.root, suite.name)
+      scope.add(file)
+      let failedTests = 0
+      for (const t of suite.assertionResults) {
+        const key = [file, ...t.ancestorTitles, t.title].join(' > ')
+        this._names.set(key, t.fullName)
+        if (t.status === 'passed') passed.push({ key, file })
+        else if (t.status === 'failed') {
+          failedTests++
+          const reason = firstLine(t.failureMessages?.[0])
+          problems.push(failingTest(this.name, key, file, t.location?.line ?? undefined, `${[...t.ancestorTitles, t.title].join(' > ')}${reason ? ` — ${reason}` : ''}`))
+        }
+      }
+      if (suite.status === 'failed' && !failedTests) {
+        loadErrors.push(suite.message ?? '')
+        problems.push(failingTest(this.name, `${file}${FILE_LEVEL}`, file, undefined, `test file failed: ${why(suite.message) || 'no tests ran'}`))
+      }
+    }
+    problems.push(...ownParseErrors(this.name, this.options.root, touched, loadErrors))
+    return { status: 'ok', problems, passed, scope: [...scope] }
+  }
+}

@@ -1,0 +1,129 @@
+/*
+ * Runner mechanics shared by several toolchains: the JSON test report shape,
+ * the first line of a failure, the write's own parse errors named in a
+ * runner's output, the flaky re-run, the compiler diagnostic shape. A
+ * toolchain borrows these from here, never from another toolchain.
+ */
+import { join } from 'node:path'
+import { FILE_LEVEL } from '../accepted.ts'
+import { diagnostic } from '../problems.ts'
+import type { Measurement, Problem } from '../types.ts'
+
+/** `text` as a literal inside a regular expression. */
+function escapeRegExp(text: string): string {
+  return text.replace(/[.*+?^${}()|[\]\\]/g, '\\$&')
+}
+
+/** One re-run: a test file (and, for vitest projects, its project), with the `-t` pattern naming its failing tests. */
+export interface Rerun {
+  file: string
+  /** What the group shares beyond the file (the vitest project; '' when none). */
+  group: string
+  /** `^(name|name)$`; undefined when the whole file failed, or no test names are known. */
+  pattern?: string
+}
+
+/**
+ * Flaky-test confirmation shared by the test runners: newly failing tests
+ * are re-run alone, one run per file (and group), and the ones that still
+ * fail are returned. A re-run that could not be judged confirms nothing:
+ * undefined, and the caller keeps every failure.
+ */
+export async function confirmAlone(
+  problems: readonly Problem[],
+  nameOf: (p: Problem) => string | undefined,
+  run: (rerun: Rerun) => Promise<Measurement | undefined>,
+  groupOf: (p: Problem) => string = () => '',
+): Promise<Problem[] | undefined> {
+  const groups = new Map<string, Problem[]>()
+  for (const p of problems) {
+    const id = `${groupOf(p)}\u0000${p.file}`
+    groups.set(id, [...(groups.get(id) ?? []), p])
+  }
+  const still: Problem[] = []
+  for (const [id, group] of groups) {
+    const [name, file] = id.split('\u0000') as [string, string]
+    const whole = group.some(p => p.key.endsWith(FILE_LEVEL))
+    const names = group.map(nameOf).filter((n): n is string => !!n)
+    const pattern = whole || !names.length ? undefined : `^(${names.map(escapeRegExp).join('|')})$`
+    const m = await run({ file, group: name, ...(pattern ? { pattern } : {}) })
+    if (!m || m.status !== 'ok') return undefined
+    const failing = new Set(m.problems.map(p => p.key))
+    still.push(...group.filter(p => failing.has(p.key)))
+  }
+  return still
+}
+
+/** The JSON test report of Jest's `--json` and vitest's `--reporter=json` (vitest copied Jest's shape): the parts the judges read. */
+export interface JsonTestReport {
+  testResults: {
+    name: string
+    status: string
+    message?: string
+    assertionResults: {
+      ancestorTitles: string[]
+      title: string
+      fullName: string
+      status: string
+      failureMessages?: string[]
+      location?: { line: number; column: number } | null
+    }[]
+  }[]
+}
+
+/** The first non-empty line of a runner's text, trimmed ('' when none). */
+export function firstLine(text: string | undefined): string {
+  return (text ?? '').split('\n').map(l => l.trim()).find(Boolean) ?? ''
+}
+
+/** Markers of a parse/transform failure in vitest's output (esbuild, oxc/rolldown, Vite, Node). */
+const PARSE_FAILURE = /Transform failed|PARSE_ERROR|Parse failure|Failed to parse|SyntaxError|Unexpected token|Expected .{1,80} but found|Unterminated|Unexpected end of/i
+
+/**
+ * Parse failures of files the write touched, named in vitest's errors: the
+ * write's own breakage, reported even when no test result could be (vitest
+ * `related` cannot even build its graph). One diagnostic per touched file.
+ */
+export function ownParseErrors(check: string, root: string, touched: readonly string[], texts: readonly string[]): Problem[] {
+  const problems: Problem[] = []
+  for (const file of touched) {
+    const abs = join(root, file)
+    for (const raw of texts) {
+      const text = raw.replace(/\x1b\[[0-9;]*m/g, '')
+      if (!PARSE_FAILURE.test(text)) continue
+      const lines = text.split('\n')
+      // The touched file as the failure's location (`path:3:0: ERROR …`, `╭─[ path:3:1 ]`,
+      // `SyntaxError: path: …`), not merely mentioned (a stack frame, the test file that imports it).
+      const at = lines.findIndex(l => {
+        const named = l.includes(abs) ? abs : l.includes(file) ? file : undefined
+        if (!named) return false
+        return PARSE_FAILURE.test(l) || /^\s*(?:╭─\[\s*)?$/.test(l.slice(0, l.indexOf(named)))
+      })
+      if (at < 0) continue
+      const where = lines[at]!
+      const named = where.includes(abs) ? abs : file
+      const [pre = '', post = ''] = where.split(named, 2)
+      // `path:3:0`, or Babel's `path: message (3:0)`.
+      const line = /^:(\d+)/.exec(post)?.[1] ?? /\((\d+):\d+\)\s*$/.exec(post)?.[1]
+      // The message without the path and position, so the same error keys the same wherever it moves.
+      const kind = /(\w*Error):?\s*$/.exec(pre.trim())?.[1]
+      const detail = `${kind ? `${kind}: ` : ''}${post.replace(/^[\s:\d]*/, '').replace(/\s*\(\d+:\d+\)\s*$/, '')}`.trim()
+      // Else the nearest line above that says what failed (oxc: `[PARSE_ERROR] Expected … but found …` above `╭─[ path:3:1 ]`).
+      const above = lines.slice(0, at).reverse().map(l => l.trim()).find(l => PARSE_FAILURE.test(l) && !/^(Error: )?Transform failed/.test(l))
+      const message = detail && PARSE_FAILURE.test(detail) ? detail : above ?? (firstLine(text) || 'parse error')
+      problems.push({ ...diagnostic(check, file, line === undefined ? undefined : Number(line), 'PARSE_ERROR', message), own: true })
+      break
+    }
+  }
+  return problems
+}
+
+/** One diagnostic of a TypeScript compiler (either generation), workspace-relative. */
+export interface TsDiagnostic {
+  /** Workspace-relative, forward slashes; for a global or options diagnostic `''` (one project) or its project's tsconfig (several). */
+  file: string
+  line?: number
+  code: number
+  category: 'error' | 'warning'
+  message: string
+}

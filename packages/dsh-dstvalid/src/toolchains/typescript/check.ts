@@ -1,0 +1,90 @@
+import { toPosixRelative } from 'dsh-common'
+import { diagnostic } from '../../problems.ts'
+import { seconds } from '../../run.ts'
+import { TsWorkerClient } from './client.ts'
+import type { ImpactList } from '../../impact.ts'
+import type { Change, Check, CheckIO, ImpactSource, Measurement } from '../../types.ts'
+
+/** Files the TypeScript program can hold. */
+const SCRIPT = /\.(?:[cm]?[jt]sx?|d\.[cm]?ts)$/
+
+export interface TypecheckOptions {
+  root: string
+  /** Absolute path of the tsconfig to check. */
+  configPath: string
+  /** Absolute path of the workspace's own `typescript` entry. */
+  typescriptPath: string
+  maxHeapMb: number
+  /** Directory of the build-info cache (in the session's vault): the first check after a restart re-checks only what changed. Absent: none. */
+  cacheDir?: string
+}
+
+/**
+ * `tsc -b --noEmit` semantics over the workspace's tsconfig project graph
+ * (`tsc --noEmit -p <tsconfig>` for a single project) on warm programs held
+ * by a worker thread: after a one-file edit only what the edit can affect is
+ * re-checked. A changed file in no program is parsed for syntax errors and
+ * said once: `not type-checked: <file> is in no tsconfig program`.
+ * Timeout: the worker is terminated (and restarted cold next time).
+ */
+export class TypecheckCheck implements Check, ImpactSource {
+  readonly name = 'typecheck'
+  readonly verb = 'type-checking'
+  private readonly _client: TsWorkerClient
+  /** Files already told to be in no program. */
+  private readonly _announced = new Set<string>()
+
+  constructor(private readonly options: TypecheckOptions) {
+    this._client = new TsWorkerClient(
+      { root: options.root, configPath: options.configPath, typescriptPath: options.typescriptPath, ...(options.cacheDir ? { cacheDir: options.cacheDir } : {}) },
+      { maxHeapMb: options.maxHeapMb },
+    )
+  }
+
+  /** Whether a worker holds a warm program now. */
+  get warm(): boolean {
+    return this._client.alive
+  }
+
+  async measure(change: Change | undefined, io: CheckIO): Promise<Measurement> {
+    const cold = !this._client.alive
+    const started = performance.now()
+    const answer = await this._client.check(change?.paths ?? [], io.timeoutMs)
+    // A cold worker whose programs started from the vault's build info re-checked only what changed since.
+    const mode = !cold ? '(in-process, incremental)' : answer.status === 'ok' && answer.result.restored.length ? '(in-process, from build info)' : '(in-process, cold)'
+    const configured = toPosixRelative(this.options.root, this.options.configPath)
+    let argv = ['tsc', '--noEmit', '-p', configured, mode]
+    if (answer.status !== 'ok') {
+      io.record({ check: this.name, argv, cwd: this.options.root, exitCode: null, durationMs: Math.round(performance.now() - started), outcome: answer.status })
+      const error = answer.status === 'timeout'
+        ? `type-check timed out after ${seconds(io.timeoutMs)} (worker terminated)`
+        : `type-check failed to run: ${answer.error.split('\n')[0]}`
+      return { status: answer.status, problems: [], scope: 'all', error }
+    }
+    const { result } = answer
+    if (result.projects.length !== 1 || result.projects[0] !== configured) argv = ['tsc', '-b', '--noEmit', ...result.projects, mode]
+    const errors = result.diagnostics.filter(d => d.category === 'error').length
+    io.record({ check: this.name, argv, cwd: this.options.root, exitCode: errors ? 2 : 0, durationMs: Math.round(performance.now() - started), outcome: errors ? 'fail' : 'pass' })
+    const problems = result.diagnostics.map(d => diagnostic(this.name, d.file, d.line, `TS${d.code}`, d.message))
+    const notes: string[] = []
+    for (const file of result.orphans) {
+      if (this._announced.has(file)) continue
+      this._announced.add(file)
+      notes.push(`not type-checked: ${file} is in no tsconfig program`)
+    }
+    return { status: 'ok', problems, scope: 'all', ...(notes.length ? { notes } : {}) }
+  }
+
+  /** Change impact from the warm program's import graph (module resolution as the workspace's own TypeScript does it). */
+  async importers(change: Change, max: number, io: CheckIO): Promise<ImpactList | undefined> {
+    const files = change.files.filter(f => SCRIPT.test(f))
+    if (!files.length) return undefined
+    const answer = await this._client.importers(files, max, io.timeoutMs)
+    if (answer.status === 'ok') return answer.impact
+    throw new Error(answer.status === 'timeout' ? `the import graph timed out after ${seconds(io.timeoutMs)} (worker terminated)` : answer.error.split('\n')[0])
+  }
+
+  dispose(): Promise<void> {
+    return this._client.dispose()
+  }
+}

@@ -1,0 +1,202 @@
+import { createRequire } from 'node:module'
+import { pathToFileURL } from 'node:url'
+import { Worker } from 'node:worker_threads'
+import type { ImpactList } from '../../impact.ts'
+import type { TsCheckResult } from './program.ts'
+import type { WorkerInit, WorkerReady, WorkerReply, WorkerRequest } from './protocol.ts'
+
+export type TsWorkerAnswer =
+  | { status: 'ok'; result: TsCheckResult }
+  | { status: 'timeout' }
+  | { status: 'error'; error: string }
+
+export type TsImpactAnswer =
+  | { status: 'ok'; impact: ImpactList }
+  | { status: 'timeout' }
+  | { status: 'error'; error: string }
+
+type Reply = Extract<WorkerReply, { ok: true }>
+type Answer = { status: 'ok'; reply: Reply } | { status: 'timeout' } | { status: 'error'; error: string }
+
+export interface TsWorkerOptions {
+  /** Old-generation heap bound of the worker, in MB (0: Node's default). A program past it dies and is restarted cold. */
+  maxHeapMb: number
+}
+
+/**
+ * The loader the worker needs to import `worker.ts`: tsx's ESM API when it
+ * is installed (this suite runs from TypeScript sources), else nothing (a
+ * runtime that strips types itself).
+ */
+function tsxApiUrl(): string | undefined {
+  try {
+    const cjs = createRequire(import.meta.url).resolve('tsx/esm/api')
+    // The `require` entry cannot register ESM hooks from an eval worker; its ESM twin can.
+    return pathToFileURL(cjs.replace(/\.cjs$/, '.mjs')).href
+  } catch {
+    // tsx is not installed: rely on the runtime.
+    return undefined
+  }
+}
+
+function bootstrap(entry: string): string {
+  const api = tsxApiUrl()
+  return `(async () => {
+    ${api ? `(await import(${JSON.stringify(api)})).register()` : ''}
+    await import(${JSON.stringify(entry)})
+  })().catch(error => { setImmediate(() => { throw error }) })`
+}
+
+/**
+ * A long-lived worker thread holding the warm TypeScript program. One
+ * request at a time (the engine's queue guarantees it). A check that
+ * exceeds its timeout terminates the worker; the next check starts a new
+ * one (cold), so a hung type-check never hangs the harness.
+ */
+export class TsWorkerClient {
+  private _worker?: Worker
+  private _ready?: Promise<WorkerReady>
+  private _nextId = 0
+  private _pending?: { id: number; settle: (a: Answer) => void }
+  /** Fails the start in progress (set while a worker is starting). */
+  private _failStart?: (why: string) => void
+
+  constructor(private readonly init: WorkerInit, private readonly options: TsWorkerOptions) {}
+
+  /** Whether a worker (and its warm program) is alive. */
+  get alive(): boolean {
+    return !!this._worker
+  }
+
+  /** Start the worker if needed; resolves with the workspace's TypeScript version. */
+  start(): Promise<WorkerReady> {
+    if (this._ready) return this._ready
+    const entry = new URL('./worker.ts', import.meta.url).href
+    const worker = new Worker(bootstrap(entry), {
+      eval: true,
+      workerData: this.init,
+      resourceLimits: this.options.maxHeapMb ? { maxOldGenerationSizeMb: this.options.maxHeapMb } : undefined,
+      stdout: false,
+      stderr: false,
+    })
+    this._worker = worker
+    this._ready = new Promise<WorkerReady>((resolve, reject) => {
+      this._failStart = why => reject(new Error(why))
+      const onMessage = (message: WorkerReady | WorkerReply) => {
+        if ('ready' in message) {
+          this._failStart = undefined
+          resolve(message)
+          worker.unref()
+          return
+        }
+        const pending = this._pending
+        if (pending && pending.id === message.id) {
+          this._pending = undefined
+          worker.unref()
+          pending.settle(message.ok ? { status: 'ok', reply: message } : { status: 'error', error: message.error })
+        }
+      }
+      const onGone = (why: string) => {
+        if (this._worker !== worker) return
+        this.forget()
+        reject(new Error(why))
+        const pending = this._pending
+        this._pending = undefined
+        pending?.settle({ status: 'error', error: why })
+      }
+      worker.on('message', onMessage)
+      worker.on('error', error => onGone(`type-check worker failed: ${error.message}`))
+      worker.on('exit', code => onGone(`type-check worker exited (code ${code})`))
+    })
+    this._ready.catch(() => {})
+    return this._ready
+  }
+
+  /** Type-check the program; `changed` are absolute paths a write touched. */
+  async check(changed: readonly string[], timeoutMs: number): Promise<TsWorkerAnswer> {
+    const answer = await this.request({ kind: 'check', changed: [...changed] }, timeoutMs)
+    if (answer.status !== 'ok') return answer
+    return 'result' in answer.reply ? { status: 'ok', result: answer.reply.result } : { status: 'error', error: 'type-check worker answered out of turn' }
+  }
+
+  /** Importers of workspace-relative `files` in the warm program's import graph, nearest first, at most `max`. */
+  async importers(files: readonly string[], max: number, timeoutMs: number): Promise<TsImpactAnswer> {
+    const answer = await this.request({ kind: 'importers', files: [...files], max }, timeoutMs)
+    if (answer.status !== 'ok') return answer
+    return 'impact' in answer.reply ? { status: 'ok', impact: answer.reply.impact } : { status: 'error', error: 'type-check worker answered out of turn' }
+  }
+
+  private async request(message: DistributiveOmit<WorkerRequest, 'id'>, timeoutMs: number): Promise<Answer> {
+    const started = performance.now()
+    try {
+      await this.withTimeout(this.start(), timeoutMs)
+    } catch (error) {
+      if (error === TIMEOUT) return this.kill()
+      return { status: 'error', error: (error as Error).message }
+    }
+    const worker = this._worker
+    if (!worker) return { status: 'error', error: 'type-check worker is gone' }
+    const left = Math.max(1, timeoutMs - (performance.now() - started))
+    const id = ++this._nextId
+    const answer = new Promise<Answer>(settle => { this._pending = { id, settle } })
+    worker.ref()
+    worker.postMessage({ ...message, id } as WorkerRequest)
+    try {
+      return await this.withTimeout(answer, left)
+    } catch (error) {
+      if (error === TIMEOUT) return this.kill()
+      throw error
+    }
+  }
+
+  /**
+   * Terminate the worker (its warm program is lost). An idle worker with a
+   * build-info cache writes it first (bounded by `flushTimeoutMs`), so the
+   * next start re-checks only what changed.
+   */
+  async dispose(flushTimeoutMs = 10_000): Promise<void> {
+    if (this.init.cacheDir && this._worker && !this._pending && !this._failStart) {
+      const answer = await this.request({ kind: 'persist' }, flushTimeoutMs)
+      // Timed out: the request already terminated the worker.
+      if (answer.status === 'timeout') return
+    }
+    await this.terminate()
+  }
+
+  private async terminate(): Promise<void> {
+    const worker = this._worker
+    const pending = this._pending
+    const failStart = this._failStart
+    this._pending = undefined
+    this._failStart = undefined
+    this.forget()
+    // A start or request in flight is answered now, so no caller waits (and no
+    // timeout timer keeps the process alive) after disposal.
+    failStart?.('type-check worker disposed')
+    pending?.settle({ status: 'error', error: 'type-check worker disposed' })
+    await worker?.terminate()
+  }
+
+  private forget() {
+    this._worker = undefined
+    this._ready = undefined
+  }
+
+  private async kill(): Promise<{ status: 'timeout' }> {
+    this._pending = undefined
+    await this.terminate()
+    return { status: 'timeout' }
+  }
+
+  private withTimeout<T>(promise: Promise<T>, ms: number): Promise<T> {
+    let timer: NodeJS.Timeout | undefined
+    return Promise.race([
+      promise,
+      new Promise<never>((_, reject) => { timer = setTimeout(() => reject(TIMEOUT), ms) }),
+    ]).finally(() => clearTimeout(timer))
+  }
+}
+
+const TIMEOUT = Symbol('timeout')
+
+type DistributiveOmit<T, K extends PropertyKey> = T extends unknown ? Omit<T, K> : never

@@ -1,0 +1,265 @@
+import { basename, join, relative, resolve, sep } from 'node:path'
+import { isInside } from 'dsh-common'
+import type * as TS from 'typescript'
+import { findImporters, type ImpactList, type ImportEdge } from '../../impact.ts'
+import { DocumentCache, statOf } from './documents.ts'
+import { programImports } from './imports.ts'
+import { TsProject } from './project.ts'
+import { workspacePackageDirs } from '../../workspace-packages.ts'
+import type { TsDiagnostic } from '../runner.ts'
+
+/** Source files a program can hold. */
+const SOURCE = /\.[cm]?[jt]sx?$/
+
+/** One diagnostic as the checker reports it (plain data: it crosses a worker boundary). */
+export interface TsCheckResult {
+  diagnostics: TsDiagnostic[]
+  /** Files whose semantic diagnostics were recomputed (the rest came from the warm program or the build-info cache). */
+  rechecked: number
+  /** Per project whose program was rebuilt (workspace-relative tsconfig): the files it re-checked (workspace-relative), in checking order. */
+  recheckedFiles: Record<string, string[]>
+  /** Projects whose program started from the build-info cache in this check (workspace-relative tsconfigs). */
+  restored: string[]
+  /** Files in the programs (each counted once). */
+  files: number
+  durationMs: number
+  tsVersion: string
+  /** Workspace-relative tsconfig paths of the programs checked. */
+  projects: string[]
+  /** Changed source files that are in no program (workspace-relative): parsed for syntax errors only. */
+  orphans: string[]
+  /** Parsed trees held by the shared document cache (a file several programs read is one tree). */
+  documents: number
+  /** Files of every program, a file counted once per program that reads it. */
+  programFiles: number
+}
+
+/**
+ * A warm, incremental type-checker for a workspace's tsconfig project graph,
+ * on the workspace's own `typescript` module: the configured tsconfig and
+ * every project its `references` reach (a solution file has no program of
+ * its own), plus the tsconfig of every workspace package the graph does not
+ * cover. Each project is checked with its own compiler options, as
+ * `tsc -b --noEmit` would report it; parsed files are shared between the
+ * programs (one {@link DocumentCache}), and a project none of whose files
+ * changed answers from its last check. A changed file in no program is
+ * still parsed, so a syntax error is always caught. Synchronous and
+ * CPU-bound: run it in a worker (see `worker.ts`) to keep an event loop responsive.
+ */
+export interface TsCheckerOptions {
+  /** Directory of the build-info cache, inside a vault (its parent: created as a vault, with its `.gitignore`); outside the workspace's own files. */
+  cacheDir?: string
+}
+
+export class TsProgramChecker {
+  private readonly _documents: DocumentCache
+  private readonly _extendedConfigCache = new Map<string, TS.ExtendedConfigCacheEntry>()
+  private _projects = new Map<string, TsProject>()
+  private _discovered = false
+  /** Files in no program that a check has parsed: parsed again on every check while they stay outside. */
+  private readonly _orphans = new Set<string>()
+  /** The import graph, recomputed when a builder program changes. */
+  private _edges?: { builders: TS.SemanticDiagnosticsBuilderProgram[]; edges: ImportEdge[] }
+
+  /**
+   * `options.cacheDir`: where build-info files are kept (the session's
+   * vault), so that the first check after a restart re-checks only what
+   * changed since; absent: no cache, every first check is cold.
+   */
+  constructor(private readonly ts: typeof TS, readonly root: string, readonly configPath: string, private readonly options: TsCheckerOptions = {}) {
+    this._documents = new DocumentCache(ts)
+  }
+
+  get version(): string {
+    return this.ts.version
+  }
+
+  /** Workspace-relative tsconfig paths of the graph's projects that have a program, in discovery order. */
+  get projects(): string[] {
+    return [...this._projects.values()].filter(p => p.hasProgram).map(p => this.rel(p.configPath))
+  }
+
+  /**
+   * Diagnostics of every project, as `tsc -b --noEmit` reports them (a single
+   * project: as `tsc --noEmit -p <config>`). `changed`: absolute paths a write
+   * touched (a hint: every parsed file is re-validated by mtime+size anyway,
+   * so out-of-band edits are seen too).
+   */
+  check(changed: readonly string[] = []): TsCheckResult {
+    const started = performance.now()
+    const projects = this.refresh(changed)
+    let rechecked = 0
+    const recheckedFiles: Record<string, string[]> = {}
+    const restored: string[] = []
+    const seen = new Set<string>()
+    const all: { d: TS.Diagnostic; project: TsProject }[] = []
+    const files = new Set<string>()
+    for (const project of projects) {
+      const fresh = project.stale ? project.check() : { diagnostics: project.diagnostics, rechecked: undefined, restored: false }
+      if (fresh.rechecked) {
+        rechecked += fresh.rechecked.length
+        recheckedFiles[this.rel(project.configPath)] = fresh.rechecked.map(f => this.rel(f))
+      }
+      if (fresh.restored) restored.push(this.rel(project.configPath))
+      for (const f of project.files) files.add(f)
+      for (const d of fresh.diagnostics) {
+        // The same diagnostic seen by two programs (a shared file, a shared options error) is one problem.
+        const key = `${d.file?.fileName ?? project.configPath}\u0000${d.start ?? ''}\u0000${d.code}\u0000${this.ts.flattenDiagnosticMessageText(d.messageText, '\n')}`
+        if (seen.has(key)) continue
+        seen.add(key)
+        all.push({ d, project })
+      }
+    }
+    const orphans = this.parseOrphans(changed, files)
+    const withProgram = projects.filter(p => p.hasProgram)
+    const diagnostics = [
+      ...this.toPlain(all, withProgram.length > 1),
+      ...this.toPlain(orphans.diagnostics.map(d => ({ d, project: undefined })), false),
+    ]
+    return {
+      diagnostics,
+      rechecked,
+      recheckedFiles,
+      restored,
+      files: files.size,
+      durationMs: Math.round(performance.now() - started),
+      tsVersion: this.ts.version,
+      projects: withProgram.map(p => this.rel(p.configPath)),
+      orphans: orphans.files,
+      documents: this._documents.size,
+      programFiles: withProgram.reduce((n, p) => n + p.files.size, 0),
+    }
+  }
+
+  /** Write the build-info cache of every project whose state moved since its last write; returns how many files were written. */
+  persist(): number {
+    let written = 0
+    for (const project of this._projects.values()) if (project.persist()) written++
+    return written
+  }
+
+  /**
+   * Importers of `files` (workspace-relative) in the programs' own import
+   * graph, nearest first, at most `max`. Uses the warm programs as the last
+   * check left them (the accepted state), building them only if there are none.
+   */
+  importers(files: readonly string[], max: number): ImpactList {
+    let projects = [...this._projects.values()].filter(p => p.builder)
+    if (!projects.length) {
+      this.check([])
+      projects = [...this._projects.values()].filter(p => p.builder)
+    }
+    const builders = projects.map(p => p.builder!)
+    if (!this._edges || this._edges.builders.length !== builders.length || this._edges.builders.some((b, i) => b !== builders[i])) {
+      const merged = new Map<string, ImportEdge>()
+      for (const p of projects) {
+        for (const e of programImports(this.ts, p.builder!.getProgram(), this.root, p.host ?? this.ts.sys)) {
+          const key = `${e.from}\u0000${e.to}`
+          const had = merged.get(key)
+          merged.set(key, had ? { ...e, typeOnly: !!had.typeOnly && !!e.typeOnly } : e)
+        }
+      }
+      this._edges = { builders, edges: [...merged.values()] }
+    }
+    return findImporters(this._edges.edges, files, max)
+  }
+
+  /** Invalidate what changed and return the projects to report, stale ones marked for a rebuild. */
+  private refresh(changed: readonly string[]): TsProject[] {
+    const changedAbs = changed.map(p => resolve(p))
+    const dirty = this._documents.invalidate(changedAbs)
+    for (const p of changedAbs) dirty.add(p)
+    const projects = [...this._projects.values()]
+    const configChanged = [...dirty].some(p => isConfigName(p) || projects.some(project => project.configFiles.has(p)))
+    if (!this._discovered || configChanged) {
+      this._extendedConfigCache.clear()
+      this.discover()
+      for (const project of this._projects.values()) project.markStale(true)
+      return [...this._projects.values()]
+    }
+    // A new or deleted source file changes root sets and module resolution: glob every config again.
+    const created = changedAbs.some(p => SOURCE.test(p) && projects.some(project => project.roots.has(p)) !== !!statOf(p))
+    for (const project of projects) {
+      if (created) project.markStale(true)
+      else if ([...dirty].some(p => project.reads(p))) project.markStale()
+    }
+    return projects
+  }
+
+  /** The projects: the configured tsconfig and its references (transitively), then uncovered workspace packages. */
+  private discover() {
+    const old = this._projects
+    const found = new Map<string, TsProject>()
+    const visit = (configPath: string) => {
+      const abs = resolve(configPath)
+      if (found.has(abs) || !statOf(abs)) return
+      const project = old.get(abs) ?? new TsProject(this.ts, abs, this._documents, this._extendedConfigCache, this.options.cacheDir)
+      found.set(abs, project)
+      for (const ref of project.references) visit(ref)
+    }
+    visit(this.configPath)
+    const covered = new Set<string>()
+    for (const p of found.values()) for (const f of p.roots) covered.add(f)
+    for (const dir of workspacePackageDirs(this.root)) {
+      const config = join(dir, 'tsconfig.json')
+      if (found.has(config) || !statOf(config)) continue
+      const project = old.get(config) ?? new TsProject(this.ts, config, this._documents, this._extendedConfigCache, this.options.cacheDir)
+      project.markStale(true)
+      // A package whose every file some project already checks adds nothing but cost.
+      if ([...project.roots].some(f => !covered.has(f)) || project.references.length) visit(config)
+    }
+    this._projects = found
+    this._discovered = true
+    this._edges = undefined
+  }
+
+  /** Syntax errors of changed (and earlier seen) source files that no program holds. */
+  private parseOrphans(changed: readonly string[], inPrograms: ReadonlySet<string>): { files: string[]; diagnostics: TS.Diagnostic[] } {
+    for (const p of changed) {
+      const abs = resolve(p)
+      if (SOURCE.test(abs) && isInside(this.root, abs) && !abs.split(sep).includes('node_modules')) this._orphans.add(abs)
+    }
+    const files: string[] = []
+    for (const abs of [...this._orphans]) {
+      if (inPrograms.has(abs) || !statOf(abs)) this._orphans.delete(abs)
+      else files.push(abs)
+    }
+    if (!files.length) return { files: [], diagnostics: [] }
+    const ts = this.ts
+    const options: TS.CompilerOptions = { noResolve: true, noLib: true, types: [], allowJs: true, noEmit: true, target: ts.ScriptTarget.ESNext }
+    const program = ts.createProgram({ rootNames: files, options, host: this._documents.host(options) })
+    const diagnostics = files.flatMap(f => {
+      const sf = program.getSourceFile(f)
+      return sf ? [...program.getSyntacticDiagnostics(sf)] : []
+    })
+    return { files: files.map(f => this.rel(f)).filter(f => changed.some(c => this.rel(resolve(c)) === f)), diagnostics }
+  }
+
+  private rel(abs: string): string {
+    return relative(this.root, abs).split(sep).join('/')
+  }
+
+  /** Plain diagnostics; a diagnostic without a file belongs to its project's tsconfig when there are several projects. */
+  private toPlain(diagnostics: readonly { d: TS.Diagnostic; project: TsProject | undefined }[], attribute: boolean): TsDiagnostic[] {
+    const ts = this.ts
+    const out: TsDiagnostic[] = []
+    for (const { d, project } of diagnostics) {
+      if (d.category !== ts.DiagnosticCategory.Error && d.category !== ts.DiagnosticCategory.Warning) continue
+      const message = ts.flattenDiagnosticMessageText(d.messageText, '\n')
+      let file = attribute && project ? this.rel(project.configPath) : ''
+      let line: number | undefined
+      if (d.file) {
+        file = this.rel(d.file.fileName)
+        if (d.start !== undefined) line = d.file.getLineAndCharacterOfPosition(d.start).line + 1
+      }
+      out.push({ file, line, code: d.code, category: d.category === ts.DiagnosticCategory.Error ? 'error' : 'warning', message })
+    }
+    return out
+  }
+}
+
+/** tsconfig*.json, jsconfig.json, package.json and pnpm-workspace.yaml change which projects exist and what they hold. */
+function isConfigName(p: string): boolean {
+  const name = basename(p)
+  return /^[tj]sconfig.*\.json$/.test(name) || name === 'package.json' || name === 'pnpm-workspace.yaml'
+}

@@ -1,0 +1,29 @@
+import type { ImpactList } from '../../impact.ts'
+import type { TsCheckResult } from './program.ts'
+
+/** What the worker is started with. */
+export interface WorkerInit {
+  root: string
+  configPath: string
+  /** Absolute path of the workspace's own `typescript` module entry. */
+  typescriptPath: string
+  /** Directory of the build-info cache (the session's vault); absent: none. */
+  cacheDir?: string
+}
+
+/** A type-check (`changed`: absolute paths a write touched), the importers of workspace-relative `files`, or a write of the build-info cache now. */
+export type WorkerRequest =
+  | { id: number; kind: 'check'; changed: string[] }
+  | { id: number; kind: 'importers'; files: string[]; max: number }
+  | { id: number; kind: 'persist' }
+
+export type WorkerReply =
+  | { id: number; ok: true; result: TsCheckResult }
+  | { id: number; ok: true; impact: ImpactList }
+  | { id: number; ok: true; persisted: number }
+  | { id: number; ok: false; error: string }
+
+export interface WorkerReady {
+  ready: true
+  tsVersion: string
+}

@@ -1,0 +1,320 @@
+import { existsSync, mkdtempSync, readFileSync, rmSync } from 'node:fs'
+import { tmpdir } from 'node:os'
+import { join } from 'node:path'
+import { fileURLToPath } from 'node:url'
+import { toPosixRelative } from 'dsh-common'
+import { FILE_LEVEL } from '../../accepted.ts'
+import { confirmAlone, firstLine, ownParseErrors } from '../runner.ts'
+import { diagnostic, failingTest } from '../../problems.ts'
+import { checkEnv, runRecorded, whyNotJudged, type RecordedRun } from '../../run.ts'
+import type { Change, Check, CheckIO, Measurement, Problem } from '../../types.ts'
+import type { CoverageReading, CoverageSource } from '../../modes/coverage.ts'
+
+/** What `reporter.mjs` writes (and the warm runner answers): every test module with its project, every test, the unhandled errors. */
+export interface DshVitestReport {
+  projects: string[]
+  modules: {
+    project: string
+    /** Absolute path of the test file. */
+    file: string
+    /** `pass`, `fail`, `skip`, `none` (never ran). */
+    state: string
+    error: string
+    tests: { titles: string[]; name: string; state: string; error: string; line?: number }[]
+  }[]
+  errors: string[]
+}
+
+/** The reporter the workspace's vitest loads (plain JavaScript, any vitest version). */
+const REPORTER = fileURLToPath(new URL('./reporter.mjs', import.meta.url))
+
+export interface VitestCheckOptions {
+  root: string
+  /** How to start the workspace's own vitest, e.g. `[node, <ws>/node_modules/vitest/vitest.mjs]`. */
+  command: string[]
+  /** `related`: only tests whose import graph reaches the changed files; `all`: the whole suite every time. */
+  mode: 'related' | 'all'
+  /** Appended to every vitest invocation. */
+  extraArgs?: string[]
+  /**
+   * Measure v8 line coverage while testing (the coverage mode; needs
+   * `@vitest/coverage-v8` in the workspace): the whole workspace at the
+   * baseline, the changed source files after a write. Flaky re-runs never do.
+   */
+  coverage?: boolean
+}
+
+/** Source files whose coverage a change asks about. */
+const COVERABLE = /\.(?:[cm]?[jt]sx?|vue|svelte)$/
+
+/** One vitest run as the judge sees it, whoever ran it (the CLI, the warm runner). */
+export interface VitestRun {
+  /** The run's report; undefined when vitest wrote none (it crashed, timed out, never started). */
+  report?: DshVitestReport
+  exitCode: number | null
+  /** What the runner printed (looked into for the write's own parse error when there is no report). */
+  output: string
+  /** The measurement when there is no report and no own parse error (a timeout, a crash). */
+  failed: () => Measurement
+}
+
+/**
+ * Runs vitest for the judge: `only` names the projects to run (undefined:
+ * every project). Undefined: this runner cannot do the run (the warm
+ * runner's caller falls back to the CLI).
+ */
+export type VitestRunner = (only: readonly string[] | undefined) => Promise<VitestRun | undefined>
+
+/**
+ * Judging vitest runs, shared by the CLI check and the warm runner: test ids
+ * (`file > suite > name`, with ` [project]` when the config has several
+ * projects), a test file that fails as a whole (it no longer loads) as one
+ * problem keyed by the file, the write's own parse errors, and the projects
+ * that cannot start here. Such a project (a missing environment, pool,
+ * browser or runtime) is found once, announced, and left out of every later
+ * run: it is that project's pre-existing problem, and the other projects are
+ * judged as usual.
+ */
+export class VitestJudge {
+  /** Test name for `-t` and project for `--project`, by test id. */
+  readonly names = new Map<string, { full: string; project: string }>()
+  /** Project names of the config, once a run reported them. */
+  private _projects: string[] = []
+  /** Projects that cannot start here, with why. */
+  private readonly _broken = new Map<string, string>()
+  private _probed = false
+
+  constructor(private readonly root: string, private readonly check = 'test') {}
+
+  /** Projects left out because they cannot start here, with why. */
+  get broken(): ReadonlyMap<string, string> {
+    return this._broken
+  }
+
+  /** The projects a run should be limited to: every project that can start, once some cannot (undefined otherwise: vitest runs them all). */
+  get runnable(): string[] | undefined {
+    return this._broken.size ? this._projects.filter(p => !this._broken.has(p)) : undefined
+  }
+
+  /**
+   * One judged run. `touched`: files the judged write changed (their own
+   * parse errors are looked for). With `probe`, the first run whose projects
+   * did not all start finds the ones that cannot, and runs again without
+   * them. Undefined when the runner could not run.
+   */
+  async judge(run: VitestRunner, io: CheckIO, touched: readonly string[] = [], probe = true): Promise<Measurement | undefined> {
+    let r = await run(this.runnable)
+    if (!r) return undefined
+    // The union of every run's projects: a run limited to some reports only those.
+    for (const p of r.report?.projects ?? []) if (!this._projects.includes(p)) this._projects.push(p)
+    const known = this._broken.size
+    // The write's own parse error makes every project fail: not a project that cannot start.
+    const own = r.report ? ownParseErrors(this.check, this.root, touched, r.report.errors) : []
+    if (probe && r.report && !own.length && this.findBroken(r.report) && !(await this.probeProjects(run, r.report))) return undefined
+    if (this._broken.size > known) {
+      for (const [project, why] of [...this._broken].slice(known)) {
+        io.notice('warn', `vitest project "${project}" cannot start here (${why}); its tests are left out — a pre-existing problem of that project`)
+      }
+      if (this._broken.size && this._projects.every(p => this._broken.has(p))) {
+        return { status: 'error', problems: [], scope: [], error: `vitest: no project can start here (${[...this._broken].map(([p, why]) => `${p}: ${why}`).join('; ')})` }
+      }
+      if (!r.report?.modules.some(m => !this._broken.has(m.project))) {
+        r = await run(this.runnable)
+        if (!r) return undefined
+      }
+    }
+    if (!r.report) {
+      const own = ownParseErrors(this.check, this.root, touched, [r.output])
+      if (own.length) return { status: 'ok', problems: own, passed: [], scope: [...touched] }
+      return r.failed()
+    }
+    if (!r.report.modules.length && r.report.errors.length && r.exitCode !== 0) {
+      const own = ownParseErrors(this.check, this.root, touched, r.report.errors)
+      if (own.length) return { status: 'ok', problems: own, passed: [], scope: [...touched] }
+      return { status: 'error', problems: [], scope: [], error: `vitest failed before running tests: ${firstLine(r.report.errors[0])}` }
+    }
+    return this.parse(r.report, touched)
+  }
+
+  /**
+   * Whether a multi-project run shows a project that did not start. Projects
+   * whose every module never ran while others did are marked here; a run
+   * where nothing ran needs each project tried alone (true).
+   */
+  private findBroken(report: DshVitestReport): boolean {
+    if (this._probed || report.projects.length < 2) return false
+    const ran = (project: string) => report.modules.some(m => m.project === project && (m.tests.length > 0 || m.state === 'pass' || m.state === 'fail'))
+    const present = new Set(report.modules.map(m => m.project))
+    if (!report.errors.length) return false
+    if (!report.modules.length) return true
+    this._probed = true
+    for (const project of present) {
+      if (!ran(project)) this._broken.set(project, firstLine(report.errors.find(e => e.includes(project)) ?? report.errors[0]))
+    }
+    return false
+  }
+
+  /** Try each project alone (once per judge): the ones that start nothing and report errors cannot start here. False when the runner could not run. */
+  private async probeProjects(run: VitestRunner, report: DshVitestReport): Promise<boolean> {
+    this._probed = true
+    for (const project of report.projects) {
+      const alone = await run([project])
+      if (!alone) return false
+      const ran = alone.report?.modules.some(m => m.tests.length > 0 || m.state === 'pass' || m.state === 'fail')
+      if (ran || (alone.exitCode === 0 && !alone.report?.errors.length)) continue
+      this._broken.set(project, firstLine(alone.report?.errors[0] ?? alone.output.trim().split('\n').at(-1)))
+    }
+    return true
+  }
+
+  /** A measurement from one report: per-test results with their ids, file-level failures, the write's own parse errors. */
+  parse(report: DshVitestReport, touched: readonly string[]): Measurement {
+    const problems: Problem[] = []
+    const passed: { key: string; file: string }[] = []
+    const scope = new Set<string>(touched)
+    const multi = this._projects.length > 1
+    const loadErrors: string[] = [...report.errors]
+    // One order for the message, whatever order the workers finished in.
+    const order = (m: DshVitestReport['modules'][number]) => `${m.file}\u0000${this._projects.indexOf(m.project)}`
+    for (const mod of [...report.modules].sort((a, b) => order(a).localeCompare(order(b)))) {
+      if (this._broken.has(mod.project)) continue
+      const file = toPosixRelative(this.root, mod.file)
+      const tag = multi && mod.project ? ` [${mod.project}]` : ''
+      scope.add(file)
+      let failedTests = 0
+      for (const t of mod.tests) {
+        const path = [...t.titles, t.name]
+        const key = `${[file, ...path].join(' > ')}${tag}`
+        this.names.set(key, { full: path.join(' '), project: multi ? mod.project : '' })
+        if (t.state === 'pass') passed.push({ key, file })
+        else if (t.state === 'fail') {
+          failedTests++
+          const why = firstLine(t.error)
+          problems.push(failingTest(this.check, key, file, t.line, `${path.join(' > ')}${tag}${why ? ` — ${why}` : ''}`))
+        }
+      }
+      if (mod.state === 'fail' && !failedTests) {
+        loadErrors.push(mod.error)
+        problems.push(failingTest(this.check, `${file}${tag}${FILE_LEVEL}`, file, undefined, `test file failed${tag}: ${firstLine(mod.error) || 'no tests ran'}`))
+      }
+    }
+    problems.push(...ownParseErrors(this.check, this.root, touched, loadErrors))
+    return { status: 'ok', problems, passed, scope: [...scope] }
+  }
+}
+
+/**
+ * Tests through the workspace's own vitest CLI, read through this package's
+ * reporter (test modules with their project), judged by {@link VitestJudge}.
+ */
+export class VitestCheck implements Check, CoverageSource {
+  readonly name = 'test'
+  readonly verb = 'testing'
+  readonly coverageUnit = 'lines'
+  private readonly _judge: VitestJudge
+  private _coverage?: CoverageReading
+
+  constructor(private readonly options: VitestCheckOptions) {
+    this._judge = new VitestJudge(options.root, this.name)
+  }
+
+  /** Related tests: the accepted state is measured per write (see {@link Check.lazyBaseline}). */
+  get lazyBaseline(): boolean {
+    return this.options.mode === 'related'
+  }
+
+  /** Projects left out because they cannot start here, with why (for status and tests). */
+  get brokenProjects(): ReadonlyMap<string, string> {
+    return this._judge.broken
+  }
+
+  async measure(change: Change | undefined, io: CheckIO): Promise<Measurement> {
+    const args = change && this.options.mode === 'related' ? ['related', ...change.files, '--run'] : ['run']
+    this._coverage = undefined
+    // Nothing can import a file that does not exist yet (the accepted state of a file a write creates).
+    if (change && this.options.mode === 'related' && !change.paths.some(p => existsSync(p))) return { status: 'ok', problems: [], passed: [], scope: [] }
+    const touched = change?.files ?? []
+    if (!this.options.coverage) return this.runReport(args, io, undefined, touched)
+    const include = change?.files.filter(f => COVERABLE.test(f))
+    if (include && !include.length) return this.runReport(args, io, undefined, touched)
+    return this.runReport(args, io, include ?? 'all', touched)
+  }
+
+  lastCoverage(): CoverageReading | undefined {
+    return this._coverage
+  }
+
+  confirm(problems: Problem[], io: CheckIO): Promise<Problem[] | undefined> {
+    const names = this._judge.names
+    return confirmAlone(problems, p => names.get(p.key)?.full, ({ file, pattern, group: project }) =>
+      this.runReport(['run', file, ...(pattern ? ['-t', pattern] : []), ...(project ? ['--project', project] : [])], io, undefined, [], false),
+    p => names.get(p.key)?.project ?? '')
+  }
+
+  /** One run of the workspace's vitest with this package's reporter; the report is undefined when vitest wrote none. */
+  private async runOnce(args: string[], io: CheckIO, coverage?: 'all' | string[]): Promise<VitestRun> {
+    const dir = mkdtempSync(join(tmpdir(), 'dsh-vitest-'))
+    const out = join(dir, 'report.json')
+    const coverageDir = join(dir, 'coverage')
+    const coverageArgs = coverage ? [
+      '--coverage.enabled=true', '--coverage.provider=v8', '--coverage.reporter=json-summary', `--coverage.reportsDirectory=${coverageDir}`,
+      ...(coverage === 'all' ? [] : coverage.map(f => `--coverage.include=${f}`)),
+    ] : []
+    try {
+      const run = await runRecorded(this.name, [
+        ...this.options.command, ...args,
+        `--reporter=${REPORTER}`, '--passWithNoTests', '--includeTaskLocation', '--no-cache', ...coverageArgs, ...(this.options.extraArgs ?? []),
+      ], this.options.root, io, { env: checkEnv({ DSH_VITEST_REPORT: out }) })
+      if (coverage) this._coverage = this.readCoverage(join(coverageDir, 'coverage-summary.json'), coverage)
+      const failed = (): Measurement => ({ status: run.timedOut ? 'timeout' : 'error', problems: [], scope: [], error: whyNotJudged('vitest', run, io.timeoutMs) })
+      try {
+        return { report: JSON.parse(readFileSync(out, 'utf8')) as DshVitestReport, exitCode: run.exitCode, output: run.output, failed }
+      } catch {
+        // No report: vitest crashed, timed out or never started.
+        return { exitCode: run.exitCode, output: run.output, failed }
+      }
+    } finally {
+      rmSync(dir, { recursive: true, force: true })
+    }
+  }
+
+  /**
+   * One vitest run judged; `coverage`: also read v8 coverage of these files
+   * (or of everything). A run naming its project (`--project`) is not
+   * limited further.
+   */
+  private async runReport(args: string[], io: CheckIO, coverage?: 'all' | string[], touched: readonly string[] = [], probe = true): Promise<Measurement> {
+    const own = args.includes('--project')
+    const m = await this._judge.judge(only => this.runOnce([...args, ...(only && !own ? only.flatMap(p => ['--project', p]) : [])], io, coverage), io, touched, probe)
+    // The CLI always runs (a run without a report is judged from its output).
+    return m!
+  }
+
+  private readCoverage(file: string, scope: 'all' | string[]): CoverageReading {
+    let text: string
+    try {
+      text = readFileSync(file, 'utf8')
+    } catch {
+      // vitest wrote no coverage report (it failed to start coverage, or crashed).
+      return { status: 'error', error: 'coverage: vitest wrote no coverage report' }
+    }
+    try {
+      const files = parseCoverageSummary(text, abs => toPosixRelative(this.options.root, abs))
+      return { status: 'ok', files: scope === 'all' ? files : Object.fromEntries(Object.entries(files).filter(([f]) => scope.includes(f))), scope }
+    } catch (error) {
+      return { status: 'error', error: `coverage: unreadable coverage report (${(error as Error).message})` }
+    }
+  }
+}
+
+/** Per-file line coverage from vitest's `json-summary` report (absolute paths as keys, plus `total`). */
+export function parseCoverageSummary(json: string, relativeOf: (abs: string) => string): Record<string, number> {
+  const summary = JSON.parse(json) as Record<string, { lines?: { pct?: unknown; total?: unknown } }>
+  const files: Record<string, number> = {}
+  for (const [abs, entry] of Object.entries(summary)) {
+    if (abs === 'total') continue
+    const value = entry.lines?.pct
+    if (typeof value === 'number') files[relativeOf(abs)] = value
+  }
+  return files
+}

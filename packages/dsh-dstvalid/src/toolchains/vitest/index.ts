@@ -1,0 +1,53 @@
+import { existsSync, readFileSync } from 'node:fs'
+import { dirname, join, resolve } from 'node:path'
+import { installedInWorkspace, resolveFromWorkspace } from '../../workspace-modules.ts'
+import type { Toolchain } from '../toolchain.ts'
+import { VitestCheck } from './check.ts'
+import { WarmVitestCheck } from './warm.ts'
+
+/** `[node, <vitest.mjs>]` for the workspace's own vitest, without a package runner. */
+export function vitestCommand(root: string): string[] | undefined {
+  const pkg = resolveFromWorkspace(root, 'vitest/package.json')
+  if (pkg) {
+    const bin = (JSON.parse(readFileSync(pkg, 'utf8')) as { bin?: string | Record<string, string> }).bin
+    const rel = typeof bin === 'string' ? bin : bin?.vitest
+    if (rel) return [process.execPath, resolve(dirname(pkg), rel)]
+  }
+  const shim = join(root, 'node_modules', '.bin', 'vitest')
+  return existsSync(shim) ? [shim] : undefined
+}
+
+const VITEST_CONFIGS = ['vitest.config', 'vitest.workspace', 'vitest.projects'].flatMap(base => ['ts', 'mts', 'cts', 'js', 'mjs', 'cjs', 'json'].map(ext => `${base}.${ext}`))
+
+/** Whether the workspace configures vitest itself (a vitest config or workspace file). */
+function configuresVitest(root: string): boolean {
+  return VITEST_CONFIGS.some(f => existsSync(join(root, f)))
+}
+
+/**
+ * Vitest, the default JavaScript test runner: the warm runner (the
+ * workspace's `vitest/node` in a child process) or the CLI through this
+ * folder's reporter, v8 coverage for the coverage mode. When an earlier
+ * runner took the tests (Jest), runs only if the workspace configures
+ * vitest too.
+ */
+export const vitest: Toolchain = {
+  name: 'vitest',
+  profile: 'typescript',
+  contribute({ root, config, note, claimed }) {
+    if (config.tests === 'off' || (claimed.has('tests') && !configuresVitest(root))) return undefined
+    const coverage = config.coverage.threshold > 0
+    const command = vitestCommand(root)
+    const covered = coverage && !!command && installedInWorkspace(root, '@vitest/coverage-v8')
+    if (coverage && command && !covered) note('@vitest/coverage-v8 is not installed in the workspace; coverage is not measured')
+    if (!command) {
+      if (existsSync(join(root, 'package.json'))) note('vitest is not installed in the workspace; tests are not run')
+      return undefined
+    }
+    claimed.add('tests')
+    const tests = new VitestCheck({ root, command, mode: config.tests, extraArgs: config.testArgs, coverage: covered })
+    const vitestNode = config.warmTests && !covered ? resolveFromWorkspace(root, 'vitest/node') : undefined
+    const run = vitestNode ? new WarmVitestCheck({ root, vitestNode, mode: config.tests, extraArgs: config.testArgs, cli: tests, maxRssMb: config.warmTestsMaxRssMb }) : tests
+    return { tests: [run], ...(covered ? { coverage: tests } : {}) }
+  },
+}

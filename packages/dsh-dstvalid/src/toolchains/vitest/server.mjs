@@ -1,0 +1,287 @@
+// @ts-check
+/**
+ * The warm test runner's child process: the workspace's own vitest, created
+ * once through its Node API (`vitest/node` `createVitest`), kept alive with
+ * its module graph, answering runs over IPC. Plain JavaScript on purpose: it
+ * runs under plain Node with no loader of ours, so the workspace's vitest
+ * sees the process it would see from its own CLI.
+ *
+ *   node server.mjs <root> <vitest/node entry> <extra CLI arguments JSON>
+ *
+ * Messages in: { id, kind: 'run', changed: string[] | null, mode: 'related' | 'all' | 'files', files?: string[], pattern?: string, projects?: string[], list?: boolean }
+ *              (`list`: find the test files only, run nothing)
+ *              { kind: 'close' }
+ * Messages out: { ready: true, version } | { unsupported: string }
+ *               { id, ok: true, report, phases } | { id, ok: false, error }
+ * The report is the one this package's CLI reporter writes (`dshReport`), so
+ * the parent judges warm and CLI runs with one judge.
+ */
+import { existsSync, statSync } from 'node:fs'
+import { join } from 'node:path'
+import { pathToFileURL } from 'node:url'
+import { dshReport } from './reporter.mjs'
+
+const [root, entry, optionsJson] = process.argv.slice(2)
+/** @type {string[]} The check's extra vitest arguments (`testArgs`), read by vitest's own CLI parser. */
+const extraArgs = JSON.parse(optionsJson || '[]')
+
+/** @param {unknown} message */
+function send(message) {
+  if (process.connected) process.send?.(message)
+}
+
+/** @param {unknown} error */
+function text(error) {
+  return error instanceof Error ? (error.stack || error.message) : String(error)
+}
+
+// The parent is gone (crashed or killed without a goodbye): nothing may outlive it.
+process.on('disconnect', () => void shutdown(0))
+
+/** @type {any} */
+let vitest
+let closing = false
+async function shutdown(/** @type {number} */ code) {
+  if (closing) return
+  closing = true
+  const timer = setTimeout(() => process.exit(code), 3000)
+  timer.unref()
+  try {
+    await vitest?.close()
+  } catch {
+    // Closing a half-started vitest may throw; we exit anyway.
+  }
+  process.exit(code)
+}
+
+const REQUIRED = ['globTestSpecifications', 'runTestSpecifications', 'invalidateFile', 'setGlobalTestNamePattern', 'resetGlobalTestNamePattern']
+
+try {
+  const mod = await import(pathToFileURL(entry).href)
+  if (typeof mod.createVitest !== 'function') {
+    send({ unsupported: 'vitest/node has no createVitest' })
+    process.exit(0)
+  }
+  let cliOptions = {}
+  if (extraArgs.length) {
+    if (typeof mod.parseCLI !== 'function') {
+      send({ unsupported: 'vitest/node has no parseCLI for the extra arguments' })
+      process.exit(0)
+    }
+    cliOptions = mod.parseCLI(['vitest', ...extraArgs]).options
+  }
+  vitest = await mod.createVitest('test', {
+    ...cliOptions,
+    root,
+    watch: false,
+    cache: false,
+    passWithNoTests: true,
+    includeTaskLocation: true,
+    // Results are read from the task state; nothing is printed.
+    reporters: [{}],
+  })
+  const missing = REQUIRED.filter(name => typeof vitest[name] !== 'function')
+  if (missing.length || !Array.isArray(vitest.projects) || !vitest.projects.every(canWalk)) {
+    send({ unsupported: `vitest ${vitest.version ?? '?'} lacks ${missing.join(', ') || (Array.isArray(vitest.projects) ? 'a readable transform pipeline' : 'projects')}` })
+    await shutdown(0)
+  }
+  await vitest.globTestSpecifications()
+  send({ ready: true, version: vitest.version })
+} catch (error) {
+  send({ startError: text(error) })
+  await shutdown(1)
+}
+
+/** mtime+size of every file the dependency walks read: an out-of-band change (a shell command, a rollback) is found by stat. */
+const stamps = new Map()
+function stampOf(/** @type {string} */ file) {
+  try {
+    const s = statSync(file)
+    return `${s.mtimeMs}:${s.size}`
+  } catch {
+    return 'absent'
+  }
+}
+
+/** Invalidate what changed on disk since it was read, plus `changed`; keep vitest's list of test files current. */
+function invalidate(/** @type {string[]} */ changed) {
+  const dirty = new Set(changed)
+  for (const [file, stamp] of stamps) if (stampOf(file) !== stamp) dirty.add(file)
+  for (const file of dirty) {
+    vitest.invalidateFile(file)
+    // The next transform reads the file as it is now.
+    stamps.set(file, stampOf(file))
+    const exists = existsSync(file)
+    for (const project of vitest.projects) {
+      if (!exists) project._removeCachedTestFile?.(file)
+      else project.matchesTestGlob?.(file)
+    }
+    vitest.clearSpecificationsCache?.(file)
+  }
+}
+
+/** Stamp every file vite has read that has no stamp yet (a test run reads more than the related-files walk). */
+function stampGraph() {
+  for (const project of vitest.projects) {
+    const graph = project.vitenode ? project.vite.moduleGraph : project.vite.environments?.ssr?.moduleGraph
+    for (const file of graph?.fileToModulesMap?.keys() ?? []) {
+      if (!stamps.has(file) && !file.includes('/node_modules/')) stamps.set(file, stampOf(file))
+    }
+  }
+}
+
+/**
+ * A module's transform as this vitest version keeps it: vitest 3 through
+ * vite-node (`ssrTransformResult`), vitest 4 through vite's `ssr` environment.
+ */
+async function transformOf(/** @type {any} */ project, /** @type {string} */ file) {
+  if (project.vitenode) return project.vite.moduleGraph.getModuleById(file)?.ssrTransformResult || await project.vitenode.transformRequest(file)
+  const env = project.vite.environments.ssr
+  return env.moduleGraph.getModuleById(file)?.transformResult || await env.transformRequest(file)
+}
+
+/** Whether every project exposes a transform pipeline the related-files walk can read. */
+function canWalk(/** @type {any} */ project) {
+  return !!project.vitenode?.transformRequest || typeof project.vite?.environments?.ssr?.transformRequest === 'function'
+}
+
+/**
+ * Test files whose import closure reaches one of `changed` (or that are one
+ * of them), from the transformed modules vite keeps. A module that fails to
+ * transform (a syntax error) is a leaf: the test that imports it still runs
+ * and reports the error.
+ */
+async function related(/** @type {any[]} */ specs, /** @type {string[]} */ changed) {
+  const wanted = new Set(changed)
+  /** @type {Map<any, Map<string, string[]>>} */
+  const depsByProject = new Map()
+  const depsOf = async (/** @type {any} */ project, /** @type {string} */ file) => {
+    let cache = depsByProject.get(project)
+    if (!cache) depsByProject.set(project, cache = new Map())
+    const hit = cache.get(file)
+    if (hit) return hit
+    /** @type {string[]} */
+    let deps = []
+    try {
+      const transformed = await transformOf(project, file)
+      if (!stamps.has(file)) stamps.set(file, stampOf(file))
+      for (const dep of [...(transformed?.deps ?? []), ...(transformed?.dynamicDeps ?? [])]) {
+        const abs = dep.startsWith('/@fs/') ? dep.slice(4) : join(project.config.root, dep)
+        if (!abs.includes('node_modules') && existsSync(abs)) deps.push(abs)
+      }
+    } catch {
+      // Unparsable now: no edges out of it.
+      if (!stamps.has(file)) stamps.set(file, stampOf(file))
+      deps = []
+    }
+    cache.set(file, deps)
+    return deps
+  }
+  const out = []
+  for (const spec of specs) {
+    if (wanted.has(spec.moduleId)) {
+      out.push(spec)
+      continue
+    }
+    const seen = new Set([spec.moduleId])
+    const queue = [spec.moduleId]
+    let hit = false
+    while (queue.length && !hit) {
+      for (const dep of await depsOf(spec.project, queue.shift())) {
+        if (wanted.has(dep)) { hit = true; break }
+        if (!seen.has(dep)) { seen.add(dep); queue.push(dep) }
+      }
+    }
+    if (hit) out.push(spec)
+  }
+  return out
+}
+
+/** @param {{ id: number, changed: string[] | null, mode: 'related' | 'all' | 'files', files?: string[], pattern?: string, projects?: string[], list?: boolean }} request */
+async function run(request, /** @type {Record<string, number>} */ phases) {
+  let t = performance.now()
+  const lap = (/** @type {string} */ name) => {
+    const now = performance.now()
+    phases[name] = Math.round(now - t)
+    t = now
+  }
+  invalidate(request.changed ?? [])
+  lap('invalidateMs')
+  const all = await vitest.globTestSpecifications()
+  lap('globMs')
+  let specs
+  if (request.mode === 'all') specs = all
+  else if (request.mode === 'files') {
+    const files = new Set(request.files ?? [])
+    specs = all.filter((/** @type {any} */ s) => files.has(s.moduleId))
+  } else specs = await related(all, request.changed ?? [])
+  if (request.projects) {
+    const only = new Set(request.projects)
+    specs = specs.filter((/** @type {any} */ s) => only.has(s.project.name))
+  }
+  lap('relatedMs')
+  phases.files = specs.length
+  // Only which test files a run would run: every one as never run.
+  if (request.list) return dshReport(vitest.projects, specs.map((/** @type {any} */ s) => ({ projectName: s.project.name, filepath: s.moduleId, tasks: [] })), [])
+  if (!specs.length) return dshReport(vitest.projects, [], [])
+  if (request.pattern) vitest.setGlobalTestNamePattern(new RegExp(request.pattern))
+  try {
+    const result = await vitest.runTestSpecifications(specs, request.mode === 'all')
+    lap('runMs')
+    stampGraph()
+    const key = (/** @type {string} */ project, /** @type {string} */ file) => `${project}\0${file}`
+    const ran = new Set(specs.map((/** @type {any} */ s) => key(s.project.name, s.moduleId)))
+    // The task state keeps earlier runs' modules: report only what this run ran.
+    const modules = result.testModules.filter((/** @type {any} */ m) => ran.has(key(m.project.name, m.moduleId)))
+    const reported = new Set(modules.map((/** @type {any} */ m) => key(m.project.name, m.moduleId)))
+    // A file that never reached the task state (its project could not start) is reported as never run.
+    const missing = specs.filter((/** @type {any} */ s) => !reported.has(key(s.project.name, s.moduleId)))
+      .map((/** @type {any} */ s) => ({ projectName: s.project.name, filepath: s.moduleId, tasks: [] }))
+    // Where a run's time went, summed over its test files (vitest's own per-module diagnostics).
+    for (const m of modules) {
+      const d = m.diagnostic?.()
+      if (!d) continue
+      phases.prepareMs = Math.round((phases.prepareMs ?? 0) + d.prepareDuration)
+      phases.environmentMs = Math.round((phases.environmentMs ?? 0) + d.environmentSetupDuration)
+      phases.collectMs = Math.round((phases.collectMs ?? 0) + d.collectDuration)
+      phases.testsMs = Math.round((phases.testsMs ?? 0) + d.duration)
+    }
+    const out = dshReport(vitest.projects, [...modules.map((/** @type {any} */ m) => m.task), ...missing], result.unhandledErrors ?? [])
+    lap('reportMs')
+    return out
+  } finally {
+    if (request.pattern) vitest.resetGlobalTestNamePattern()
+  }
+}
+
+/**
+ * Warm-up, before the first run: walk every test file's import closure once
+ * (vite transforms and caches each module), so the first judged write pays
+ * for its related tests, not for transforming the project.
+ */
+async function prewalk() {
+  try {
+    await related(await vitest.globTestSpecifications(), [])
+  } catch {
+    // A module that cannot be transformed now is transformed (and reported) by the run that needs it.
+  }
+}
+
+let chain = prewalk()
+process.on('message', (/** @type {any} */ message) => {
+  if (message?.kind === 'close') {
+    void shutdown(0)
+    return
+  }
+  if (message?.kind !== 'run') return
+  chain = chain.then(async () => {
+    try {
+      /** @type {Record<string, number>} */
+      const phases = {}
+      const r = await run(message, phases)
+      send({ id: message.id, ok: true, report: r, phases })
+    } catch (error) {
+      send({ id: message.id, ok: false, error: text(error) })
+    }
+  })
+})

@@ -1,0 +1,174 @@
+import { join } from 'node:path'
+import { toPosixRelative } from 'dsh-common'
+import { seconds } from '../../run.ts'
+import type { Change, Check, CheckIO, Measurement, Problem } from '../../types.ts'
+import { WarmVitestClient, type WarmRunAnswer, type WarmRunPhases, type WarmRunRequest } from './warm-client.ts'
+import { confirmAlone } from '../runner.ts'
+import { VitestJudge, type VitestCheck, type VitestRun } from './check.ts'
+
+/** Files whose change makes the warm runner's configuration or module resolution stale: it is restarted. */
+const TEST_CONFIG_FILE = /(?:^|\/)(?:vite(?:st)?\.(?:config|workspace|projects)(?:\.[\w-]+)?\.[cm]?[jt]s|vitest\.workspace\.json|package\.json|tsconfig[^/]*\.json)$/
+
+/** vitest's default `forceRerunTriggers` (package.json, vite/vitest configs): a change to one can affect every test, so every test runs. */
+const RERUN_ALL = /(?:^|\/)(?:package\.json|vite(?:st)?\.(?:config|workspace|projects)(?:\.[\w-]+)?\.[cm]?[jt]s|vitest\.workspace\.json)$/
+
+export interface WarmVitestOptions {
+  root: string
+  /** Absolute path of the workspace's own `vitest/node` entry. */
+  vitestNode: string
+  /** `related`: only tests whose import graph reaches the changed files; `all`: the whole suite every time. */
+  mode: 'related' | 'all'
+  /** Extra vitest CLI arguments (`testArgs`), parsed by the workspace's vitest. */
+  extraArgs?: string[]
+  /** The CLI check, used for a run the warm runner cannot do (another Node API, a crash). */
+  cli: VitestCheck
+  /** Resident memory of the runner and its workers, in MB, above which it is recycled after a run (0: never). */
+  maxRssMb: number
+}
+
+/**
+ * Tests through a warm vitest: the workspace's own vitest, created once
+ * through its Node API in a child process (its own process group), keeping
+ * its module graph between runs. Each run invalidates what changed on disk
+ * and runs the test files related to the change; results come from vitest's
+ * task state, in the JSON reporter's shape, judged exactly as the CLI check
+ * judges (same test ids). A run the warm runner cannot do — a vitest whose
+ * Node API differs, a crash — is done by the CLI check instead; a crashed
+ * runner is started again on the next run, a configuration change restarts
+ * it, and a runner past `maxRssMb` is recycled.
+ */
+export class WarmVitestCheck implements Check {
+  readonly name = 'test'
+  readonly verb = 'testing'
+  private readonly _client: WarmVitestClient
+  private readonly _judge: VitestJudge
+  private _unsupported?: string
+  private _lastRssKb?: number
+  private _lastPhases?: WarmRunPhases
+
+  constructor(private readonly options: WarmVitestOptions) {
+    this._client = new WarmVitestClient({ root: options.root, vitestNode: options.vitestNode, extraArgs: options.extraArgs ?? [] })
+    this._judge = new VitestJudge(options.root, this.name)
+  }
+
+  /** Projects left out because they cannot start here, with why. */
+  get brokenProjects(): ReadonlyMap<string, string> {
+    return this._judge.broken
+  }
+
+  /** Related tests: the accepted state is measured per write (see {@link Check.lazyBaseline}). */
+  get lazyBaseline(): boolean {
+    return this.options.mode === 'related'
+  }
+
+  /** Why the warm runner is not used (this vitest's Node API differs), once known. */
+  get unsupported(): string | undefined {
+    return this._unsupported
+  }
+
+  /** Resident memory of the runner and its workers after its last run, kB. */
+  get lastRssKb(): number | undefined {
+    return this._lastRssKb
+  }
+
+  /** Where the last warm run's time went (for the bench). */
+  get lastPhases(): WarmRunPhases | undefined {
+    return this._lastPhases
+  }
+
+  /** Runner processes started so far (restarts included). */
+  get starts(): number {
+    return this._client.starts
+  }
+
+  /** The runner's process (group) id while it is alive. */
+  get pid(): number | undefined {
+    return this._client.pid
+  }
+
+  /** Start the runner in the background (session start), so the first judged write does not wait for vitest to boot. */
+  startWorkers(): void {
+    if (this._unsupported) return
+    void this._client.start().then(ready => {
+      if (ready.status === 'unsupported') this._unsupported = ready.reason
+    })
+  }
+
+  async measure(change: Change | undefined, io: CheckIO): Promise<Measurement> {
+    if (this._unsupported) return this.options.cli.measure(change, io)
+    const config = change?.files.filter(f => TEST_CONFIG_FILE.test(f)) ?? []
+    if (config.length) {
+      io.notice('info', `${config.join(', ')} changed: restarting the warm test runner`)
+      await this._client.dispose()
+    }
+    const related = !!change && this.options.mode === 'related' && !change.files.some(f => RERUN_ALL.test(f))
+    const request: WarmRunRequest = { changed: change?.paths ?? null, mode: related ? 'related' : 'all' }
+    const argv = related ? ['vitest', 'related', ...change!.files, '--run'] : ['vitest', 'run']
+    const m = await this._judge.judge(only => this.runWarm({ ...request, ...(only ? { projects: only } : {}) }, projectArgv(argv, only), io), io, change?.files)
+    return m ?? this.options.cli.measure(change, io)
+  }
+
+  /** The related test files, from the runner's module graph without running them; undefined when the runner cannot say. */
+  async relatedTestFiles(change: Change, io: CheckIO): Promise<string[] | undefined> {
+    if (this._unsupported || this.options.mode !== 'related' || change.files.some(f => RERUN_ALL.test(f) || TEST_CONFIG_FILE.test(f))) return undefined
+    const only = this._judge.runnable
+    const answer = await this._client.run({ changed: change.paths, mode: 'related', list: true, ...(only ? { projects: only } : {}) }, io.timeoutMs, io.signal)
+    if (answer.status !== 'ok') return undefined
+    return [...new Set(answer.report.modules.map(m => toPosixRelative(this.options.root, m.file)))]
+  }
+
+  async confirm(problems: Problem[], io: CheckIO): Promise<Problem[] | undefined> {
+    if (this._unsupported) return this.options.cli.confirm(problems, io)
+    const names = this._judge.names
+    return confirmAlone(problems, p => names.get(p.key)?.full, ({ file, pattern, group: project }) => {
+      const argv = ['vitest', 'run', file, ...(pattern ? ['-t', pattern] : [])]
+      const request: WarmRunRequest = { changed: [], mode: 'files', files: [join(this.options.root, file)], ...(pattern ? { pattern } : {}) }
+      const only = project ? [project] : undefined
+      return this._judge.judge(runnable => this.runWarm({ ...request, ...((only ?? runnable) ? { projects: only ?? runnable } : {}) }, projectArgv(argv, only ?? runnable), io), io, [], false)
+    }, p => names.get(p.key)?.project ?? '')
+  }
+
+  dispose(): Promise<void> {
+    return this._client.dispose()
+  }
+
+  /** One warm run, recorded; undefined when the CLI must do it instead (said in a notice). */
+  private async runWarm(request: WarmRunRequest, argv: string[], io: CheckIO): Promise<VitestRun | undefined> {
+    const started = performance.now()
+    const answer: WarmRunAnswer = await this._client.run(request, io.timeoutMs, io.signal)
+    const durationMs = Math.round(performance.now() - started)
+    const cwd = this.options.root
+    argv = [...argv, '(warm)']
+    switch (answer.status) {
+      case 'ok': {
+        const { report } = answer
+        const exitCode = report.errors.length || report.modules.some(m => m.state === 'fail') ? 1 : 0
+        io.record({ check: this.name, argv, cwd, exitCode, durationMs, outcome: exitCode ? 'fail' : 'pass' })
+        this._lastRssKb = answer.rssKb
+        this._lastPhases = answer.phases
+        if (this.options.maxRssMb && answer.rssKb !== undefined && answer.rssKb > this.options.maxRssMb * 1024) {
+          io.notice('info', `warm test runner uses ${Math.round(answer.rssKb / 1024)} MB (bound ${this.options.maxRssMb} MB): recycling it`)
+          void this._client.dispose().then(() => this._client.start())
+        }
+        return { report, exitCode, output: '', failed: () => ({ status: 'error', problems: [], scope: [], error: 'vitest wrote no report' }) }
+      }
+      case 'timeout':
+        io.record({ check: this.name, argv, cwd, exitCode: null, durationMs, outcome: 'timeout' })
+        return { exitCode: null, output: '', failed: () => ({ status: 'timeout', problems: [], scope: [], error: `vitest timed out after ${seconds(io.timeoutMs)} (process group killed)` }) }
+      case 'unsupported':
+        this._unsupported = answer.reason
+        io.notice('info', `warm test runner not available (${answer.reason}); using the vitest CLI`)
+        return undefined
+      case 'error':
+        io.record({ check: this.name, argv, cwd, exitCode: null, durationMs, outcome: 'error' })
+        if (io.signal?.aborted) return { exitCode: null, output: '', failed: () => ({ status: 'error', problems: [], scope: [], error: 'vitest aborted (process group killed)' }) }
+        io.notice('warn', `warm test runner failed (${answer.error}); this run uses the vitest CLI, the next one restarts it`)
+        return undefined
+    }
+  }
+}
+
+/** The run as the equivalent CLI arguments, for the record. */
+function projectArgv(argv: readonly string[], only: readonly string[] | undefined): string[] {
+  return [...argv, ...(only ?? []).flatMap(p => ['--project', p])]
+}
