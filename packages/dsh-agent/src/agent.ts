@@ -130,15 +130,19 @@ export class Agent {
         this.session.append('step/start', { turn, step })
         openStep = step
         await this.ctx.parallel('agent/step-start', this, turn, step)
-        const calls = await this.requestModel(controller.signal)
+        const { calls, invalid } = await this.requestModel(controller.signal)
         const batch: StepBatch = { agent: this, session: this.session, turn, step, results: [] }
         unlogged = batch.results
         for (const call of calls) {
           this.checkAbort(controller)
           this.session.append('tool/call', call)
-          const result = await this.ctx.tools.execute({
-            session: this.session, callId: call.callId, name: call.name, arguments: call.arguments, turn, step, signal: controller.signal,
-          })
+          const why = invalid.get(call)
+          // Arguments the model sent that are no JSON object never reach a tool: the model is told.
+          const result = why !== undefined
+            ? { content: invalidArgumentsMessage(call.name, why), isError: true }
+            : await this.ctx.tools.execute({
+              session: this.session, callId: call.callId, name: call.name, arguments: call.arguments, turn, step, signal: controller.signal,
+            })
           batch.results.push({ call, result })
         }
         const results = await this.ctx.waterfall('agent/step-results', batch, async () => batch.results)
@@ -201,7 +205,7 @@ export class Agent {
     }
   }
 
-  private async requestModel(signal: AbortSignal): Promise<ToolCallData[]> {
+  private async requestModel(signal: AbortSignal): Promise<{ calls: ToolCallData[]; invalid: Map<ToolCallData, string> }> {
     const base: ModelRequest = {
       session: this.session,
       messages: buildMessages(this.session.events, this.options.systemPrompt),
@@ -211,6 +215,7 @@ export class Agent {
     const request = await this.ctx.waterfall('agent/request', base, async () => base)
     let text = ''
     const calls: ToolCallData[] = []
+    const invalid = new Map<ToolCallData, string>()
     for await (const chunk of this.ctx.llm.stream(request, signal)) {
       if (signal.aborted) break
       switch (chunk.type) {
@@ -218,9 +223,12 @@ export class Agent {
           text += chunk.text
           this.session.append('assistant/chunk', { text: chunk.text })
           break
-        case 'tool-call':
-          calls.push({ callId: chunk.id, name: chunk.name, arguments: chunk.arguments })
+        case 'tool-call': {
+          const call = { callId: chunk.id, name: chunk.name, arguments: chunk.arguments }
+          calls.push(call)
+          if (chunk.invalid !== undefined) invalid.set(call, chunk.invalid)
           break
+        }
         case 'usage':
           this.session.append('usage', { inputTokens: chunk.inputTokens, outputTokens: chunk.outputTokens })
           break
@@ -231,6 +239,11 @@ export class Agent {
     }
     this.checkAbort(this._abort!)
     this.session.append('assistant/message', { text, toolCalls: calls })
-    return calls
+    return { calls, invalid }
   }
+}
+
+/** The tool error for a call whose arguments the adapter could not read (`why`, from the adapter). */
+function invalidArgumentsMessage(name: string, why: string): string {
+  return `invalid arguments for ${name}: ${why}; nothing was run. Send the call again with its arguments as one JSON object.`
 }

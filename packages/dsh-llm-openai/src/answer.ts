@@ -18,6 +18,24 @@ function snippet(text: string, max = 80): string {
   return JSON.stringify(flat.length > max ? flat.slice(0, max) + '…' : flat)
 }
 
+/**
+ * A tool call's argument text as one JSON object, or the text itself and why
+ * it is not one (for the model: it sent it). `cut`: the answer hit its token
+ * limit.
+ */
+function readArguments(text: string, cut: boolean): { args: unknown; invalid?: string } {
+  if (!text.trim()) return { args: {} }
+  let args: unknown
+  try {
+    args = JSON.parse(text)
+  } catch (error) {
+    const why = cut ? 'the answer was cut off at its token limit, finish_reason "length", before they were complete' : (error as Error).message
+    return { args: text, invalid: `the arguments are not valid JSON (${why}): ${snippet(text)}` }
+  }
+  if (!isObject(args)) return { args: text, invalid: `the arguments are not a JSON object: ${snippet(text)}` }
+  return { args }
+}
+
 /** The message of an error object in any of the shapes servers use. */
 export function errorText(body: unknown): string | undefined {
   if (typeof body === 'string') return body.trim() || undefined
@@ -157,16 +175,11 @@ export class AnswerAssembler {
     const cut = this._finish === 'length' ? ' (the answer was cut off: finish_reason "length"; raise maxTokens)' : ''
     for (const call of [...this._calls.values()].sort((a, b) => a.index - b.index)) {
       if (!call.name) this.malformed(`tool call ${call.index} has no function name${cut}`)
-      let args: unknown = {}
-      if (call.args.trim()) {
-        try {
-          args = JSON.parse(call.args)
-        } catch (error) {
-          this.malformed(`arguments of tool call ${call.index} (${call.name}) are not valid JSON: ${(error as Error).message}${cut}`)
-        }
-      }
-      if (!isObject(args)) this.malformed(`arguments of tool call ${call.index} (${call.name}) are not a JSON object: ${snippet(call.args)}`)
-      out.push({ type: 'tool-call', id: call.id ?? `call_${this.requestIndex}_${call.index}`, name: call.name, arguments: args })
+      const id = call.id ?? `call_${this.requestIndex}_${call.index}`
+      // Arguments that are not one JSON object go back to the model as a tool
+      // error (real models send them); the stream itself was sound.
+      const { args, invalid } = readArguments(call.args, this._finish === 'length')
+      out.push({ type: 'tool-call', id, name: call.name, arguments: args, ...(invalid ? { invalid } : {}) })
     }
     if (this._usage) out.push({ type: 'usage', ...this._usage })
     let reason: FinishReason = this._finish ?? (this._calls.size ? 'tool_calls' : 'stop')

@@ -52,13 +52,30 @@ export function toWireMessages(messages: readonly ModelMessage[]): WireMessage[]
           tool_calls: m.toolCalls.map(c => ({
             id: c.id,
             type: 'function',
-            function: { name: c.name, arguments: typeof c.arguments === 'string' ? c.arguments : JSON.stringify(c.arguments ?? {}) },
+            function: { name: c.name, arguments: wireArguments(c.arguments) },
           })),
         }
       case 'tool':
         return { role: 'tool', tool_call_id: m.toolCallId, content: m.content }
     }
   })
+}
+
+/**
+ * A call's arguments as JSON text. Text that is not one JSON object (a call
+ * the model sent malformed, answered with a tool error) travels as `{}`:
+ * servers such as vLLM parse the arguments of earlier calls to render the
+ * chat template and reject the whole request otherwise; the tool error
+ * quotes what was sent.
+ */
+function wireArguments(args: unknown): string {
+  if (typeof args !== 'string') return JSON.stringify(args ?? {})
+  try {
+    const parsed: unknown = JSON.parse(args)
+    return parsed && typeof parsed === 'object' && !Array.isArray(parsed) ? args : '{}'
+  } catch {
+    return '{}'
+  }
 }
 
 /** Tool definitions as function tools. */

@@ -21,7 +21,15 @@ export type FinishReason = 'stop' | 'tool_calls' | 'length' | 'content_filter' |
 /** What an adapter streams: text deltas, complete tool calls, usage, and one finish. */
 export type ModelChunk =
   | { type: 'text'; text: string }
-  | { type: 'tool-call'; id: string; name: string; arguments: unknown }
+  | {
+    type: 'tool-call'; id: string; name: string; arguments: unknown
+    /**
+     * Set when the model's arguments could not be read as one JSON object:
+     * why, in words for the model (`arguments` is then the text as sent). The
+     * call is not run; the agent answers it with this as a tool error.
+     */
+    invalid?: string
+  }
   | { type: 'usage'; inputTokens: number; outputTokens: number }
   | { type: 'finish'; reason: FinishReason }
 

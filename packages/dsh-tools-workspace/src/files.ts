@@ -87,9 +87,13 @@ export function createFileTools(config: Config): ToolDefinition[] {
     async execute(args, exec) {
       const abs = contain(exec, args.path)
       if (typeof abs !== 'string') return abs
-      const existed = await stat(abs).then(() => true, () => false)
+      const root = workspaceRoot(exec)
+      // Refused before anything is written (an atomic write puts its temp file beside the target: for the root, outside the workspace).
+      if (abs === root) return { content: `refused: path ${JSON.stringify(args.path)} names the workspace directory itself, not a file; nothing was written`, isError: true }
+      const existing = await stat(abs).catch(() => undefined)
+      if (existing?.isDirectory()) return { content: `refused: ${args.path} is a directory, not a file; nothing was written`, isError: true }
       await writeText(abs, args.content)
-      return { content: `${existed ? 'wrote' : 'created'} ${toPosixRelative(workspaceRoot(exec), abs)} (${Buffer.byteLength(args.content)} bytes)` }
+      return { content: `${existing ? 'wrote' : 'created'} ${toPosixRelative(root, abs)} (${Buffer.byteLength(args.content)} bytes)` }
     },
   }
 

@@ -1,7 +1,7 @@
 import { execFileSync } from 'node:child_process'
-import { chmodSync, mkdirSync, readFileSync, readdirSync, statSync, symlinkSync, writeFileSync, existsSync } from 'node:fs'
+import { chmodSync, mkdirSync, readFileSync, readdirSync, statSync, symlinkSync, watch, writeFileSync, existsSync } from 'node:fs'
 import { join } from 'node:path'
-import { describe, expect, it } from 'vitest'
+import { describe, expect, it, vi } from 'vitest'
 import { harness, tempDir } from 'dsh-testkit'
 
 describe('file tools', () => {
@@ -43,6 +43,31 @@ describe('file tools', () => {
     const { workspace: ws, call } = await harness({ workspaceTools: { readMaxBytes: 1000 } })
     writeFileSync(join(ws, 'big.txt'), 'h'.repeat(500) + 'm'.repeat(1_000_000) + 't'.repeat(500))
     expect((await call('read_file', { path: 'big.txt' })).content).toBe(`${'h'.repeat(480)}\n[… ${1_001_000 - 960} bytes truncated]\n${'t'.repeat(480)}`)
+  })
+
+  it('write_file to the workspace itself ("", ".", "src/..") or to a directory is refused, and nothing is written beside the workspace', async () => {
+    const parent = tempDir('dsh-parent-')
+    const ws = join(parent, 'ws')
+    mkdirSync(join(ws, 'src'), { recursive: true })
+    const { call } = await harness({ workspace: ws })
+    // Every entry made in the parent (inotify: a temp file created and removed is seen too).
+    const seen: string[] = []
+    const watcher = watch(parent, (_event, name) => { if (name) seen.push(name) })
+    try {
+      for (const path of ['', '.', 'src/..']) {
+        expect(await call('write_file', { path, content: 'x' })).toEqual({ content: `refused: path ${JSON.stringify(path)} names the workspace directory itself, not a file; nothing was written`, isError: true })
+      }
+      expect(await call('write_file', { path: 'src', content: 'x' })).toEqual({ content: 'refused: src is a directory, not a file; nothing was written', isError: true })
+      // Events arrive in order: once the sentinel is seen, every earlier one was.
+      writeFileSync(join(parent, 'sentinel'), '')
+      await vi.waitFor(() => expect(seen).toContain('sentinel'))
+    } finally {
+      watcher.close()
+    }
+    expect(seen.filter(name => name !== 'sentinel')).toEqual([])
+    expect(readdirSync(parent).sort()).toEqual(['sentinel', 'ws'])
+    expect(readdirSync(ws)).toEqual(['src'])
+    expect(readdirSync(join(ws, 'src'))).toEqual([])
   })
 
   it('writes keep the file mode and leave no temp files behind', async () => {
