@@ -12,16 +12,18 @@ export interface AtomicWriteOptions {
 /**
  * The sibling temp path an atomic write of `target` uses:
  * `.<name>.<pid>.<8 hex>.<kind>`. Crash recovery finds a dead writer's
- * leftovers with {@link isAtomicTempOf}.
+ * leftovers with {@link atomicTempTarget}.
  */
 export function atomicTempPath(target: string, kind: 'tmp' | 'link' = 'tmp', pid = process.pid): string {
   return join(dirname(target), `.${basename(target)}.${pid}.${randomBytes(4).toString('hex')}.${kind}`)
 }
 
-/** True when `fileName` (a directory entry) is a temp file process `pid` made for an atomic write of `targetBase`. */
-export function isAtomicTempOf(fileName: string, targetBase: string, pid: number): boolean {
-  const prefix = `.${targetBase}.${pid}.`
-  return fileName.startsWith(prefix) && /^[0-9a-f]{8}\.(tmp|link)$/.test(fileName.slice(prefix.length))
+const ATOMIC_TEMP = /^\.(.+)\.(\d+)\.[0-9a-f]{8}\.(?:tmp|link)$/
+
+/** The target name when `fileName` (a directory entry) is a temp file process `pid` made for an atomic write; undefined otherwise. */
+export function atomicTempTarget(fileName: string, pid: number): string | undefined {
+  const m = ATOMIC_TEMP.exec(fileName)
+  return m && Number(m[2]) === pid ? m[1] : undefined
 }
 
 const tempPath = (target: string) => atomicTempPath(target)

@@ -1,6 +1,6 @@
 import { closeSync, existsSync, openSync, readdirSync, realpathSync, renameSync, rmSync, statSync, unlinkSync } from 'node:fs'
 import { basename, dirname, join, resolve } from 'node:path'
-import { definedOnly, fsyncDirSync, isAtomicTempOf, readdirOrEmpty } from 'dsh-common'
+import { atomicTempTarget, definedOnly, fsyncDirSync, readdirOrEmpty } from 'dsh-common'
 import { JOURNAL_SUFFIX, type ParsedJournal } from './journal-format.ts'
 import { readJournal, readPayloadFd } from './journal-read.ts'
 import { listPaths } from './messages.ts'
@@ -8,6 +8,7 @@ import { ownerState, type JournalOwner, type OwnerState } from './owner.ts'
 import type { RestoreOutcome } from './types.ts'
 import { replayScopes, type ScopeState } from './scopes.ts'
 import { removeTreeStore } from './git-tree.ts'
+import { removeMarkers } from './shell/watch.ts'
 import { markerOf, packOf, snapshotDir, treeStoreOf } from './layout.ts'
 import { restoreScope, syncParents } from './restore.ts'
 
@@ -173,7 +174,7 @@ export async function resolveJournal(parsed: ParsedJournal, fsync: boolean): Pro
   } else {
     removeTreeStore(treeStoreOf(file))
     rmSync(packOf(file), { force: true })
-    rmSync(markerOf(file), { force: true })
+    removeMarkers(markerOf(file))
     unlinkSync(file)
     if (fsync) fsyncDirSync(dirname(file))
     out.removed = true
@@ -187,29 +188,33 @@ export async function resolveJournal(parsed: ParsedJournal, fsync: boolean): Pro
  * writeFileAtomic names them; `.link` for a symlink restore).
  */
 function removeDebris(root: string, scopes: readonly ScopeState[], pid: number): string[] {
-  const removed: string[] = []
-  const seen = new Set<string>()
+  // Each directory is listed once, whatever the number of captured paths in it.
+  const byDir = new Map<string, { rel: string; bases: Set<string> }>()
   for (const scope of scopes) {
     for (const { entry } of scope.items) {
-      const abs = join(root, entry.path)
-      const dir = dirname(abs)
-      if (seen.has(abs)) continue
-      seen.add(abs)
-      let names: string[]
+      const dir = dirname(join(root, entry.path))
+      let slot = byDir.get(dir)
+      if (!slot) byDir.set(dir, slot = { rel: dirname(entry.path), bases: new Set() })
+      slot.bases.add(basename(entry.path))
+    }
+  }
+  const removed: string[] = []
+  for (const [dir, { rel, bases }] of byDir) {
+    let names: string[]
+    try {
+      names = readdirSync(dir)
+    } catch {
+      // ENOENT/ENOTDIR: the directory is gone, so is any debris in it.
+      continue
+    }
+    for (const name of names) {
+      const base = atomicTempTarget(name, pid)
+      if (base === undefined || !bases.has(base)) continue
       try {
-        names = readdirSync(dir)
+        unlinkSync(join(dir, name))
+        removed.push(join(rel, name).split('\\').join('/').replace(/^\.\//, ''))
       } catch {
-        // ENOENT/ENOTDIR: the directory is gone, so is any debris in it.
-        continue
-      }
-      for (const name of names) {
-        if (!isAtomicTempOf(name, basename(abs), pid)) continue
-        try {
-          unlinkSync(join(dir, name))
-          removed.push(join(dirname(entry.path), name).split('\\').join('/').replace(/^\.\//, ''))
-        } catch {
-          // ENOENT: removed meanwhile.
-        }
+        // ENOENT: removed meanwhile.
       }
     }
   }

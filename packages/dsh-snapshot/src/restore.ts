@@ -173,11 +173,21 @@ function removeUncaptured(root: string, dir: string, skip: PathMatcher, captured
   }
 }
 
-/** Add `from` to `into`, each path once. */
+/** Add `from` to `into`, each path once (linear: a shell call may have changed tens of thousands of files). */
 export function mergeOutcome(into: RestoreOutcome, from: RestoreOutcome) {
-  for (const p of from.restored) if (!into.restored.includes(p)) into.restored.push(p)
-  for (const p of from.deleted) if (!into.deleted.includes(p)) into.deleted.push(p)
-  into.failed.push(...from.failed)
+  appendNew(into.restored, from.restored)
+  appendNew(into.deleted, from.deleted)
+  for (const f of from.failed) into.failed.push(f)
+}
+
+function appendNew(into: string[], from: readonly string[]) {
+  if (!from.length) return
+  const have = new Set(into)
+  for (const p of from) {
+    if (have.has(p)) continue
+    have.add(p)
+    into.push(p)
+  }
 }
 
 /** Make deletions durable: fsync the directories they were in. */
@@ -201,9 +211,10 @@ export interface PayloadSource {
 export async function restoreScope(root: string, scope: ScopeState, source: PayloadSource, options: { fsync: boolean; vault?: string }): Promise<RestoreOutcome> {
   const total: RestoreOutcome = { restored: [], deleted: [], failed: [] }
   // Newest first; a git tree entry splits the list, files around it keep their order.
+  // Collected newest first, restored in capture order.
   let batch: RestoreItem[] = []
   const flush = () => {
-    if (batch.length) mergeOutcome(total, restoreItems(root, batch, options))
+    if (batch.length) mergeOutcome(total, restoreItems(root, batch.reverse(), options))
     batch = []
   }
   for (let i = scope.items.length - 1; i >= 0; i--) {
@@ -224,7 +235,7 @@ export async function restoreScope(root: string, scope: ScopeState, source: Payl
       }
       continue
     }
-    batch.unshift(entry.kind === 'file'
+    batch.push(entry.kind === 'file'
       ? { entry, bytes: () => source.readPayload(payloadOffset!, entry.size, entry.sum) }
       : { entry })
   }

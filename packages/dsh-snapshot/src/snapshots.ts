@@ -15,6 +15,7 @@ import { newScope, replayScopes, selectScopes, type ScopeState } from './scopes.
 
 export { snapshotDir } from './layout.ts'
 import { removeTreeStore, snapshotTree } from './git-tree.ts'
+import { removeMarkers } from './shell/watch.ts'
 import { markerOf, packOf } from './layout.ts'
 import { rmSync } from 'node:fs'
 import { WorkspaceTracker, type Difference, type ShellChanges, type TrackerStart } from './shell/tracker.ts'
@@ -321,7 +322,7 @@ export class Snapshots {
     } else if (remove && this._journal) {
       rmSync(packOf(this._journal.file), { force: true })
     }
-    if (this._journal) rmSync(markerOf(this._journal.file), { force: true })
+    if (this._journal) removeMarkers(markerOf(this._journal.file))
   }
 
   /** Resolve a path inside the root, refusing the vault. */
@@ -481,9 +482,19 @@ function summary(s: ScopeState): ScopeSummary {
 function capturesOf(diffs: readonly Difference[], bytesOf: (held: Difference['before'] & object) => Buffer): { items: { entry: CaptureEntry; payload?: Buffer }[]; changes: ShellChanges } {
   const changes: ShellChanges = { created: [], modified: [], deleted: [] }
   const createdDirs = new Set(diffs.filter(d => !d.before && d.now?.k === 'dir').map(d => d.path))
+  const isLeaf = (k: string | undefined) => k === 'file' || k === 'big' || k === 'symlink'
+  // Directories below which something was created (a new directory, a new leaf): such a directory is removed with it, not on its own.
+  const holders = new Set<string>()
+  for (const d of diffs) {
+    if (!(createdDirs.has(d.path) || isLeaf(d.now?.k))) continue
+    for (let i = d.path.lastIndexOf('/'); i > 0; i = d.path.lastIndexOf('/', i - 1)) {
+      const anc = d.path.slice(0, i)
+      if (holders.has(anc)) break
+      holders.add(anc)
+    }
+  }
   const dirItems: { entry: CaptureEntry; payload?: Buffer }[] = []
   const items: { entry: CaptureEntry; payload?: Buffer }[] = []
-  const isLeaf = (k: string | undefined) => k === 'file' || k === 'big' || k === 'symlink'
   for (const d of diffs) {
     const wasLeaf = isLeaf(d.before?.k)
     const isNowLeaf = isLeaf(d.now?.k)
@@ -492,8 +503,7 @@ function capturesOf(diffs: readonly Difference[], bytesOf: (held: Difference['be
     else if (isNowLeaf) changes.created.push(d.path)
     const before = d.before
     if (!before) {
-      if (d.now?.k === 'dir' && [...createdDirs].some(c => c !== d.path && c.startsWith(`${d.path}/`))) continue
-      if (d.now?.k === 'dir' && diffs.some(o => o.path.startsWith(`${d.path}/`) && isLeaf(o.now?.k))) continue
+      if (d.now?.k === 'dir' && holders.has(d.path)) continue
       const dirs: string[] = []
       for (let i = d.path.indexOf('/'); i !== -1; i = d.path.indexOf('/', i + 1)) {
         const anc = d.path.slice(0, i)

@@ -116,6 +116,41 @@ describe("shell: 'track' (the default)", () => {
     expect(readdirSync(join(vault, 'snapshots'))).toEqual([])
   })
 
+  it('a command run in the same tick as the previous barrier is still measured (an earlier barrier\'s late event does not release the next)', async () => {
+    const root = workspace(files)
+    const s = new Snapshots({ root, vault: join(root, '.dsh'), sessionId: 's', fsync: 'off' })
+    s.startTracking({ maxFileBytes: 1 << 20 })
+    // refresh() resolves on the first event of its barrier write; the write's later events are still queued.
+    await s.refresh()
+    s.captureWorkspace({ key: 'call:t1', callId: 't1' })
+    execFileSync('sh', ['-c', 'mkdir -p gen && echo x > gen/a.ts && echo y > src/b.ts'], { cwd: root })
+    expect(await s.measureShell('t1')).toEqual({ created: ['gen/a.ts'], modified: ['src/b.ts'], deleted: [] })
+    s.dispose()
+    expect(readdirSync(join(root, '.dsh/snapshots')).filter(n => n.includes('.mark'))).toEqual([])
+  })
+
+  it('a command that created 20,000 files: measured, journalled, and recovered after a crash (every file deleted, the report summarised)', { timeout: 240_000 }, async () => {
+    const root = workspace(files)
+    const vault = join(root, '.dsh')
+    const owner = deadOwner()
+    const s = new Snapshots({ root, vault, sessionId: 'dead', fsync: 'off' }, owner)
+    s.startTracking({ maxFileBytes: 1 << 20 })
+    s.captureWorkspace({ key: 'call:many', callId: 'many' })
+    const before = listTree(root)
+    execFileSync('sh', ['-c', 'mkdir -p gen/a gen/b && i=0; while [ $i -lt 10000 ]; do echo "$i" > gen/a/f$i.ts; echo "$i" > gen/b/f$i.ts; i=$((i+1)); done'], { cwd: root })
+    const measured = await s.measureShell('many')
+    expect(measured?.created.length).toBe(20_000)
+    // The harness is killed before the verdict.
+    const report = await recoverVault(vault, { fsync: false })
+    expect(formatRecovery(report)).toBe([
+      `dead.${owner.instance}.journal (session dead, pid ${owner.pid}):`,
+      '  rolled back call many (no verdict): deleted gen/a/f0.ts, gen/a/f1.ts, gen/a/f10.ts, gen/a/f100.ts, gen/a/f1000.ts, gen/a/f1001.ts, gen/a/f1002.ts, gen/a/f1003.ts and 19995 more',
+      '  journal removed',
+      '',
+    ].join('\n'))
+    expect(listTree(root)).toEqual(before)
+  })
+
   it("shell: 'off' leaves shell calls alone", async () => {
     const { root, h } = await judged({ shell: 'off' })
     await h.call('bash', { command: 'echo x > src/a.ts' }, { callId: 'o1' })

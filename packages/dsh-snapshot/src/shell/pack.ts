@@ -28,6 +28,8 @@ export type Held = PackEntry & { offset?: number }
 
 export class Pack {
   readonly entries = new Map<string, Held>()
+  /** Per directory ('' the root): the paths directly below it that the pack holds. */
+  private readonly _children = new Map<string, Set<string>>()
   private _end = 0
   private _synced = 0
   private _closed = false
@@ -117,9 +119,39 @@ export class Pack {
     }
     this._end = at
     for (const [path, held] of placed) {
-      if (held) this.entries.set(path, held)
-      else this.entries.delete(path)
+      if (!path) {
+        if (held) this.entries.set(path, held)
+        continue
+      }
+      const parent = path.includes('/') ? path.slice(0, path.lastIndexOf('/')) : ''
+      if (held) {
+        this.entries.set(path, held)
+        let set = this._children.get(parent)
+        if (!set) this._children.set(parent, set = new Set())
+        set.add(path)
+      } else {
+        this.entries.delete(path)
+        this._children.get(parent)?.delete(path)
+      }
     }
+  }
+
+  /** The held paths directly below `dir` ('' the root). */
+  children(dir: string): string[] {
+    return [...(this._children.get(dir) ?? [])]
+  }
+
+  /** Every held path below `dir`, at any depth. */
+  below(dir: string): string[] {
+    const out: string[] = []
+    const visit = (d: string) => {
+      for (const p of this._children.get(d) ?? []) {
+        out.push(p)
+        visit(p)
+      }
+    }
+    visit(dir)
+    return out
   }
 
   /** A held file's bytes. */

@@ -273,18 +273,14 @@ export class WorkspaceTracker {
   }
 
   private childrenInPack(dir: string): string[] {
-    const prefix = dir ? `${dir}/` : ''
-    const out: string[] = []
-    for (const p of this.pack.entries.keys()) if (p && p.startsWith(prefix) && !p.slice(prefix.length).includes('/')) out.push(p)
-    return out
+    return this.pack.children(dir)
   }
 
   /** Pack paths below `dir` that are no longer there. */
   private missingBelow(dir: string, found: Map<string, Difference>) {
-    const prefix = dir ? `${dir}/` : ''
-    for (const [p, held] of this.pack.entries) {
-      if (!p || !p.startsWith(prefix) || found.has(p)) continue
-      if (!lstatOrUndefined(join(this.o.root, p))) found.set(p, { path: p, before: held, now: undefined })
+    for (const p of this.pack.below(dir)) {
+      if (found.has(p)) continue
+      if (!lstatOrUndefined(join(this.o.root, p))) found.set(p, { path: p, before: this.pack.entries.get(p), now: undefined })
     }
   }
 
@@ -292,8 +288,7 @@ export class WorkspaceTracker {
   private goneBelow(rel: string, before: Held, found: Map<string, Difference>, self = true) {
     if (self) found.set(rel, { path: rel, before, now: undefined })
     if (before.k !== 'dir') return
-    const prefix = `${rel}/`
-    for (const [p, held] of this.pack.entries) if (p.startsWith(prefix) && !found.has(p)) found.set(p, { path: p, before: held, now: undefined })
+    for (const p of this.pack.below(rel)) if (!found.has(p)) found.set(p, { path: p, before: this.pack.entries.get(p), now: undefined })
   }
 
   private parentIgnored(rel: string): boolean {

@@ -1,4 +1,4 @@
-import { watch, writeFileSync, type FSWatcher } from 'node:fs'
+import { readdirSync, rmSync, watch, writeFileSync, type FSWatcher } from 'node:fs'
 import { basename, dirname, join } from 'node:path'
 
 /**
@@ -10,10 +10,13 @@ import { basename, dirname, join } from 'node:path'
  * walked whole, and a flood of events (the kernel queue may overflow
  * silently) falls back to a full walk.
  *
- * `settle()` is the barrier: it touches a marker file in a watched
+ * `settle()` is the barrier: it writes a marker file in a watched
  * directory of the vault and resolves when that event arrives. Every
  * watch of a process shares one inotify queue, read in order, so by then
  * every event of a write that happened before the call was delivered.
+ * Each barrier writes a file of its own (`<marker>.<seq>`): an event of an
+ * earlier barrier still being dispatched (a write makes several) must not
+ * release a later one before the events queued in between.
  */
 export class DirWatcher {
   private readonly _watchers = new Map<string, FSWatcher>()
@@ -26,10 +29,13 @@ export class DirWatcher {
 
   constructor(private readonly root: string, private readonly marker: string) {
     try {
+      const prefix = `${basename(marker)}.`
       this._markWatcher = watch(dirname(marker), { persistent: false }, (_, name) => {
-        if (name !== basename(marker)) return
-        const due = this._waiting
-        this._waiting = []
+        if (!name?.startsWith(prefix)) return
+        const seq = Number(name.slice(prefix.length))
+        const due = this._waiting.filter(w => w.seq <= seq)
+        if (!due.length) return
+        this._waiting = this._waiting.filter(w => w.seq > seq)
         for (const w of due) w.resolve(true)
       })
       this._markWatcher.on('error', error => this.fail(`watching ${dirname(marker)}: ${(error as Error).message}`))
@@ -104,7 +110,8 @@ export class DirWatcher {
       }, timeoutMs)
       this._waiting.push({ seq, resolve: ok => { clearTimeout(timer); resolve(ok) } })
       try {
-        writeFileSync(this.marker, String(seq))
+        writeFileSync(`${this.marker}.${seq}`, '')
+        if (seq > 1) rmSync(`${this.marker}.${seq - 1}`, { force: true })
       } catch (error) {
         clearTimeout(timer)
         this._waiting = this._waiting.filter(w => w.seq !== seq)
@@ -133,5 +140,19 @@ export class DirWatcher {
     this._markWatcher = undefined
     for (const w of this._waiting) w.resolve(false)
     this._waiting = []
+    removeMarkers(this.marker)
   }
+}
+
+/** Remove the barrier files of `marker` (what a crashed tracker left). */
+export function removeMarkers(marker: string): void {
+  const prefix = `${basename(marker)}.`
+  let names: string[]
+  try {
+    names = readdirSync(dirname(marker))
+  } catch {
+    // ENOENT: the directory is gone, and its markers with it.
+    return
+  }
+  for (const name of names) if (name.startsWith(prefix) && /^\d+$/.test(name.slice(prefix.length))) rmSync(join(dirname(marker), name), { force: true })
 }
