@@ -1,3 +1,5 @@
+import { tmpdir } from 'node:os'
+import { join } from 'node:path'
 import { defineConfig } from 'vitest/config'
 
 export default defineConfig({
@@ -7,6 +9,7 @@ export default defineConfig({
     hookTimeout: 60_000,
     pool: 'forks',
     poolOptions: { forks: { maxForks: 2, minForks: 1 } },
-    env: { NODE_ENV: 'test' },
+    // dsh's key store (seals) for tests: never the user's own.
+    env: { NODE_ENV: 'test', DSH_STATE_DIR: join(tmpdir(), `dsh-test-state-${process.getuid?.() ?? 0}`) },
   },
 })

@@ -1,5 +1,8 @@
+import { randomBytes } from 'node:crypto'
+import { constants } from 'node:os'
 import { execa } from 'execa'
 import { trackProcessGroup } from './process-groups.ts'
+import { isolatedArgv, isolationSupport, killMarkedProcesses, RUN_MARKER, type Isolation } from './isolation.ts'
 
 export interface RunOptions {
   cwd: string
@@ -14,6 +17,15 @@ export interface RunOptions {
   signal?: AbortSignal
   /** Run through `/bin/sh -c` (argv must then be a single command string). */
   shell?: boolean
+  /**
+   * Isolate the command: in fresh user, PID and mount namespaces where the
+   * system allows (`isolationSupport()`), with `readOnly` and `hidden`
+   * paths; otherwise every process carrying the run's marker is killed.
+   * Either way, nothing the command started outlives it: when the leader
+   * exits (or is killed), every process it started — also after `setsid`
+   * or a double fork — ends.
+   */
+  isolate?: Isolation
 }
 
 export interface RunResult {
@@ -33,6 +45,8 @@ export interface RunResult {
   durationMs: number
   /** Set when the program could not be started (ENOENT, EACCES…). */
   spawnError?: string
+  /** With `isolate`: how it was isolated ('none': the marker sweep, see `killMarkedProcesses`). */
+  isolation?: 'namespaces' | 'none'
 }
 
 const DEFAULT_CAP = 1 << 20
@@ -65,12 +79,15 @@ export async function runCommand(argv: readonly string[], options: RunOptions): 
     out.push(text)
     sink.push(text)
   }
-  const [file, ...args] = options.shell ? ['/bin/sh', '-c', argv.join(' ')] : argv
+  const command = options.shell ? ['/bin/sh', '-c', argv.join(' ')] : [...argv]
+  const isolation = options.isolate ? isolationSupport().mode : undefined
+  const marker = isolation === 'none' ? randomBytes(8).toString('hex') : undefined
+  const [file, ...args] = isolation === 'namespaces' ? isolatedArgv(command, options.isolate) : command
   let timedOut = false
   let aborted = false
   const child = execa(file!, args, {
     cwd: options.cwd,
-    env: childEnv(options.env),
+    env: childEnv(marker ? { ...options.env, [RUN_MARKER]: marker } : options.env),
     extendEnv: false,
     input: options.input,
     stdin: options.input === undefined ? 'ignore' : 'pipe',
@@ -83,14 +100,16 @@ export async function runCommand(argv: readonly string[], options: RunOptions): 
   child.stdout?.on('data', collect(so))
   child.stderr?.on('data', collect(se))
   const pid = child.pid
+  // Isolated: the leader's end is the run's end, whoever still holds its output.
+  if (isolation) {
+    child.on('exit', () => {
+      if (pid !== undefined) killGroupOf(pid, 'SIGKILL')
+      if (marker) killMarkedProcesses(marker)
+    })
+  }
   const release = pid === undefined ? undefined : trackProcessGroup(pid)
   const killGroup = (sig: NodeJS.Signals) => {
-    if (pid === undefined) return
-    try {
-      process.kill(-pid, sig)
-    } catch {
-      // ESRCH: the group is already gone.
-    }
+    if (pid !== undefined) killGroupOf(pid, sig)
   }
   let graceTimer: NodeJS.Timeout | undefined
   const terminate = () => {
@@ -112,11 +131,15 @@ export async function runCommand(argv: readonly string[], options: RunOptions): 
   const spawnError = result.failed && result.exitCode === undefined && !result.signal && !timedOut && !aborted
     ? (result.originalMessage ?? result.shortMessage ?? 'could not start')
     : undefined
+  // In namespaces the command's init reports a signal as 128 + n; a timeout or abort is a kill, as without them.
+  const killedInside = isolation === 'namespaces' && (timedOut || aborted) && (result.exitCode ?? 0) > 128
+    ? signalName(result.exitCode! - 128)
+    : undefined
   return {
     argv: options.shell ? [argv.join(' ')] : argv,
     cwd: options.cwd,
-    exitCode: result.exitCode ?? null,
-    signal: result.signal ?? undefined,
+    exitCode: killedInside ? null : (result.exitCode ?? null),
+    signal: killedInside ?? result.signal ?? undefined,
     stdout: so.join(''),
     stderr: se.join(''),
     output: out.join(''),
@@ -125,6 +148,19 @@ export async function runCommand(argv: readonly string[], options: RunOptions): 
     aborted,
     durationMs: Math.round(performance.now() - started),
     spawnError,
+    ...(isolation ? { isolation } : {}),
+  }
+}
+
+function signalName(n: number): string {
+  return Object.entries(constants.signals).find(([, v]) => v === n)?.[0] ?? `signal ${n}`
+}
+
+function killGroupOf(pgid: number, sig: NodeJS.Signals): void {
+  try {
+    process.kill(-pgid, sig)
+  } catch {
+    // ESRCH: the group is already gone.
   }
 }
 

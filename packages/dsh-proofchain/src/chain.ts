@@ -8,6 +8,7 @@ import { isAnchor, normaliseInput, parseRecordLine, sealEntry, serializeRecord, 
 import { SummaryIndex, type ProofSummary, type SummaryOptions } from './summary.ts'
 import { describeProblem } from './verify.ts'
 import { reconcileHeadRecord, writeHeadRecord } from './head.ts'
+import { reconcileSeal, writeChainSeal } from './seal.ts'
 import type { ChainProblem, ProofAnchor, ProofEntry, ProofInput } from './types.ts'
 
 export interface ProofChainOptions {
@@ -27,6 +28,8 @@ export interface ProofChainOptions {
   now?: () => number
   /** Told about damage found while reading (a tampered line, a torn tail repaired, a prune). */
   onWarning?: (message: string) => void
+  /** Seal each batch's newest entry in dsh's key store (`seal.ts`). Default true. */
+  seal?: boolean
 }
 
 interface Pending {
@@ -170,6 +173,7 @@ export class ProofChain {
   private commit(batch: Pending['fields'][]): ProofEntry[] {
     this.readFromDisk(true)
     const recordHead = this.checkHeadRecord()
+    const moveSeal = this.checkSeal()
     let head = this._cursor.head
     const entries = batch.map(fields => {
       const entry = sealEntry({ seq: head.seq + 1, ...fields, prevHash: head.hash })
@@ -198,11 +202,12 @@ export class ProofChain {
       } else {
         this._headWritten = undefined
       }
+      if (moveSeal) writeChainSeal(this.file, { seq: head.seq, hash: head.hash, time: (this._options.now ?? Date.now)() })
       const maxBytes = this._options.maxBytes ?? 0
       if (maxBytes > 0 && size > maxBytes) this.prune(Math.floor(maxBytes / 2))
     } catch (error) {
       this._headWritten = undefined
-      this.warn(`${this.file}: entries up to seq ${head.seq} are written, but updating the head record or pruning failed: ${(error as Error).message}`)
+      this.warn(`${this.file}: entries up to seq ${head.seq} are written, but updating the head record or the seal, or pruning, failed: ${(error as Error).message}`)
     }
     return entries
   }
@@ -216,6 +221,19 @@ export class ProofChain {
     const { update, warning } = reconcileHeadRecord(this.file, tail, !!this._options.fsync)
     if (warning) this.warn(warning)
     return update
+  }
+
+  /** Under the lock: whether this batch may move the seal (see `reconcileSeal`); a key store that cannot be used is a warning. */
+  private checkSeal(): boolean {
+    if (this._options.seal === false) return false
+    try {
+      const { update, warning } = reconcileSeal(this.file, this._cursor.head)
+      if (warning) this.warn(warning)
+      return update
+    } catch (error) {
+      this.warn(`${this.file}: cannot use the seal in dsh's key store: ${(error as Error).message}`)
+      return false
+    }
   }
 
   private prune(keepBytes: number) {

@@ -67,6 +67,10 @@ export type ChainProblemKind =
   | 'missing entries'
   /** The head record beside the chain cannot be read. */
   | 'bad head record'
+  /** The seal in dsh's key store does not verify, or was frozen when the chain stopped matching it. */
+  | 'bad seal'
+  /** Entries after the sealed one that dsh did not seal. */
+  | 'not sealed'
 
 /** The first bad record of a chain, named by 1-based line number (and seq when it could be read). */
 export interface ChainProblem {

@@ -4,6 +4,7 @@ import { ProofChainError } from './errors.ts'
 import { readLines } from './internal/lines.ts'
 import { parseRecordLine } from './records.ts'
 import { headPath, readHeadRecord } from './head.ts'
+import { readChainSeal, type ChainSeal } from './seal.ts'
 import type { ChainProblem } from './types.ts'
 
 export interface VerifyReport {
@@ -17,9 +18,23 @@ export interface VerifyReport {
   anchor?: { seq: number; prevHash: string; pruned: number; carried: number; hash: string }
   /** The head record checked against the chain; absent when there is none (cut-off newest entries then go unnoticed). */
   headRecord?: { seq: number; hash: string; frozen?: string }
+  /** The seal in dsh's key store the chain was checked against; absent when this machine never sealed it (or its key store cannot be read). */
+  seal?: ChainSeal
   /** The first bad record; absent when `ok`. */
   problem?: ChainProblem
 }
+
+/** The chain's seal, or undefined when the key store cannot be read (reported as no seal). */
+function sealOf(file: string): ChainSeal | 'forged' | undefined {
+  try {
+    return readChainSeal(file)
+  } catch {
+    // The key store is not readable here (another user, a sandbox): no seal to check against.
+    return undefined
+  }
+}
+
+const when = (time: number) => new Date(time).toISOString()
 
 /**
  * Recompute a stored chain from its first line and name the first record
@@ -32,18 +47,28 @@ export interface VerifyReport {
 export function verifyChainFile(file: string): VerifyReport {
   const recorded = readHeadRecord(file)
   const headRecord = recorded && recorded !== 'corrupt' ? recorded : undefined
+  const sealRead = sealOf(file)
+  const seal = sealRead === 'forged' ? undefined : sealRead
+  const sealField = seal ? { seal } : {}
   let fd: number
   try {
     fd = openSync(file, 'r')
   } catch (error) {
     if ((error as NodeJS.ErrnoException).code !== 'ENOENT') throw error
-    if (!headRecord) throw new ProofChainError(`no proof chain at ${file}`)
-    const problem: ChainProblem = { line: 1, seq: 0, kind: 'missing entries', message: `the chain file is gone, but ${headPath(file)} records seq ${headRecord.seq} as written` }
-    return { ok: false, file, entries: 0, headRecord, problem }
+    if (!headRecord && !seal && sealRead !== 'forged') throw new ProofChainError(`no proof chain at ${file}`)
+    const message = headRecord
+      ? `the chain file is gone, but ${headPath(file)} records seq ${headRecord.seq} as written`
+      : seal
+        ? `the chain file is gone, but dsh sealed seq ${seal.seq} (${short(seal.hash)}) in it at ${when(seal.time)}: it was removed`
+        : 'the chain file is gone, and its seal does not verify with this machine\'s key'
+    const problem: ChainProblem = { line: 1, seq: 0, kind: 'missing entries', message }
+    return { ok: false, file, entries: 0, ...(headRecord ? { headRecord } : {}), ...sealField, problem }
   }
   const cursor = new ChainCursor()
   let problem: ChainProblem | undefined
   let lastLine = 0
+  /** The line of the first entry after the sealed one. */
+  let unsealedLine: number | undefined
   try {
     const size = fstatSync(fd).size
     for (const read of readLines(fd, 0, size)) {
@@ -68,6 +93,11 @@ export function verifyChainFile(file: string): VerifyReport {
         problem = { line: read.line, seq: record.seq, kind: 'hash mismatch', message: `not the entry that was written: ${headPath(file)} records hash ${short(headRecord.hash)} for seq ${headRecord.seq}, the file has ${short(record.hash)}` }
         break
       }
+      if (seal && record.kind !== 'anchor' && record.seq === seal.seq && record.hash !== seal.hash) {
+        problem = { line: read.line, seq: record.seq, kind: 'hash mismatch', message: `not the entry dsh sealed: the seal has hash ${short(seal.hash)} for seq ${seal.seq}, the file has ${short(record.hash)} (rewritten, hashes recomputed)` }
+        break
+      }
+      if (seal && record.kind !== 'anchor' && record.seq > seal.seq) unsealedLine ??= read.line
     }
   } finally {
     closeSync(fd)
@@ -81,6 +111,21 @@ export function verifyChainFile(file: string): VerifyReport {
       message: `the chain ends at seq ${cursor.head.seq}, but ${headPath(file)} records seq ${headRecord.seq} as written: entries were removed from the end`,
     }
   }
+  if (!problem && sealRead === 'forged') {
+    problem = { line: lastLine + 1, kind: 'bad seal', message: 'the seal in dsh\'s key store does not verify with its key' }
+  }
+  if (!problem && seal?.frozen) {
+    problem = { line: lastLine + 1, kind: 'bad seal', message: `frozen as evidence: ${seal.frozen}` }
+  }
+  if (!problem && seal && seal.seq > cursor.head.seq) {
+    problem = {
+      line: lastLine + 1, seq: cursor.head.seq + 1, kind: 'missing entries',
+      message: `the chain ends at seq ${cursor.head.seq}, but dsh sealed seq ${seal.seq} at ${when(seal.time)}: entries were removed from the end`,
+    }
+  }
+  if (!problem && seal && unsealedLine !== undefined) {
+    problem = { line: unsealedLine, seq: seal.seq + 1, kind: 'not sealed', message: `dsh sealed the chain at seq ${seal.seq}; the entries after it (to seq ${cursor.head.seq}) were written by something else, or dsh stopped before sealing them` }
+  }
   const anchor = cursor.anchor
   return {
     ok: !problem,
@@ -89,6 +134,7 @@ export function verifyChainFile(file: string): VerifyReport {
     ...(cursor.head.seq >= 0 ? { head: cursor.head } : {}),
     ...(anchor ? { anchor: { seq: anchor.seq, prevHash: anchor.prevHash, pruned: anchor.pruned, carried: anchor.carried.length, hash: anchor.hash } } : {}),
     ...(headRecord ? { headRecord: { seq: headRecord.seq, hash: headRecord.hash, ...(headRecord.frozen ? { frozen: headRecord.frozen } : {}) } } : {}),
+    ...sealField,
     ...(problem ? { problem } : {}),
   }
 }

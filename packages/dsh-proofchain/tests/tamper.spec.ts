@@ -1,8 +1,9 @@
-import { readFileSync, rmSync, truncateSync, writeFileSync } from 'node:fs'
+import { readdirSync, readFileSync, rmSync, truncateSync, writeFileSync } from 'node:fs'
+import { join } from 'node:path'
 import { describe, expect, it } from 'vitest'
 import fc from 'fast-check'
 import { verifyChainFile, describeProblem, headPath, ProofChain, GENESIS, sealEntry, type ProofEntry } from 'dsh-proofchain'
-import { fill, freshChain, lines, writeLines } from './helpers.ts'
+import { fill, freshChain, lines, sample, writeLines } from './helpers.ts'
 
 async function chainOf(n: number) {
   const chain = freshChain()
@@ -146,7 +147,68 @@ describe('verify: tampering', () => {
     rmSync(file)
     expect(verifyChainFile(file).problem).toMatchObject({ kind: 'missing entries' })
     rmSync(headPath(file))
-    expect(() => verifyChainFile(file)).toThrow(/no proof chain at/)
+    expect(verifyChainFile(file).problem).toMatchObject({ kind: 'missing entries', message: expect.stringMatching(/^the chain file is gone, but dsh sealed seq 2 \([0-9a-f]{12}…\) in it at \S+: it was removed$/) })
+  })
+
+  it('says "no proof chain" only for a chain never sealed here', async () => {
+    const chain = freshChain({ seal: false })
+    await fill(chain, 3)
+    rmSync(chain.file)
+    rmSync(headPath(chain.file))
+    expect(() => verifyChainFile(chain.file)).toThrow(/no proof chain at/)
+  })
+})
+
+/** The chain rewritten as a forger with the code (not the key) would: outcomes flipped, every hash recomputed, the head record too. */
+function forge(file: string, edit: (entry: ProofEntry) => ProofEntry = e => ({ ...e, outcome: 'ok' })): ProofEntry[] {
+  let prevHash = GENESIS
+  const forged = lines(file).map(line => {
+    const { hash: _hash, ...rest } = edit(JSON.parse(line) as ProofEntry)
+    const entry = sealEntry({ ...rest, prevHash })
+    prevHash = entry.hash
+    return entry
+  })
+  writeLines(file, forged.map(e => JSON.stringify(e)))
+  const last = forged.at(-1)!
+  writeFileSync(headPath(file), JSON.stringify({ seq: last.seq, hash: last.hash, time: last.time }) + '\n')
+  return forged
+}
+
+describe('verify: forgery by something without the key (the seal in dsh\'s key store)', () => {
+  it('a chain rewritten with recomputed hashes and head record: not the entry dsh sealed', async () => {
+    const file = await chainOf(6)
+    forge(file)
+    expect(verifyChainFile(file)).toMatchObject({ ok: false, problem: { line: 6, seq: 5, kind: 'hash mismatch', message: expect.stringMatching(/^not the entry dsh sealed: the seal has hash [0-9a-f]{12}… for seq 5, the file has [0-9a-f]{12}… \(rewritten, hashes recomputed\)$/) } })
+  })
+
+  it('a forged entry appended with a valid hash: not sealed', async () => {
+    const file = await chainOf(4)
+    const last = JSON.parse(lines(file).at(-1)!) as ProofEntry
+    const extra = sealEntry({ ...sample(99), seq: last.seq + 1, time: last.time + 1, detail: '', prevHash: last.hash })
+    writeLines(file, [...lines(file), JSON.stringify(extra)])
+    writeFileSync(headPath(file), JSON.stringify({ seq: extra.seq, hash: extra.hash, time: extra.time }) + '\n')
+    expect(verifyChainFile(file).problem).toEqual({ line: 5, seq: 4, kind: 'not sealed', message: 'dsh sealed the chain at seq 3; the entries after it (to seq 4) were written by something else, or dsh stopped before sealing them' })
+  })
+
+  it('the harness appending after a forgery freezes the seal, so verify keeps saying it', async () => {
+    const file = await chainOf(5)
+    forge(file)
+    const warnings: string[] = []
+    const chain = ProofChain.open({ file, onWarning: m => warnings.push(m) })
+    await fill(chain, 2, 50)
+    expect(warnings).toEqual([`${file}: seq 4 in the chain is not the entry dsh sealed; the seal is frozen as evidence (run dsh proof verify)`])
+    expect(verifyChainFile(file).problem).toMatchObject({ seq: 4, kind: 'hash mismatch' })
+  })
+
+  it('a seal changed without the key does not verify', async () => {
+    const file = await chainOf(2)
+    const seals = join(process.env.DSH_STATE_DIR!, 'seals')
+    for (const name of readdirSync(seals)) {
+      const seal = JSON.parse(readFileSync(join(seals, name), 'utf8')) as { what: string; fields: Record<string, unknown> }
+      if (!seal.what.endsWith(file)) continue
+      writeFileSync(join(seals, name), JSON.stringify({ ...seal, fields: { ...seal.fields, seq: 0 } }))
+    }
+    expect(verifyChainFile(file).problem).toMatchObject({ kind: 'bad seal', message: 'the seal in dsh\'s key store does not verify with its key' })
   })
 })
 
@@ -157,7 +219,10 @@ describe('appending after damage', () => {
     const warnings: string[] = []
     const chain = ProofChain.open({ file, onWarning: m => warnings.push(m) })
     await fill(chain, 5, 100)
-    expect(warnings).toEqual([`${file}: the file ended at seq 4 although seq 7 had been written; the head record is frozen as evidence (run dsh proof verify)`])
+    expect(warnings).toEqual([
+      `${file}: the file ended at seq 4 although seq 7 had been written; the head record is frozen as evidence (run dsh proof verify)`,
+      `${file}: the chain ended at seq 4 although dsh had sealed seq 7; the seal is frozen as evidence (run dsh proof verify)`,
+    ])
     expect(verifyChainFile(file).problem).toMatchObject({ seq: 7, kind: 'hash mismatch' })
     expect(JSON.parse(readFileSync(headPath(file), 'utf8'))).toMatchObject({ seq: 7, frozen: 'the file ended at seq 4 although seq 7 had been written' })
   })

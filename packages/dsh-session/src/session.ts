@@ -1,4 +1,5 @@
 import { join, resolve } from 'node:path'
+import { maskCredentialsDeep } from 'dsh-common'
 import type { CreateSessionOptions, RawSessionEvent, SessionEvent, SessionEventMap, SessionEventType } from './types.ts'
 
 /** Thrown for misuse of the log (a bad seed). `code` is stable. */
@@ -62,11 +63,14 @@ export class Session {
    * Append an event: assigns `seq` and a non-decreasing `time`, stores it,
    * then emits `session/event` synchronously. A listener that throws
    * (e.g. dsh-invariants) propagates to the caller; the event stays logged.
+   * Credential values (of this process's credential-looking environment
+   * variables) in `data` are masked first (`maskCredentialsDeep`): the log
+   * is what the model is sent and what is written to disk.
    */
   append<K extends SessionEventType>(type: K, data: SessionEventMap[K]): SessionEvent<K> {
     const time = Math.max(Date.now(), this.#lastTime)
     this.#lastTime = time
-    const event = { seq: this.#nextSeq++, time, type, data } as SessionEvent<K>
+    const event = { seq: this.#nextSeq++, time, type, data: maskCredentialsDeep(data) } as SessionEvent<K>
     this.#events.push(event as SessionEvent)
     this.host.onAppend(this, event as SessionEvent)
     return event

@@ -1,7 +1,7 @@
 import { realpathSync } from 'node:fs'
 import { mkdir, stat } from 'node:fs/promises'
 import { dirname } from 'node:path'
-import { NotRegularFileError, PathEscapeError, ReadAbortedError, readRegularText, resolveInside, toPosixRelative, writeFileAtomic, type BoundedReadOptions } from 'dsh-common'
+import { isInside, NotRegularFileError, PathEscapeError, realpathNearest, ReadAbortedError, readRegularText, resolveInside, toPosixRelative, writeFileAtomic, type BoundedReadOptions } from 'dsh-common'
 import type { JsonSchema, ToolDefinition, ToolExecution, ToolResult } from 'dsh-tools'
 import { applyEdits, EditError, type Edit } from './edits.ts'
 import type { Config } from './config.ts'
@@ -21,6 +21,14 @@ function contain(exec: ToolExecution, path: string): string | ToolResult {
   }
 }
 
+/** {@link contain}, and refused inside the session's vault: dsh's records are the harness's to write, not the agent's. */
+function containWritable(exec: ToolExecution, path: string): string | ToolResult {
+  const abs = contain(exec, path)
+  if (typeof abs !== 'string') return abs
+  if (isInside(realpathNearest(exec.session.vault), abs)) return { content: `refused: ${path} is inside dsh's vault (the harness's own records); nothing was touched`, isError: true }
+  return abs
+}
+
 /**
  * A regular file's text (bounded and abortable: a FIFO or a device is
  * refused, never waited on), or an isError result saying why it was not read.
@@ -36,8 +44,8 @@ async function readText(abs: string, path: string, options: BoundedReadOptions):
 }
 
 /** A file's real path and text, or an isError result: outside the workspace, no such file, not a regular file. */
-async function readContained(exec: ToolExecution, path: string, maxBytes?: number): Promise<{ abs: string; text: string } | ToolResult> {
-  const abs = contain(exec, path)
+async function readContained(exec: ToolExecution, path: string, maxBytes?: number, forWrite = false): Promise<{ abs: string; text: string } | ToolResult> {
+  const abs = (forWrite ? containWritable : contain)(exec, path)
   if (typeof abs !== 'string') return abs
   const text = await readText(abs, path, { maxBytes, signal: exec.signal })
   return typeof text === 'string' ? { abs, text } : text
@@ -85,7 +93,7 @@ export function createFileTools(config: Config): ToolDefinition[] {
     paths: args => [args.path],
     parameters: exactly({ ...pathArg, content: { type: 'string' } }),
     async execute(args, exec) {
-      const abs = contain(exec, args.path)
+      const abs = containWritable(exec, args.path)
       if (typeof abs !== 'string') return abs
       const root = workspaceRoot(exec)
       // Refused before anything is written (an atomic write puts its temp file beside the target: for the root, outside the workspace).
@@ -104,7 +112,7 @@ export function createFileTools(config: Config): ToolDefinition[] {
     paths: args => [args.path],
     parameters: exactly(editArgs),
     async execute(args, exec) {
-      const file = await readContained(exec, args.path)
+      const file = await readContained(exec, args.path, undefined, true)
       if (!('text' in file)) return file
       try {
         await writeText(file.abs, applyEdits(file.text, [args], args.path))
@@ -127,7 +135,7 @@ export function createFileTools(config: Config): ToolDefinition[] {
       // Plan every file's new text first; write only when all edits applied.
       const plan = new Map<string, { rel: string; edits: Edit[] }>()
       for (const edit of args.edits) {
-        const abs = contain(exec, edit.path)
+        const abs = containWritable(exec, edit.path)
         if (typeof abs !== 'string') return abs
         const entry = plan.get(abs) ?? { rel: edit.path, edits: [] }
         entry.edits.push(edit)

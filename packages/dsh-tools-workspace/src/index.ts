@@ -13,7 +13,8 @@ export { Config }
 
 /** Registers read_file, write_file, edit_file, multi_edit and bash, each contained in the session's workspace. */
 export function apply(ctx: Context, config: Config) {
-  for (const tool of [...createFileTools(config), createBashTool(config)]) {
+  const logger = ctx.logger('dsh-tools-workspace')
+  for (const tool of [...createFileTools(config), createBashTool(config, message => logger.warn(message))]) {
     ctx.tools.register(tool)
   }
 }

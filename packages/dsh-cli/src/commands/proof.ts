@@ -1,6 +1,7 @@
 import { existsSync } from 'node:fs'
 import { join, resolve } from 'node:path'
-import { describeProblem, ProofChain, proofChainPath, short, verifyChainFile, type VerifyReport } from 'dsh-proofchain'
+import { stateDir } from 'dsh-common'
+import { describeProblem, ProofChain, proofChainPath, readChainSeal, short, verifyChainFile, type VerifyReport } from 'dsh-proofchain'
 import { bool, parseArgs, str, UsageError, withSubcommands, type CliIO } from '../command.ts'
 
 const usage = `Usage: dsh proof show   [--vault DIR] [--session ID] [--budget TOKENS] [--json]
@@ -15,7 +16,9 @@ claims checkpoint, with its outcome.
   verify   recompute every hash and link from the first line (or from the
            anchor a prune left) and name the first bad entry and why:
            hash mismatch, broken link, bad anchor, torn line, corrupt line,
-           malformed entry, missing entries (cut off the end)
+           malformed entry, missing entries (cut off the end, or the file
+           removed), not sealed / bad seal (the chain no longer matches
+           the seal dsh keeps of it outside the vault, in its key store)
 
 Options:
   --vault DIR       the vault (default: ./.dsh)
@@ -38,7 +41,10 @@ async function show(argv: string[], io: CliIO): Promise<number> {
   if (!Number.isInteger(budgetTokens) || budgetTokens < 0) throw new UsageError(`dsh proof show: --budget must be a whole number of tokens, not "${budgetText}"`)
   const file = proofChainPath(vaultOf(str(args, 'vault')))
   if (!existsSync(file)) {
-    io.stderr(`dsh proof: no proof chain at ${file} (nothing recorded yet, or another --vault)\n`)
+    const seal = readChainSeal(file)
+    io.stderr(seal
+      ? `dsh proof: the proof chain at ${file} is gone, though dsh recorded ${seal === 'forged' ? 'and sealed it' : `seq ${seal.seq} in it (sealed ${new Date(seal.time).toISOString()})`}: it was removed; run dsh proof verify\n`
+      : `dsh proof: no proof chain at ${file} (nothing recorded yet, or another --vault)\n`)
     return 1
   }
   const chain = ProofChain.open({ file })
@@ -92,6 +98,8 @@ function formatVerify(report: VerifyReport): string {
     const head = report.head ? `, head seq ${report.head.seq} ${short(report.head.hash)}` : ''
     lines.push(`ok ${report.file}: ${count}${head}${from}`)
     if (!report.headRecord) lines.push('  note: no head record beside the chain, so entries cut off its end would go unnoticed')
+    if (report.seal) lines.push(`  sealed by dsh at seq ${report.seal.seq} (key store ${stateDir()})`)
+    else lines.push(`  note: no seal for this chain in ${stateDir()} (written before seals, on another machine or account, or moved): a rewrite with recomputed hashes would go unnoticed`)
   }
   return lines.join('\n') + '\n'
 }

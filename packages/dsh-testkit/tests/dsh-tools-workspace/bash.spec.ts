@@ -1,17 +1,32 @@
-import { readFileSync } from 'node:fs'
+import { mkdirSync, readdirSync, readFileSync, writeFileSync } from 'node:fs'
 import { join } from 'node:path'
 import { describe, expect, it, vi } from 'vitest'
-import { harness } from 'dsh-testkit'
+import { harness, tempDir } from 'dsh-testkit'
+import { isolationSupport } from 'dsh-common'
 
-/** Running (a zombie waiting for its reaper counts as dead: it no longer runs). */
-function alive(pid: number): boolean {
+/** Processes running (not zombies) whose command line contains `marker`. */
+function running(marker: string): number[] {
+  return readdirSync('/proc').filter(n => /^\d+$/.test(n)).map(Number).filter(pid => {
+    try {
+      const stat = readFileSync(`/proc/${pid}/stat`, 'utf8')
+      return stat.slice(stat.lastIndexOf(')') + 2)[0] !== 'Z' && readFileSync(`/proc/${pid}/cmdline`, 'utf8').includes(marker)
+    } catch {
+      return false // ENOENT: it ended while we looked.
+    }
+  })
+}
+
+/** Run `fn` with bash's namespaces switched off (the fallback: the marker sweep). */
+async function withoutNamespaces<T>(fn: () => Promise<T>): Promise<T> {
+  process.env.DSH_ISOLATION = 'off'
   try {
-    const stat = readFileSync(`/proc/${pid}/stat`, 'utf8')
-    return stat.slice(stat.lastIndexOf(')') + 2)[0] !== 'Z'
-  } catch {
-    return false
+    return await fn()
+  } finally {
+    delete process.env.DSH_ISOLATION
   }
 }
+
+const namespaces = isolationSupport().mode === 'namespaces'
 
 describe('bash tool', () => {
   it('runs in the workspace and reports the exit code', async () => {
@@ -21,20 +36,19 @@ describe('bash tool', () => {
   })
 
   it('a timeout kills the whole process tree, even children that ignore SIGTERM', async () => {
-    const { workspace: ws, call } = await harness({ workspaceTools: { bashTimeoutMs: 800 } })
-    // A child that ignores SIGTERM and a grandchild, both recording their pids.
+    const { call } = await harness({ workspaceTools: { bashTimeoutMs: 800 } })
+    const marker = `dsh-tree-${process.pid}-${Date.now()}`
+    // A child that ignores SIGTERM and a grandchild, each named by the marker.
     const command = [
       `trap '' TERM`,
-      `(trap '' TERM; echo $BASHPID > grandchild.pid; while true; do sleep 0.1; done) &`,
-      `echo $$ > child.pid`,
-      `while true; do sleep 0.1; done`,
+      `bash -c 'trap "" TERM; while true; do sleep 0.1; done' ${marker}-grandchild &`,
+      `exec bash -c 'trap "" TERM; while true; do sleep 0.1; done' ${marker}-child`,
     ].join('\n')
     const r = await call('bash', { command })
     expect(r.isError).toBe(true)
     expect(r.exitCode).toBeNull()
     expect(r.content).toMatch(/\[timed out after 1 s \(process group killed\)\]$/)
-    const pids = ['child.pid', 'grandchild.pid'].map(f => Number(readFileSync(join(ws, f), 'utf8')))
-    for (const pid of pids) await vi.waitFor(() => expect(alive(pid), `pid ${pid} still running`).toBe(false), { timeout: 5000, interval: 50 })
+    await vi.waitFor(() => expect(running(marker)).toEqual([]), { timeout: 5000, interval: 50 })
   })
 
   it('caps output with a visible truncation note', async () => {
@@ -71,5 +85,70 @@ describe('bash environment', () => {
     } finally {
       for (const name of [...Object.keys(secrets), ...Object.keys(plain)]) delete process.env[name]
     }
+  })
+})
+
+describe('bash: nothing a command started outlives its call', () => {
+  const modes = [['in namespaces', namespaces, (fn: () => Promise<void>) => fn()], ['without namespaces (marker sweep)', true, withoutNamespaces]] as const
+  for (const [mode, available, around] of modes) {
+    it.skipIf(!available)(`${mode}: a setsid'd background process ends when the command does`, () => around(async () => {
+      const { call } = await harness()
+      const marker = `4${process.pid}${Date.now() % 100000}`
+      const r = await call('bash', { command: `(setsid sleep ${marker} &); echo started` })
+      expect(r).toEqual({ content: 'started\n[exit code 0]', isError: false, exitCode: 0 })
+      await vi.waitFor(() => expect(running(`sleep\0${marker}`)).toEqual([]), { timeout: 5000, interval: 50 })
+    }))
+
+    it.skipIf(!available)(`${mode}: a timeout ends a setsid'd process too`, () => around(async () => {
+      const { call } = await harness({ workspaceTools: { bashTimeoutMs: 800 } })
+      const marker = `5${process.pid}${Date.now() % 100000}`
+      const r = await call('bash', { command: `(setsid sleep ${marker} &); sleep 30` })
+      expect(r.content).toBe('[timed out after 1 s (process group killed)]')
+      await vi.waitFor(() => expect(running(`sleep\0${marker}`)).toEqual([]), { timeout: 5000, interval: 50 })
+    }))
+  }
+})
+
+describe('bash: the vault is the harness\'s', () => {
+  it.skipIf(!namespaces)('in namespaces the vault is read-only and the key store hidden; the workspace stays writable', async () => {
+    const state = tempDir()
+    process.env.DSH_STATE_DIR = state
+    try {
+      writeFileSync(join(state, 'seal.key'), 'k'.repeat(32))
+      const { workspace: ws, call } = await harness()
+      mkdirSync(join(ws, '.dsh'))
+      writeFileSync(join(ws, '.dsh/proofchain.jsonl'), 'real\n')
+      const r = await call('bash', { command: `echo forged > .dsh/proofchain.jsonl; rm -f .dsh/proofchain.jsonl; cat ${state}/seal.key; umount ${state} 2>/dev/null; echo ok > a.txt` })
+      expect(r.content).toContain('.dsh/proofchain.jsonl: Read-only file system')
+      expect(r.content).not.toContain('kkkk')
+      expect(readFileSync(join(ws, '.dsh/proofchain.jsonl'), 'utf8')).toBe('real\n')
+      expect(readFileSync(join(ws, 'a.txt'), 'utf8')).toBe('ok\n')
+    } finally {
+      delete process.env.DSH_STATE_DIR
+    }
+  })
+
+  it('without namespaces a change to the proof chain or a checkpoint is put back and said; lines appended to the chain are left to the seal', () => withoutNamespaces(async () => {
+    const { workspace: ws, call } = await harness()
+    mkdirSync(join(ws, '.dsh/checkpoints'), { recursive: true })
+    writeFileSync(join(ws, '.dsh/proofchain.jsonl'), 'real\n')
+    writeFileSync(join(ws, '.dsh/checkpoints/s1.json'), '{"summary":"real"}\n')
+    const r = await call('bash', { command: 'echo forged > .dsh/proofchain.jsonl; rm .dsh/checkpoints/s1.json; echo "{}" > .dsh/checkpoints/s2.json; echo ok > a.txt' })
+    expect(r).toEqual({ content: "[exit code 0]\n[the command changed dsh's vault (checkpoints/s1.json, checkpoints/s2.json, proofchain.jsonl): put back — the vault holds the harness's records, not the workspace's]", isError: true, exitCode: 0 })
+    expect(readFileSync(join(ws, '.dsh/proofchain.jsonl'), 'utf8')).toBe('real\n')
+    expect(readdirSync(join(ws, '.dsh/checkpoints'))).toEqual(['s1.json'])
+    expect(readFileSync(join(ws, 'a.txt'), 'utf8')).toBe('ok\n')
+    const appended = await call('bash', { command: 'echo more >> .dsh/proofchain.jsonl' })
+    expect(appended.content).toBe('[exit code 0]')
+  }))
+
+  it('write_file, edit_file and multi_edit refuse the vault', async () => {
+    const { workspace: ws, call } = await harness()
+    mkdirSync(join(ws, '.dsh'))
+    writeFileSync(join(ws, '.dsh/proofchain.jsonl'), 'real\n')
+    expect(await call('write_file', { path: '.dsh/proofchain.jsonl', content: 'forged\n' })).toEqual({ content: "refused: .dsh/proofchain.jsonl is inside dsh's vault (the harness's own records); nothing was touched", isError: true })
+    expect(await call('edit_file', { path: '.dsh/proofchain.jsonl', old_string: 'real', new_string: 'x' })).toEqual({ content: "refused: .dsh/proofchain.jsonl is inside dsh's vault (the harness's own records); nothing was touched", isError: true })
+    expect(await call('multi_edit', { edits: [{ path: './.dsh/proofchain.jsonl', old_string: 'real', new_string: 'x' }] })).toEqual({ content: "refused: ./.dsh/proofchain.jsonl is inside dsh's vault (the harness's own records); nothing was touched", isError: true })
+    expect(readFileSync(join(ws, '.dsh/proofchain.jsonl'), 'utf8')).toBe('real\n')
   })
 })

@@ -1,0 +1,131 @@
+import { mkdirSync, readdirSync, readFileSync, rmSync, writeFileSync } from 'node:fs'
+import { join } from 'node:path'
+import { describe, expect, it, vi } from 'vitest'
+import { isolationSupport } from 'dsh-common'
+import { GENESIS, headPath, sealEntry, type ProofEntry } from 'dsh-proofchain'
+import { CORE_ENTRIES, tempDir, writeScript } from 'dsh-testkit'
+import { dsh } from './helpers.ts'
+
+const namespaces = isolationSupport().mode === 'namespaces'
+const logged = `${CORE_ENTRIES}- id: sessions-jsonl\n  name: dsh-session/jsonl\n`
+
+/** Running processes (not zombies) whose command line is exactly `argv`. */
+function runningExactly(argv: string[]): number[] {
+  const want = argv.join('\0') + '\0'
+  return readdirSync('/proc').filter(n => /^\d+$/.test(n)).map(Number).filter(pid => {
+    try {
+      const stat = readFileSync(`/proc/${pid}/stat`, 'utf8')
+      return stat.slice(stat.lastIndexOf(')') + 2)[0] !== 'Z' && readFileSync(`/proc/${pid}/cmdline`, 'utf8') === want
+    } catch {
+      return false // ENOENT: it ended while we looked.
+    }
+  })
+}
+
+function setup(config = logged) {
+  const dir = tempDir()
+  const ws = join(dir, 'ws')
+  mkdirSync(ws)
+  writeFileSync(join(dir, 'cordis.yml'), config)
+  return { dir, ws, config: join(dir, 'cordis.yml') }
+}
+
+function sessionLogText(ws: string): string {
+  const dir = join(ws, '.dsh/sessions')
+  return readdirSync(dir).map(f => readFileSync(join(dir, f), 'utf8')).join('')
+}
+
+describe('credentials: not reachable from a command, masked in what is logged and shown to the model', () => {
+  it.skipIf(!namespaces)('a real dsh run started with credentials: the command finds none in /proc/$PPID/environ nor any /proc/*/environ; a value printed from a file is masked', async () => {
+    const { dir, ws, config } = setup()
+    const secret = `sk-dshtest-${process.pid}-${Date.now()}`
+    writeFileSync(join(ws, 'leaked.txt'), `${secret}\n`)
+    const command = [
+      `tr '\\0' '\\n' < /proc/$PPID/environ | grep -c dshtest`,
+      `cat /proc/[0-9]*/environ 2>/dev/null | tr '\\0' '\\n' | grep -c dshtest`,
+      'cat leaked.txt',
+    ].join('; ')
+    const script = writeScript(dir, [{ toolCalls: [{ name: 'bash', arguments: { command } }] }, { text: 'done' }])
+    const r = await dsh(['run', '--workspace', ws, '--script', script, '--config', config, '--json'], {
+      env: { OPENAI_API_KEY: secret, DSH_API_KEY: `${secret}-dsh`, AWS_SECRET_ACCESS_KEY: `${secret}-aws`, NPM_TOKEN: `${secret}-npm` },
+    })
+    expect(r.exitCode).toBe(0)
+    const result = r.stdout.trim().split('\n').map(l => JSON.parse(l)).find(e => e.type === 'tool/result')
+    // The harness is outside the command's PID namespace: its parent there is the namespace's init (dsh's own, not readable by it).
+    expect(result.data.content).toBe('bash: line 1: /proc/1/environ: Permission denied\n0\n0\n[redacted OPENAI_API_KEY]\n[exit code 0]')
+    expect(sessionLogText(ws)).not.toContain(secret)
+    expect(r.stdout).not.toContain(secret)
+  })
+})
+
+describe('processes: nothing a command started outlives its call, nor dsh run', () => {
+  it("a setsid'd process that keeps the output open ends with the call; one with its output redirected does not outlive dsh run", async () => {
+    const { dir, ws, config } = setup()
+    const held = `3000.${process.pid}6`
+    const detached = `3000.${process.pid}7`
+    const script = writeScript(dir, [
+      { toolCalls: [{ name: 'bash', arguments: { command: `(setsid sleep ${held} &); echo started` } }] },
+      { toolCalls: [{ name: 'bash', arguments: { command: `(setsid sleep ${detached} > /dev/null 2>&1 < /dev/null &); echo started` } }] },
+      { text: 'done' },
+    ])
+    const r = await dsh(['run', '--workspace', ws, '--script', script, '--config', config, '--json'], { timeoutMs: 50_000 })
+    expect(r.exitCode).toBe(0)
+    const results = r.stdout.trim().split('\n').map(l => JSON.parse(l)).filter(e => e.type === 'tool/result').map(e => e.data.content)
+    expect(results).toEqual(['started\n[exit code 0]', 'started\n[exit code 0]'])
+    await vi.waitFor(() => {
+      expect(runningExactly(['sleep', held])).toEqual([])
+      expect(runningExactly(['sleep', detached])).toEqual([])
+    }, { timeout: 5000, interval: 50 })
+  })
+})
+
+/** The chain rewritten as a forger with dsh's code but not its key would: every outcome "ok", every hash recomputed, the head record too. */
+function forgeChain(file: string): void {
+  let prevHash = GENESIS
+  const rows = readFileSync(file, 'utf8').trim().split('\n').map(line => {
+    const { hash: _hash, ...rest } = JSON.parse(line) as ProofEntry
+    const entry = sealEntry({ ...rest, outcome: 'ok', prevHash })
+    prevHash = entry.hash
+    return entry
+  })
+  writeFileSync(file, rows.map(e => JSON.stringify(e) + '\n').join(''))
+  const last = rows.at(-1)!
+  writeFileSync(headPath(file), JSON.stringify({ seq: last.seq, hash: last.hash, time: last.time }) + '\n')
+}
+
+describe('records: a forged or deleted proof chain is detected', () => {
+  const guarded = `${logged}- id: snapshot\n  name: dsh-snapshot\n- id: dstvalid\n  name: dsh-dstvalid\n  config:\n    profiles: [generic]\n    compileCommand: "! grep -q bad a.txt"\n- id: proofchain\n  name: dsh-proofchain\n`
+
+  it('a rolled-back write stays ✗: the agent\'s bash cannot rewrite the chain; one rewritten with recomputed hashes, or deleted, fails dsh proof verify', async () => {
+    const { dir, ws, config } = setup(guarded)
+    writeFileSync(join(ws, 'a.txt'), 'good\n')
+    const chain = join(ws, '.dsh/proofchain.jsonl')
+    const script = writeScript(dir, [
+      { toolCalls: [{ name: 'write_file', arguments: { path: 'a.txt', content: 'bad\n' } }] },
+      { toolCalls: [{ name: 'bash', arguments: { command: 'sed -i s/fail/ok/g .dsh/proofchain.jsonl; rm -f .dsh/proofchain.head.json' } }] },
+      { text: 'done' },
+    ])
+    const r = await dsh(['run', '--workspace', ws, '--script', script, '--config', config])
+    expect(r.exitCode).toBe(0)
+    expect(readFileSync(chain, 'utf8')).toContain('"outcome":"fail"')
+    const verified = await dsh(['proof', 'verify', '--vault', join(ws, '.dsh')])
+    expect(verified.exitCode).toBe(0)
+    expect(verified.stdout).toMatch(/^ok .*\n {2}sealed by dsh at seq \d+ \(key store .*\)\n$/)
+
+    forgeChain(chain)
+    expect(readFileSync(chain, 'utf8')).not.toContain('"outcome":"fail"')
+    const forged = await dsh(['proof', 'verify', '--vault', join(ws, '.dsh')])
+    expect(forged.exitCode).toBe(1)
+    expect(forged.stdout).toMatch(/^FAILED .*\n {2}first bad entry: line \d+ \(seq \d+\): hash mismatch — not the entry dsh sealed: .* \(rewritten, hashes recomputed\)\n/)
+
+    rmSync(chain)
+    rmSync(headPath(chain))
+    const gone = await dsh(['proof', 'verify', '--vault', join(ws, '.dsh')])
+    expect(gone.exitCode).toBe(1)
+    expect(gone.stdout).toMatch(/^FAILED .*\n {2}first bad entry: line 1 \(seq 0\): missing entries — the chain file is gone, but dsh sealed seq \d+ \(\w+…\) in it at \S+: it was removed\n/)
+    const shown = await dsh(['proof', 'show', '--vault', join(ws, '.dsh')])
+    expect(shown.exitCode).toBe(1)
+    expect(shown.stderr).toMatch(/^dsh proof: the proof chain at \S+ is gone, though dsh recorded seq \d+ in it \(sealed \S+\): it was removed; run dsh proof verify\n$/)
+  }, 240_000) // six real dsh processes: minutes on a loaded machine
+})
+
