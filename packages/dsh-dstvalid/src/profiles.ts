@@ -6,6 +6,7 @@ import { findStyleTools, type StyleTools } from './modes/style-tools.ts'
 import { generic } from './toolchains/generic/index.ts'
 import { go } from './toolchains/go/index.ts'
 import { jest } from './toolchains/jest/index.ts'
+import { nodeTest } from './toolchains/node-test/index.ts'
 import { python } from './toolchains/python/index.ts'
 import { rust } from './toolchains/rust/index.ts'
 import type { Toolchain } from './toolchains/toolchain.ts'
@@ -20,7 +21,7 @@ import type { Check, ImpactSource, Profile } from './types.ts'
  * later one of the same profile step aside. A new toolchain is one folder
  * under `toolchains/` and one entry here.
  */
-export const TOOLCHAINS: readonly Toolchain[] = [typescript7, typescript, jest, vitest, go, python, rust, generic]
+export const TOOLCHAINS: readonly Toolchain[] = [typescript7, typescript, jest, nodeTest, vitest, go, python, rust, generic]
 
 /** Profiles that apply to a workspace, from its files. */
 export function detectProfiles(root: string): ProfileName[] {
