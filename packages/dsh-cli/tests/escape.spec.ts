@@ -55,7 +55,25 @@ describe('credentials: not reachable from a command, masked in what is logged an
     expect(result.data.content).toBe('bash: line 1: /proc/1/environ: Permission denied\n0\n0\n[redacted OPENAI_API_KEY]\n[exit code 0]')
     expect(sessionLogText(ws)).not.toContain(secret)
     expect(r.stdout).not.toContain(secret)
-  })
+  }, 120_000)
+})
+
+describe('without namespaces', () => {
+  it('dsh run says so once, with the reason and what is left open; the setsid\'d process still ends with its call', async () => {
+    const { dir, ws, config } = setup()
+    const detached = `3000.${process.pid}8`
+    const script = writeScript(dir, [
+      { toolCalls: [{ name: 'bash', arguments: { command: `(setsid sleep ${detached} > /dev/null 2>&1 < /dev/null &); echo started` } }] },
+      { toolCalls: [{ name: 'bash', arguments: { command: 'echo again' } }] },
+      { text: 'done' },
+    ])
+    const r = await dsh(['run', '--workspace', ws, '--script', script, '--config', config, '--json'], { env: { DSH_ISOLATION: 'off' } })
+    expect(r.exitCode).toBe(0)
+    expect(r.stderr.split('\n').filter(line => line.startsWith('warn'))).toEqual([
+      "warn [dsh-tools-workspace] bash commands run without namespaces here (DSH_ISOLATION=off): processes they start are still ended with each call (by an environment marker a process can clear), but they can read the environment of dsh and its parent processes through /proc and read dsh's key store; a change they make to the vault's proof chain or checkpoints is put back after the call. Credential values are still masked in what the model and the session log see.",
+    ])
+    await vi.waitFor(() => expect(runningExactly(['sleep', detached])).toEqual([]), { timeout: 5000, interval: 50 })
+  }, 120_000)
 })
 
 describe('processes: nothing a command started outlives its call, nor dsh run', () => {
@@ -76,7 +94,7 @@ describe('processes: nothing a command started outlives its call, nor dsh run', 
       expect(runningExactly(['sleep', held])).toEqual([])
       expect(runningExactly(['sleep', detached])).toEqual([])
     }, { timeout: 5000, interval: 50 })
-  })
+  }, 120_000)
 })
 
 /** The chain rewritten as a forger with dsh's code but not its key would: every outcome "ok", every hash recomputed, the head record too. */

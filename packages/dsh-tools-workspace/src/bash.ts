@@ -21,10 +21,21 @@ export type IsolationNotice = (message: string) => void
  * itself would be its to forge.
  */
 function isolationFor(vault: string): Isolation {
-  const keys = stateDir()
-  mkdirSync(keys, { recursive: true, mode: 0o700 })
-  ensureVault(vault)
-  return { readOnly: [vault], hidden: [keys] }
+  const isolation: { readOnly: string[]; hidden: string[] } = { readOnly: [], hidden: [] }
+  try {
+    ensureVault(vault)
+    isolation.readOnly.push(vault)
+  } catch {
+    // A workspace that cannot hold a vault (read-only): there is nothing of dsh's in it to protect.
+  }
+  try {
+    const keys = stateDir()
+    mkdirSync(keys, { recursive: true, mode: 0o700 })
+    isolation.hidden.push(keys)
+  } catch {
+    // No key store can be made (a read-only home): there is no key to hide, and no seal is written.
+  }
+  return isolation
 }
 
 /**
