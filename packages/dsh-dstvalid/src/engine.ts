@@ -1,4 +1,5 @@
 import { AcceptedState, type JudgeRules } from './accepted.ts'
+import { listFiles } from './message.ts'
 import { SerialQueue } from './queue.ts'
 import { seconds } from './run.ts'
 import type { ImpactList } from './impact.ts'
@@ -50,7 +51,7 @@ export class Guard {
   /** Per lazy check: the test files whose accepted result is current (measured since the last unjudged change). */
   private readonly _current = new Map<Check, Set<string>>()
   /** Per changed file: the test files (or packages) its related measurements covered. */
-  private readonly _related = new Map<string, Set<string>>()
+  private readonly _related = new Map<string, ReadonlySet<string>[]>()
   /** Why a check's accepted state could not be measured the last time it was tried. */
   private readonly _unmeasured = new Map<Check, string>()
   /** Aborts running commands when the guard is disposed. */
@@ -131,7 +132,7 @@ export class Guard {
     const tests = await check.relatedTestFiles(change, this.checkIO(io))
     if (!tests?.every(t => current.has(t))) return false
     this.relate(change, tests)
-    io.notice('info', `${check.name}: the accepted state of what ${change.files.join(', ')} can affect is already measured (${plural(tests.length, 'related test file')})`)
+    io.notice('info', `${check.name}: the accepted state of what ${listFiles(change.files)} can affect is already measured (${plural(tests.length, 'related test file')})`)
     return true
   }
 
@@ -163,7 +164,7 @@ export class Guard {
   private async measureAccepted(check: Check, change: Change | undefined, io: GuardIO): Promise<boolean> {
     const state = this._accepted.get(check)!
     const what = !change ? (state.measured ? 'current' : 'baseline') : check.lazyBaseline ? 'accepted' : 'current'
-    const of = change && check.lazyBaseline ? ` of what ${change.files.join(', ')} can affect` : ''
+    const of = change && check.lazyBaseline ? ` of what ${listFiles(change.files)} can affect` : ''
     io.notice('info', `measuring the ${what} state${of}: ${check.verb}…`, 'start')
     const m = await check.measure(change, this.checkIO(io))
     if (m.status !== 'ok') {
@@ -184,23 +185,31 @@ export class Guard {
 
   /** Remember which test files (packages) a change's files are related to, for the timeout message. */
   private relate(change: Change, scope: readonly string[]) {
+    // A touched source file in a test check's scope (its own parse error) is not a related test file.
+    const touched = new Set(change.files)
+    const related = new Set(scope.filter(s => !touched.has(s) || this.options.rules.isTestFile(s)))
+    // One set shared by every file of the change: linear in the files, whatever the scope.
     for (const file of change.files) {
-      const set = this._related.get(file) ?? new Set<string>()
-      // A touched source file in a test check's scope (its own parse error) is not a related test file.
-      for (const s of scope) if (!change.files.includes(s) || this.options.rules.isTestFile(s)) set.add(s)
-      this._related.set(file, set)
+      const sets = this._related.get(file) ?? []
+      sets.push(related)
+      this._related.set(file, sets)
     }
   }
 
   /** How many test files (packages) measurements so far related to a change; undefined when none was measured. */
   private relatedCount(change: Change): number | undefined {
     const all = new Set<string>()
+    const seen = new Set<ReadonlySet<string>>()
     let any = false
     for (const file of change.files) {
-      const set = this._related.get(file)
-      if (!set) continue
+      const sets = this._related.get(file)
+      if (!sets) continue
       any = true
-      for (const s of set) all.add(s)
+      for (const set of sets) {
+        if (seen.has(set)) continue
+        seen.add(set)
+        for (const s of set) all.add(s)
+      }
     }
     return any ? all.size : undefined
   }
@@ -274,7 +283,7 @@ export class Guard {
       const why = this._unmeasured.get(check)
       return {
         ...base, outcome: 'error', warnings, flaky, unknown,
-        error: `${check.name}: ${plural(unknown.length, 'failing test')} in ${files.join(', ')} with no accepted result to compare with${why ? ` (measuring them before the write failed: ${why})` : ''}`,
+        error: `${check.name}: ${plural(unknown.length, 'failing test')} in ${listFiles(files)} with no accepted result to compare with${why ? ` (measuring them before the write failed: ${why})` : ''}`,
       }
     }
     return { ...base, outcome: regressions.length ? 'fail' : 'pass', regressions, warnings, flaky }

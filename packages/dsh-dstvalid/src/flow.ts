@@ -1,6 +1,6 @@
 import { formatProblem } from './problems.ts'
 import type { Guard, GuardIO, Judgement } from './engine.ts'
-import { keptNotes, regressionMessage, type MessageLimits, type RollbackOutcome } from './message.ts'
+import { keptNotes, listFiles, regressionMessage, type MessageLimits, type RollbackOutcome } from './message.ts'
 import type { Change } from './types.ts'
 
 /** The `verify/result` payload: one per check per judged write call. */
@@ -100,8 +100,8 @@ export async function conclude(
     return { kept: true, notes: keptNotes(judgement.checks, limits) }
   }
   const tool = toolsOf(writes)
-  const reason = `${failed.check} failed after ${tool} on ${change.files.join(', ')}`
-  io.notice('warn', `rolling back ${tool} ${change.files.join(', ')}: ${failed.check} found ${failed.regressions.length} new problem${failed.regressions.length === 1 ? '' : 's'}`)
+  const reason = `${failed.check} failed after ${tool} on ${listFiles(change.files)}`
+  io.notice('warn', `rolling back ${tool} ${listFiles(change.files)}: ${failed.check} found ${failed.regressions.length} new problem${failed.regressions.length === 1 ? '' : 's'}`)
   const rollback = await ports.rollback(reason)
   const rolledBack = !!rollback?.matched && !rollback.failed.length
   let leftover: Awaited<ReturnType<Guard['recheck']>> = { leftover: [], errors: [] }

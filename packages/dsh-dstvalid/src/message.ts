@@ -32,6 +32,11 @@ export interface RegressionReport {
   recheckErrors: string[]
 }
 
+/** Files for a message line: the first eight, then `and N more` (a shell call may change thousands). */
+export function listFiles(files: readonly string[], max = 8): string {
+  return files.length > max ? `${files.slice(0, max).join(', ')} and ${files.length - max} more` : files.join(', ')
+}
+
 function problemLines(problems: readonly Problem[], limits: MessageLimits): string[] {
   return capLines(problems.map(formatProblem), limits.maxLines, limits.maxBytes)
 }
@@ -44,7 +49,7 @@ function problemLines(problems: readonly Problem[], limits: MessageLimits): stri
  * - `rollback FAILED: …` when some file could not be restored.
  */
 function headline(r: RegressionReport): string {
-  const what = `${r.verdict.check} failed after ${r.tool} on ${r.files.join(', ')}`
+  const what = `${r.verdict.check} failed after ${r.tool} on ${listFiles(r.files)}`
   if (!r.rollback) return 'regression detected, NOT rolled back (no snapshot plugin)'
   if (!r.rollback.matched) return `regression detected, NOT rolled back (${r.rollback.message || 'no snapshot of this write'})`
   if (r.rollback.failed.length) return `rollback FAILED: ${what}; could not restore ${r.rollback.failed.map(f => `${f.path} (${f.error})`).join(', ')}`

@@ -9,6 +9,7 @@ import type { Config } from './config.ts'
 import { Guard, type GuardIO } from './engine.ts'
 import { conclude, type Conclusion, type JudgedWrite, type VerifyLearning, type VerifyResult } from './flow.ts'
 import { formatImpact } from './impact.ts'
+import { listFiles } from './message.ts'
 import { buildProfiles } from './profiles.ts'
 import type { Change, RunRecord } from './types.ts'
 
@@ -194,7 +195,7 @@ export class Verifier {
         return result
       }
       const writes = [{ callId: exec.callId, tool: exec.name, files: change.files }]
-      const conclusion = await this.settle(session, change, writes, `${exec.name} ${change.files.join(', ')}`, { callId: exec.callId }, io)
+      const conclusion = await this.settle(session, change, writes, `${exec.name} ${listFiles(change.files)}`, { callId: exec.callId }, io)
       return rewrite(result, conclusion)
     })
   }
@@ -255,7 +256,7 @@ export class Verifier {
     const lists = await guard.impact(change, io, this.config.impactMax)
     const lines = lists.map(formatImpact).filter((line): line is string => line !== undefined)
     for (const line of lines) io.notice('info', line)
-    if (lists.length && !lines.length) io.notice('info', `impact: nothing in the workspace imports ${change.files.join(', ')}`)
+    if (lists.length && !lines.length) io.notice('info', `impact: nothing in the workspace imports ${listFiles(change.files)}`)
     return this.config.impact === 'result' ? lines : []
   }
 
@@ -278,7 +279,7 @@ export class Verifier {
     const io = this.io(session)
     const paths = [...new Set(pending.writes.flatMap(w => w.paths))]
     const change: Change = { paths, files: paths.map(p => toPosixRelative(guard.options.root, p)) }
-    const describe = `step ${batch.step} (${pending.writes.map(w => `${w.tool} ${w.files.join(', ')}`).join('; ')})`
+    const describe = `step ${batch.step} (${pending.writes.map(w => `${w.tool} ${listFiles(w.files)}`).join('; ')})`
     const conclusion = await guard.queue.run(() => this.settle(session, change, pending.writes, describe, { step: batch.step }, io))
     const judged = new Set(pending.writes.map(w => w.callId))
     return results.map(({ call, result }) => ({ call, result: judged.has(call.callId) ? rewrite(result, conclusion) : result }))

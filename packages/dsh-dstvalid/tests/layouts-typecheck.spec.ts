@@ -100,6 +100,13 @@ describe('create-vite app: solution tsconfig → tsconfig.app.json + tsconfig.no
     expect(broken).toEqual({ isError: true, content: "rolled back: typecheck failed after edit_file on scripts/release.ts\nscripts/release.ts:2 TS1005 ')' expected." })
     expect(read(l, 'scripts/release.ts')).toBe(before)
   })
+
+  it('many files in no program (a shell call generated them): one line with their count and the first eight', async () => {
+    const { h } = suite
+    const r = await h.exec('bash', { command: 'mkdir -p scripts/gen && for i in $(seq 10 21); do echo "export const v$i = $i" > scripts/gen/m$i.ts; done' })
+    const listed = Array.from({ length: 8 }, (_, i) => `scripts/gen/m${10 + i}.ts`).join(', ')
+    expect(r.content).toBe(`[exit code 0]\nnot type-checked: 12 files are in no tsconfig program: ${listed} and 4 more`)
+  })
 })
 
 describe('create-vite app with a pre-existing type error', () => {

@@ -1,5 +1,6 @@
 import { toPosixRelative } from 'dsh-common'
 import { diagnostic } from '../../problems.ts'
+import { listFiles } from '../../message.ts'
 import { seconds } from '../../run.ts'
 import { TsWorkerClient } from './client.ts'
 import type { ImpactList } from '../../impact.ts'
@@ -24,7 +25,8 @@ export interface TypecheckOptions {
  * (`tsc --noEmit -p <tsconfig>` for a single project) on warm programs held
  * by a worker thread: after a one-file edit only what the edit can affect is
  * re-checked. A changed file in no program is parsed for syntax errors and
- * said once: `not type-checked: <file> is in no tsconfig program`.
+ * said once: `not type-checked: <file> is in no tsconfig program` (more than
+ * three files: one line with their count and the first eight).
  * Timeout: the worker is terminated (and restarted cold next time).
  */
 export class TypecheckCheck implements Check, ImpactSource {
@@ -66,12 +68,11 @@ export class TypecheckCheck implements Check, ImpactSource {
     const errors = result.diagnostics.filter(d => d.category === 'error').length
     io.record({ check: this.name, argv, cwd: this.options.root, exitCode: errors ? 2 : 0, durationMs: Math.round(performance.now() - started), outcome: errors ? 'fail' : 'pass' })
     const problems = result.diagnostics.map(d => diagnostic(this.name, d.file, d.line, `TS${d.code}`, d.message))
-    const notes: string[] = []
-    for (const file of result.orphans) {
-      if (this._announced.has(file)) continue
-      this._announced.add(file)
-      notes.push(`not type-checked: ${file} is in no tsconfig program`)
-    }
+    const orphans = result.orphans.filter(file => !this._announced.has(file))
+    for (const file of orphans) this._announced.add(file)
+    const notes = orphans.length > 3
+      ? [`not type-checked: ${orphans.length} files are in no tsconfig program: ${listFiles(orphans)}`]
+      : orphans.map(file => `not type-checked: ${file} is in no tsconfig program`)
     return { status: 'ok', problems, scope: 'all', ...(notes.length ? { notes } : {}) }
   }
 

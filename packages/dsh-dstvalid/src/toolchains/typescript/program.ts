@@ -232,7 +232,8 @@ export class TsProgramChecker {
       const sf = program.getSourceFile(f)
       return sf ? [...program.getSyntacticDiagnostics(sf)] : []
     })
-    return { files: files.map(f => this.rel(f)).filter(f => changed.some(c => this.rel(resolve(c)) === f)), diagnostics }
+    const wanted = new Set(changed.map(c => this.rel(resolve(c))))
+    return { files: files.map(f => this.rel(f)).filter(f => wanted.has(f)), diagnostics }
   }
 
   private rel(abs: string): string {
