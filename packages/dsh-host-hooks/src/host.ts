@@ -215,6 +215,8 @@ export class HookHost {
   private async closeTurn(h: Hosted, reason: 'completed' | 'disposed'): Promise<void> {
     const session = h.session
     if (!session || !h.open) return
+    // A call whose post hook never came (Codex fires none after an apply_patch that failed its own checks) ends with its turn.
+    for (const [callId, pending] of [...h.calls]) await this.post(h, callId, pending.name, { content: MESSAGES.noResult, isError: true })
     session.append('step/end', { turn: h.turn, step: h.step })
     session.append('turn/end', { turn: h.turn, reason })
     h.open = false

@@ -9,5 +9,6 @@ export const MESSAGES = {
   outside: (path: string, workspace: string) => `refused: path "${path}" is outside the workspace ${workspace}`,
   unseen: (tool: string) => `${tool} ran while the guard was starting, so no snapshot of it was taken`,
   late: (tool: string) => `the guard was still measuring the project when ${tool} ran (longer than the hook's timeout)`,
+  noResult: 'the agent reported no result for this call (it did not run, or failed before writing anything)',
   noSession: 'no session of this workspace has reached the guard yet (are the hooks installed? see `dsh hooks status`)',
 } as const

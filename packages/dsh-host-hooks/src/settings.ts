@@ -1,4 +1,5 @@
 import { existsSync, readFileSync } from 'node:fs'
+import type { ConfigEdit } from './adapter.ts'
 
 /** A JSON object as read from an agent's configuration file. */
 export type JsonObject = Record<string, unknown>
@@ -9,7 +10,7 @@ export class SettingsError extends Error {
 }
 
 /** A configuration file's text (undefined: absent) and its parsed object (empty when absent). */
-export function readSettings(file: string): { text: string | undefined; value: JsonObject } {
+function readSettings(file: string): { text: string | undefined; value: JsonObject } {
   if (!existsSync(file)) return { text: undefined, value: {} }
   const text = readFileSync(file, 'utf8')
   if (!text.trim()) return { text, value: {} }
@@ -28,10 +29,23 @@ export function isObject(v: unknown): v is JsonObject {
 }
 
 /** `value` as JSON in the style of `like` (its indentation and final newline; two spaces and a newline by default). */
-export function formatSettings(value: JsonObject, like: string | undefined): string {
+function formatSettings(value: JsonObject, like: string | undefined): string {
   const indent = like ? /^[{[]\r?\n([ \t]+)/.exec(like)?.[1] ?? '  ' : '  '
   const newline = like === undefined || like.endsWith('\n') ? '\n' : ''
   return JSON.stringify(value, null, indent) + newline
+}
+
+/**
+ * A JSON configuration file after `change`, as an edit (before/after text):
+ * unchanged text when the value is the same; with `removing`, an object left
+ * empty is no file at all.
+ */
+export function editJson(file: string, change: (value: JsonObject) => JsonObject, removing = false): ConfigEdit {
+  const { text, value } = readSettings(file)
+  const next = change(value)
+  if (removing && Object.keys(next).length === 0) return { file, before: text, after: undefined }
+  if (text !== undefined && JSON.stringify(next) === JSON.stringify(value)) return { file, before: text, after: text }
+  return { file, before: text, after: formatSettings(next, text) }
 }
 
 /** One hook command to merge under `hooks[event]`, in the Claude Code / Codex / Gemini shape. */

@@ -26,6 +26,8 @@ export interface AgentRunOptions {
   home?: string
   /** Extra environment for the CLI and so for its hooks. */
   env?: Record<string, string>
+  /** Arguments before the prompt (Codex: `['resume', id]`; Gemini: `['--resume', id]`). */
+  extraArgs?: string[]
   timeoutMs?: number
 }
 
@@ -72,7 +74,7 @@ export async function runCodex(options: AgentRunOptions & { config?: string }): 
     'trust_level = "trusted"',
     options.config ?? '',
   ].join('\n') + '\n')
-  const argv = [options.bin, 'exec', '--json', '--skip-git-repo-check', '--dangerously-bypass-hook-trust', '--dangerously-bypass-approvals-and-sandbox', '-C', options.workspace, options.prompt]
+  const argv = [options.bin, 'exec', '--json', '--skip-git-repo-check', '--dangerously-bypass-hook-trust', '--dangerously-bypass-approvals-and-sandbox', ...(options.extraArgs ?? []), options.prompt]
   return parsed(await runInLoopback(argv, {
     cwd: options.workspace,
     env: { HOME: home, CODEX_HOME: home, SCRIPTED_MODEL_KEY: 'scripted', ...options.env },
@@ -114,7 +116,7 @@ export async function runGemini(options: AgentRunOptions): Promise<AgentRun> {
   const home = options.home ?? tempDir('dsh-gemini-home-')
   mkdirSync(join(home, '.gemini'), { recursive: true })
   writeFileSync(join(home, '.gemini', 'settings.json'), JSON.stringify({ security: { auth: { selectedType: 'gemini-api-key' } } }))
-  const argv = [options.bin, '-p', options.prompt, '--output-format', 'stream-json', '--yolo', '--skip-trust', '-m', 'gemini-2.5-pro']
+  const argv = [options.bin, '-p', options.prompt, '--output-format', 'stream-json', '--yolo', '--skip-trust', '-m', 'gemini-2.5-pro', ...(options.extraArgs ?? [])]
   return parsed(await runInLoopback(argv, {
     cwd: options.workspace,
     env: { HOME: home, GEMINI_API_KEY: 'scripted', GOOGLE_GEMINI_BASE_URL: `http://127.0.0.1:${MODEL_PORT}`, GEMINI_CLI_TRUST_WORKSPACE: 'true', ...options.env },

@@ -20,7 +20,9 @@ write the agent makes is snapshotted, checked, and rolled back when it makes
 the project worse; the agent is told why, in its own protocol.
 
 install    Write the agent's project-level configuration in the workspace
-           (Claude Code: .claude/settings.json hooks and .mcp.json), merged
+           (Claude Code: .claude/settings.json hooks and .mcp.json; Codex:
+           .codex/hooks.json and .codex/config.toml; Gemini CLI:
+           .gemini/settings.json), merged
            with what is there: the user's own hooks stay. Running it again
            changes nothing. What it changed is recorded in <workspace>/.dsh.
 uninstall  Take out exactly what install added (a file untouched since is
@@ -190,6 +192,6 @@ async function mcp(argv: string[], _io: CliIO): Promise<number> {
 }
 
 export const hooksCommand = withSubcommands(
-  { name: 'hooks', summary: 'guard Claude Code (and other agents with hooks): install, uninstall, status', usage },
+  { name: 'hooks', summary: 'guard Claude Code, Codex or Gemini CLI through their hooks: install, uninstall, status', usage },
   { install, uninstall, status, serve, mcp },
 )

@@ -1,9 +1,7 @@
 import { join } from 'node:path'
 import type { ToolResult } from 'dsh-tools'
 import type { ConfigEdit, HookAdapter, HookAnswer, HookCall, HookEntry, InstallTarget } from '../adapter.ts'
-import {
-  addToList, formatSettings, isObject, mergeHookGroups, readSettings, removeFromList, removeHookGroups, setEntry, type JsonObject,
-} from '../settings.ts'
+import { addToList, editJson, isObject, mergeHookGroups, removeFromList, removeHookGroups, setEntry } from '../settings.ts'
 
 // Claude Code (`@anthropic-ai/claude-code` 2.1.x): hooks in `.claude/settings.json`
 // (regex matchers, `timeout` in seconds), project MCP servers in `.mcp.json`.
@@ -98,35 +96,26 @@ function mcpFile(workspace: string): string {
   return join(workspace, '.mcp.json')
 }
 
-/** The file after `change`; an object left empty by an uninstall is no file at all. */
-function edit(file: string, change: (value: JsonObject) => JsonObject, removing = false): ConfigEdit {
-  const { text, value } = readSettings(file)
-  const next = change(value)
-  if (removing && Object.keys(next).length === 0) return { file, before: text, after: undefined }
-  if (text !== undefined && JSON.stringify(next) === JSON.stringify(value)) return { file, before: text, after: text }
-  return { file, before: text, after: formatSettings(next, text) }
-}
-
 function install(target: InstallTarget): ConfigEdit[] {
   return [
-    edit(settingsFile(target.workspace), settings => {
+    editJson(settingsFile(target.workspace), settings => {
       let next = mergeHookGroups(settings, HOOKS.map(h => ({
         event: h.event, ...(h.matcher ? { matcher: h.matcher } : {}), command: target.hookCommand(h), timeout: h.timeoutSeconds,
       })), target.isOurs)
       next = addToList(next, ['enabledMcpjsonServers'], MCP_NAME)
       return addToList(next, ['permissions', 'allow'], `${MCP_PREFIX}checkpoint`)
     }),
-    edit(mcpFile(target.workspace), mcp => setEntry(mcp, ['mcpServers', MCP_NAME], { command: target.mcp.command, args: target.mcp.args })),
+    editJson(mcpFile(target.workspace), mcp => setEntry(mcp, ['mcpServers', MCP_NAME], { command: target.mcp.command, args: target.mcp.args })),
   ]
 }
 
 function uninstall(workspace: string, isOurs: (command: string) => boolean): ConfigEdit[] {
   return [
-    edit(settingsFile(workspace), settings => {
+    editJson(settingsFile(workspace), settings => {
       const next = removeFromList(removeHookGroups(settings, isOurs), ['enabledMcpjsonServers'], MCP_NAME)
       return removeFromList(next, ['permissions', 'allow'], `${MCP_PREFIX}checkpoint`)
     }, true),
-    edit(mcpFile(workspace), mcp => setEntry(mcp, ['mcpServers', MCP_NAME], undefined), true),
+    editJson(mcpFile(workspace), mcp => setEntry(mcp, ['mcpServers', MCP_NAME], undefined), true),
   ]
 }
 
