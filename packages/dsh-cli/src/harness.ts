@@ -124,8 +124,19 @@ export function findEntryTree(ctx: Context): Include | undefined {
   return undefined
 }
 
-/** Where a session's log was saved, or why it was not (dsh-session/jsonl not loaded). */
-export function describeSavedLog(vault: string, sessionId: string): string {
+/** Where a session's log was saved, or why it was not (`saveError`: its last flush failed; no file: dsh-session/jsonl not loaded). */
+export function describeSavedLog(vault: string, sessionId: string, saveError?: string): string {
+  if (saveError) return `log NOT saved: ${saveError}`
   const file = sessionLogPath(vault, sessionId)
   return existsSync(file) ? `log ${file}` : 'log not saved (dsh-session/jsonl is not loaded)'
+}
+
+/** Flush a session's log; the reason when it could not be written (a full disk), else undefined. */
+export async function saveSessionLog(session: Session): Promise<string | undefined> {
+  try {
+    await session.flush()
+    return undefined
+  } catch (error) {
+    return error instanceof Error ? error.message : String(error)
+  }
 }

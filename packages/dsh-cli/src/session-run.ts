@@ -3,7 +3,7 @@ import { setTimeout as delay } from 'node:timers/promises'
 import type { Agent } from 'dsh-agent'
 import type { Session } from 'dsh-session'
 import type { CliIO } from './command.ts'
-import { bootHarness, describeSavedLog, type Harness, type HarnessOptions } from './harness.ts'
+import { bootHarness, describeSavedLog, saveSessionLog, type Harness, type HarnessOptions } from './harness.ts'
 import { attachProgress, progressMode } from './progress.ts'
 import { exitOnStopSignals, type StopSignal } from './signals.ts'
 
@@ -21,6 +21,8 @@ export interface RunOutcome {
   sessionId: string
   session: Session
   reason: string | undefined
+  /** Why the session log could not be saved (its last flush failed: a full disk); the run then exits 1. */
+  saveError?: string
   exitCode: number
 }
 
@@ -31,7 +33,8 @@ const ABORT_WAIT_MS = 2_000
  * Boot the harness, run prompts to idle in a new session, and stream a
  * transcript (or, with `json`, the session's events as JSON Lines and nothing
  * else on stdout). The harness is left running for the caller to inspect
- * and dispose. Exit code: 0 completed, 1 otherwise.
+ * and dispose. Exit code: 0 completed, 1 otherwise — also when the session
+ * log could not be saved (said on stderr with the reason).
  *
  * While it runs, SIGINT, SIGTERM and SIGHUP abort the turn (unless a write
  * is being checked), flush the session log, kill every process group still
@@ -51,8 +54,8 @@ export async function runSession(options: RunOptions, io: CliIO): Promise<RunOut
       agent.abort()
       await Promise.race([agent.idle(), delay(ABORT_WAIT_MS)])
     }
-    await session.flush()
-    io.stderr(stopMessage(options.command ?? 'dsh run', signal, harness, session))
+    const saveError = await saveSessionLog(session)
+    io.stderr(stopMessage(options.command ?? 'dsh run', signal, harness, session, saveError))
   })
   try {
     const harness = await bootHarness({ ...options, log: line => io.stderr(`${line}\n`) })
@@ -66,9 +69,10 @@ export async function runSession(options: RunOptions, io: CliIO): Promise<RunOut
       reason = await agent.send(prompt)
       if (reason !== 'completed') break
     }
-    await session.flush()
+    const saveError = await saveSessionLog(session)
     await view.dispose()
-    return { harness, session, sessionId: session.id, reason, exitCode: reason === 'completed' ? 0 : 1 }
+    if (saveError) io.stderr(`${options.command ?? 'dsh run'}: the session log was not saved: ${saveError}\n`)
+    return { harness, session, sessionId: session.id, reason, ...(saveError ? { saveError } : {}), exitCode: reason === 'completed' && !saveError ? 0 : 1 }
   } finally {
     release()
   }
@@ -81,9 +85,9 @@ function unfinishedCalls(session: Session): string[] {
 }
 
 /** What a stop signal left: the log, and the tool calls that never finished. */
-function stopMessage(command: string, signal: StopSignal, harness: Harness, session: Session): string {
+function stopMessage(command: string, signal: StopSignal, harness: Harness, session: Session, saveError?: string): string {
   const unfinished = unfinishedCalls(session)
-  const lines = [`${command}: stopped by ${signal} · session ${session.id} · ${describeSavedLog(harness.vault, session.id)}`]
+  const lines = [`${command}: stopped by ${signal} · session ${session.id} · ${describeSavedLog(harness.vault, session.id, saveError)}`]
   if (unfinished.length) {
     const vault = harness.vault === join(harness.workspace, '.dsh') ? '' : ` --vault ${harness.vault}`
     lines.push(`${command}: ${unfinished.length} tool call(s) did not finish (${unfinished.join(', ')}); a write among them stays in the snapshot journal, unjudged: \`dsh recover --workspace ${harness.workspace}${vault}\` puts its files back (so does the next session on this workspace)`)

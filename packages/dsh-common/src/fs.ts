@@ -1,5 +1,5 @@
 import { randomBytes } from 'node:crypto'
-import { type Stats, promises as fsp, constants, lstatSync, readdirSync, readFileSync, openSync, writeSync, fsyncSync, closeSync, renameSync, mkdirSync, chmodSync, statSync, writeFileSync } from 'node:fs'
+import { type Stats, promises as fsp, constants, lstatSync, readdirSync, readFileSync, openSync, writeSync, fsyncSync, closeSync, renameSync, mkdirSync, chmodSync, statSync, writeFileSync, rmSync } from 'node:fs'
 import { dirname, join, basename } from 'node:path'
 
 export interface AtomicWriteOptions {
@@ -163,7 +163,10 @@ export function ensureVault(vault: string): void {
   try {
     writeFileSync(join(vault, '.gitignore'), VAULT_GITIGNORE, { flag: 'wx' })
   } catch (error) {
-    if ((error as NodeJS.ErrnoException).code !== 'EEXIST') throw error
+    if ((error as NodeJS.ErrnoException).code === 'EEXIST') return
+    // Created but not written (a full disk): an empty one would stay for good.
+    rmSync(join(vault, '.gitignore'), { force: true })
+    throw error
   }
 }
 

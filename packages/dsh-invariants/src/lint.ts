@@ -31,6 +31,9 @@ export async function lintLog(file: string, options?: TraceCheckerOptions): Prom
   return { file, events: checker.count, violations }
 }
 
+/** Said of a log with no event: a session's log is written from its first event on, so nothing of it was saved. */
+const EMPTY_LOG = 'NOT ok: no event in it — nothing of the session was saved (a log is written from its first event on; was the disk full?)'
+
 /**
  * Human-readable report, one line per violation, then a summary line:
  * `log.jsonl:12: seq 11 turn/start [turn-overlap] turn 1 starts while turn 0 is open (last events: …)`
@@ -39,7 +42,8 @@ export function formatLintReport(report: LintReport): string {
   const lines = report.violations.map(v =>
     `${report.file}:${v.line}: seq ${v.seq ?? '?'} ${v.type} [${v.rule}] ${v.message} (last events: ${formatRecent(v.recent)})`)
   const n = report.violations.length
-  lines.push(n
+  if (report.events === 0) lines.push(`${report.file}: ${EMPTY_LOG}`)
+  else lines.push(n
     ? `${report.file}: ${n} violation${n === 1 ? '' : 's'} in ${report.events} events`
     : `${report.file}: ok, ${report.events} events, no violations`)
   return lines.join('\n') + '\n'

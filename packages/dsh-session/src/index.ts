@@ -58,8 +58,19 @@ export class SessionService extends Service implements SessionHost {
     this.ctx.emit(this, 'session/event', session, event)
   }
 
-  flush(session: Session): Promise<void> {
-    return this.ctx.parallel(this, 'session/flush', session)
+  /**
+   * Run every `session/flush` listener. A failing one rejects with its own
+   * error (several: one error naming each), never with an empty message.
+   */
+  async flush(session: Session): Promise<void> {
+    try {
+      await this.ctx.parallel(this, 'session/flush', session)
+    } catch (error) {
+      if (!(error instanceof AggregateError)) throw error
+      const errors = error.errors as unknown[]
+      if (errors.length === 1) throw errors[0]
+      throw new Error(errors.map(e => (e instanceof Error ? e.message : String(e))).join('; '), { cause: error })
+    }
   }
 }
 

@@ -3,13 +3,15 @@
  * `tempDir()` that cleans up after the test file, `harness()` — a real
  * Context with the real core plugins and a scripted model — and
  * `waitFor(session, type)` instead of fixed sleeps; `listenerCounts(ctx)`
- * for leak checks; `logged(ctx, type)` for what a plugin logged; `writeScript` and `CORE_ENTRIES` for specs that run the
+ * for leak checks; `logged(ctx, type)` for what a plugin logged; `smallDisk()`
+ * (a real tmpfs to fill up); `writeScript` and `CORE_ENTRIES` for specs that run the
  * real `dsh` on a scripted model and a cordis.yml of their own; scripted
  * model servers speaking real agents' APIs (`startModelServer` with
  * `responsesModel` for Codex, `geminiModel` for Gemini CLI) and
  * `runInLoopback` to run an agent CLI where it reaches only them.
  */
 export * from './temp.ts'
+export * from './disk.ts'
 export * from './harness.ts'
 export * from './wait.ts'
 export * from './listeners.ts'

@@ -4,7 +4,7 @@ import type { TurnEndReason } from 'dsh-session'
 import { ScriptError } from 'dsh-llm'
 import { resolveModelEnv, type OpenAIAdapter } from 'dsh-llm-openai'
 import { bool, parseArgs, str, workspaceArg, type CliIO, type Command } from '../command.ts'
-import { bootHarness, ConfigError, describeSavedLog, type Harness } from '../harness.ts'
+import { bootHarness, ConfigError, describeSavedLog, saveSessionLog, type Harness } from '../harness.ts'
 import { attachProgress, progressMode } from '../progress.ts'
 
 const usage = `Usage: dsh chat --workspace DIR [--config FILE] [--vault DIR] [--json]
@@ -31,7 +31,8 @@ llama.cpp, Ollama; a server on this machine needs no key). OPENAI_BASE_URL with
 OPENAI_API_KEY work too (only as a pair; DSH_* win).
 
 Exit status: 0 the input ended (and the last turn did not fail), 1 the last
-turn ended with an error, 2 bad usage or no model configured, 130 ended by a
+turn ended with an error or the session log could not be saved (a full disk:
+the reason is printed), 2 bad usage or no model configured, 130 ended by a
 second Ctrl-C (143 by SIGTERM, 129 by SIGHUP, also after flushing). Commands
 and checks still running when the chat ends are killed.
 `
@@ -149,13 +150,13 @@ async function chat(harness: Harness, io: CliIO, json: boolean, log: LogSink): P
     await view.dispose()
   }
   await agent.idle()
-  await session.flush()
+  const saveError = await saveSessionLog(session)
   await agent.dispose()
-  const saved = describeSavedLog(harness.vault, session.id)
+  const saved = describeSavedLog(harness.vault, session.id, saveError)
   if (state.exitCode !== undefined) {
     view.say(`dsh chat: session ${session.id} ${saved}`)
     return state.exitCode
   }
   view.say(`dsh chat: session ${session.id}: ${last ?? 'no turn'} · ${saved}`)
-  return last === 'error' ? 1 : 0
+  return last === 'error' || saveError ? 1 : 0
 }

@@ -16,8 +16,9 @@ Options:
   --json      print {"file","events","violations":[{line,seq,type,rule,message,recent}]} on stdout
   -h, --help  show this help
 
-Exit status: 0 no violation, 1 violations found, 2 bad usage or the file
-cannot be read (a corrupt line is named by number).
+Exit status: 0 no violation, 1 violations found or no event in the file (a
+log whose writes failed, e.g. on a full disk), 2 bad usage or the file cannot
+be read (a corrupt line is named by number).
 `
 
 export const lintLogCommand: Command = {
@@ -41,6 +42,6 @@ export const lintLogCommand: Command = {
     } else {
       io.stdout(formatLintReport(report))
     }
-    return report.violations.length ? 1 : 0
+    return report.violations.length || report.events === 0 ? 1 : 0
   },
 }

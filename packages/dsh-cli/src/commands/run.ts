@@ -29,7 +29,8 @@ every command still running and exit 130, 143 or 129. A write whose checks were
 still running stays unjudged in the snapshot journal: dsh recover --workspace
 DIR (or the next session on DIR) rolls it back.
 
-Exit status: 0 the turn completed, 1 the turn ended with an error, 2 bad usage
+Exit status: 0 the turn completed, 1 the turn ended with an error or the
+session log could not be saved (a full disk: the reason is printed), 2 bad usage
 or bad input (nothing is written), 130/143/129 stopped by SIGINT/SIGTERM/SIGHUP.
 `
 
@@ -57,7 +58,7 @@ export const runCommand: Command = {
         config: str(args, 'config'), vault: str(args, 'vault'), json: bool(args, 'json'),
       }, io)
       await outcome.harness.dispose()
-      if (!bool(args, 'json')) io.stderr(`session ${outcome.sessionId}: ${outcome.reason ?? 'no turn'} · ${describeSavedLog(outcome.harness.vault, outcome.sessionId)}\n`)
+      if (!bool(args, 'json')) io.stderr(`session ${outcome.sessionId}: ${outcome.reason ?? 'no turn'} · ${describeSavedLog(outcome.harness.vault, outcome.sessionId, outcome.saveError)}\n`)
       return outcome.exitCode
     } catch (error) {
       if (error instanceof ConfigError || error instanceof ScriptError) {
