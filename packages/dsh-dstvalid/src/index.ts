@@ -122,3 +122,5 @@ export { VitestCheck, type VitestCheckOptions } from './toolchains/vitest/check.
 export { WarmVitestCheck, type WarmVitestOptions } from './toolchains/vitest/warm.ts'
 export type { WarmRunPhases } from './toolchains/vitest/warm-client.ts'
 export { vitestCommand } from './toolchains/vitest/index.ts'
+// Why a check could not run, from a process's output (the line that explains it).
+export { explainFailure, stripAnsi } from './run.ts'

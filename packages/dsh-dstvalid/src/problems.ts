@@ -1,3 +1,4 @@
+import { stripAnsi } from './run.ts'
 import type { Problem } from './types.ts'
 
 /**
@@ -5,7 +6,7 @@ import type { Problem } from './types.ts'
  * whitespace, no line:column positions (code that moved is not a new problem).
  */
 export function normaliseMessage(message: string): string {
-  return message
+  return stripAnsi(message)
     .replace(/\r?\n\s*/g, ' ')
     .replace(/(\.\w+):\d+(:\d+)?/g, '$1')
     .replace(/\(\d+,\d+\)/g, '')
@@ -25,7 +26,7 @@ export function failingTest(check: string, id: string, file: string, line: numbe
 }
 
 function normaliseLine(text: string): string {
-  return text.replace(/\s+/g, ' ').trim()
+  return stripAnsi(text).replace(/\s+/g, ' ').trim()
 }
 
 /** `file:line code message` — the line the model sees for one problem. */

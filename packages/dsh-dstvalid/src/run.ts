@@ -1,9 +1,15 @@
 import { runCommand, describeExit, type RunResult } from 'dsh-common'
 import type { CheckIO, RunRecord } from './types.ts'
 
-/** Environment for child checks: no inherited test-runner markers (a check may run inside a vitest run). */
+/**
+ * Environment for child checks: colours off (`NO_COLOR` for the tools that
+ * read it, `FORCE_COLOR=0` for chalk / supports-color, which ignore
+ * `NO_COLOR`), no inherited test-runner markers (a check may run inside a
+ * vitest run). Tools that colour regardless (ts-jest's diagnostics) are
+ * cleaned by the problem parsers ({@link stripAnsi}).
+ */
 export function checkEnv(extra: Record<string, string | undefined> = {}): Record<string, string | undefined> {
-  const env: Record<string, string | undefined> = { NO_COLOR: '1', FORCE_COLOR: undefined, ...extra }
+  const env: Record<string, string | undefined> = { NO_COLOR: '1', FORCE_COLOR: '0', ...extra }
   for (const key of Object.keys(process.env)) {
     if (key.startsWith('VITEST') || key === 'TEST' || key === 'JEST_WORKER_ID') env[key] = undefined
   }
@@ -25,7 +31,13 @@ export async function runRecorded(
   argv: string[],
   cwd: string,
   io: CheckIO,
-  options: { env?: Record<string, string | undefined>; passed?: (r: RunResult) => boolean; shell?: boolean } = {},
+  options: {
+    env?: Record<string, string | undefined>
+    passed?: (r: RunResult) => boolean
+    shell?: boolean
+    /** Whether the run left something to judge (a report); when not, the record says why (`cause`). Default: it ran to an exit. */
+    judgeable?: (r: RunResult) => boolean
+  } = {},
 ): Promise<RecordedRun> {
   const r = await runCommand(argv, {
     cwd,
@@ -40,14 +52,67 @@ export async function runRecorded(
     : r.spawnError || r.aborted || r.exitCode === null
       ? 'error'
       : (options.passed ?? (x => x.exitCode === 0))(r) ? 'pass' : 'fail'
-  io.record({ check, argv: [...r.argv], cwd, exitCode: r.exitCode, durationMs: r.durationMs, outcome })
+  const judgeable = outcome !== 'timeout' && outcome !== 'error' && (options.judgeable?.(r) ?? true)
+  const cause = judgeable ? undefined : failureCause(r, io.timeoutMs)
+  io.record({ check, argv: [...r.argv], cwd, exitCode: r.exitCode, durationMs: r.durationMs, outcome, ...(cause ? { cause } : {}) })
   return { ...r, outcome }
 }
 
-/** One line saying why a run could not be judged: "vitest timed out after 120 s (process group killed)". */
+/** Escape sequences (colours, cursor moves) a tool printed. */
+const ANSI = /\x1b\[[0-9;?]*[ -/]*[@-~]|\x1b\][^\x07\x1b]*(?:\x07|\x1b\\)/g
+
+/** Text without terminal escape sequences. */
+export function stripAnsi(text: string): string {
+  return text.replace(ANSI, '')
+}
+
+/**
+ * A line that names why a process failed: an error (`TypeError: …`,
+ * `CACError: Unknown option …`, `Error [ERR_MODULE_NOT_FOUND]: …`), an
+ * out-of-memory abort, a command the shell could not find, a config that
+ * could not load.
+ */
+const CAUSE = /^(?:(?:\w+\.)*[A-Z]\w*(?:Error|Exception)\b(?: \[[A-Z_]+\])?:|Error(?: \[[A-Z_]+\])?:|FATAL ERROR:|fatal:|error(?:\[\w+\])?:|ERROR:?\s|panic:|failed to load config|.*: (?:command )?not found$|.*No such file or directory|.*(?:heap|JavaScript heap) out of memory|.*\bENOENT\b|.*\bEACCES\b)/
+
+/**
+ * The first line of a failed run's output that explains it (see
+ * {@link CAUSE}); undefined when none does. Stack frames, carets and the
+ * `Node.js v20…` footer never explain anything.
+ */
+export function explainFailure(output: string): string | undefined {
+  let heading: string | undefined
+  for (const raw of stripAnsi(output).split('\n')) {
+    const line = raw.trim()
+    if (!line || /^at\s/.test(line) || /^Node\.js v\d/.test(line) || !CAUSE.test(line)) continue
+    // "failed to load config from <file>" says where; the error after it says why.
+    if (!heading && /^failed to load config/.test(line)) {
+      heading = line
+      continue
+    }
+    const cause = heading ? `${heading}: ${line}` : line
+    return cause.length > 300 ? `${cause.slice(0, 299)}…` : cause
+  }
+  return heading
+}
+
+/** Why a run left nothing to judge: the line that explains it, else how it ended with its last line. */
+function failureCause(r: RunResult, timeoutMs: number): string {
+  if (r.spawnError || r.timedOut || r.aborted || r.exitCode === null) return describeExit(r, timeoutMs)
+  return explainFailure(r.output) ?? lastLine(r.output) ?? describeExit(r, timeoutMs)
+}
+
+function lastLine(output: string): string | undefined {
+  return stripAnsi(output).trim().split('\n').map(l => l.trim()).filter(l => l && !/^Node\.js v\d/.test(l)).at(-1)?.slice(0, 200)
+}
+
+/**
+ * One line saying why a run could not be judged, its cause first found in
+ * the output ({@link explainFailure}): "vitest exit 1: CACError: Unknown
+ * option `--includeTaskLocation`", "vitest timed out after 120 s (process group killed)".
+ */
 export function whyNotJudged(label: string, r: RunResult, timeoutMs: number): string {
-  const tail = r.output.trim().split('\n').filter(Boolean).slice(-1)[0]
-  return `${label} ${describeExit(r, timeoutMs)}${!r.timedOut && tail ? `: ${tail.slice(0, 200)}` : ''}`
+  const why = r.timedOut ? undefined : explainFailure(r.output) ?? lastLine(r.output)
+  return `${label} ${describeExit(r, timeoutMs)}${why ? `: ${why}` : ''}`
 }
 
 /** Seconds for messages: one decimal under a second ("0.1 s"), whole seconds above ("120 s"). */

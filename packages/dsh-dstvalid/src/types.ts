@@ -83,6 +83,13 @@ export interface RunRecord {
    * `error` it could not run. The verdict is `verify/verdict`.
    */
   outcome: 'pass' | 'fail' | 'timeout' | 'error'
+  /**
+   * Why the run left nothing to judge (no report, killed, could not start):
+   * the first line of its output that explains it (`CACError: Unknown
+   * option …`, `FATAL ERROR: … JavaScript heap out of memory`), else how it
+   * ended. Absent when the run was judged.
+   */
+  cause?: string
 }
 
 /** What a check may use while it runs. Everything it runs is reported through `record`. */

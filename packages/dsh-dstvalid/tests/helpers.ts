@@ -24,13 +24,15 @@ export const packageNodeModules = join(here, '..', 'node_modules')
 
 /**
  * A temp copy of a fixture (`''`: none, only `files`) with `node_modules` symlinked to the repository's
- * (or, `nodeModules: 'package'`, to this package's, for the style and coverage tools). Removed when the test worker exits.
+ * (or, `nodeModules: 'package'`, to this package's, for the style and coverage tools; or to the
+ * `node_modules` directory at that absolute path). Removed when the test worker exits.
  */
-export function makeWorkspace(fixture = 'shop', files: Record<string, string> = {}, options: { nodeModules?: 'repo' | 'package' } = {}): string {
+export function makeWorkspace(fixture = 'shop', files: Record<string, string> = {}, options: { nodeModules?: 'repo' | 'package' | (string & {}) } = {}): string {
   const root = tempDir('dsh-dstvalid-')
   if (fixture) cpSync(join(here, 'fixtures', fixture), root, { recursive: true })
   for (const [rel, text] of Object.entries(files)) writeFile(root, rel, text)
-  if (existsSync(join(root, 'package.json'))) symlinkSync(options.nodeModules === 'package' ? packageNodeModules : repoNodeModules, join(root, 'node_modules'))
+  const modules = options.nodeModules === 'package' ? packageNodeModules : !options.nodeModules || options.nodeModules === 'repo' ? repoNodeModules : options.nodeModules
+  if (existsSync(join(root, 'package.json'))) symlinkSync(modules, join(root, 'node_modules'))
   return root
 }
 

@@ -16,7 +16,8 @@ export const CREATE_VITE = '9.3.0'
 const cacheRoot = join(repoNodeModules, '.cache', 'dsh-dstvalid')
 const template = join(cacheRoot, `create-vite-${CREATE_VITE}-react-ts`)
 
-async function npm(args: string[], cwd: string): Promise<void> {
+/** One npm command (quiet, no audit, no fund), failing with npm's last lines. */
+export async function npm(args: string[], cwd: string): Promise<void> {
   const r = await runCommand(['npm', ...args], { cwd, timeoutMs: 300_000, env: { npm_config_loglevel: 'error', npm_config_fund: 'false', npm_config_audit: 'false', npm_config_update_notifier: 'false' } })
   if (r.exitCode !== 0) throw new Error(`npm ${args.join(' ')} failed in ${cwd} (${r.exitCode ?? r.signal}): ${r.output.trim().split('\n').slice(-5).join('\n')}`)
 }

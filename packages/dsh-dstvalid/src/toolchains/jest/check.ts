@@ -5,7 +5,7 @@ import { runCommand, toPosixRelative } from 'dsh-common'
 import { FILE_LEVEL } from '../../accepted.ts'
 import { confirmAlone, firstLine, ownParseErrors, type JsonTestReport } from '../runner.ts'
 import { failingTest } from '../../problems.ts'
-import { checkEnv, runRecorded, whyNotJudged } from '../../run.ts'
+import { checkEnv, runRecorded, stripAnsi, whyNotJudged } from '../../run.ts'
 import type { Change, Check, CheckIO, Measurement, Problem } from '../../types.ts'
 
 /** Jest's `--json` report. */
@@ -23,7 +23,7 @@ export interface JestCheckOptions {
 
 /** The first line of a Jest failure that says what went wrong ("Test suite failed to run" is only a heading). */
 function why(text: string | undefined): string {
-  const lines = (text ?? '').split('\n').map(l => l.trim()).filter(Boolean)
+  const lines = stripAnsi(text ?? '').split('\n').map(l => l.trim()).filter(Boolean)
   return lines.find(l => l !== 'Test suite failed to run' && !l.startsWith('●')) ?? lines[0] ?? ''
 }
 
@@ -94,7 +94,7 @@ export class JestCheck implements Check {
       const r = await runRecorded(this.name, [
         ...this.options.command, ...args,
         '--json', `--outputFile=${out}`, '--passWithNoTests', '--testLocationInResults', '--ci', '--watchman=false', ...(this.options.extraArgs ?? []),
-      ], this.options.root, io)
+      ], this.options.root, io, { judgeable: () => existsSync(out) })
       let report: JestReport
       try {
         report = JSON.parse(readFileSync(out, 'utf8')) as JestReport

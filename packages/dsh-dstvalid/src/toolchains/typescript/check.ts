@@ -27,7 +27,9 @@ export interface TypecheckOptions {
  * re-checked. A changed file in no program is parsed for syntax errors and
  * said once: `not type-checked: <file> is in no tsconfig program` (more than
  * three files: one line with their count and the first eight).
- * Timeout: the worker is terminated (and restarted cold next time).
+ * Timeout: the check is not judged, but the worker is never terminated for
+ * it: it finishes in the background (a slow cold baseline is measured once),
+ * and the next check waits for it within its own timeout.
  */
 export class TypecheckCheck implements Check, ImpactSource {
   readonly name = 'typecheck'
@@ -59,7 +61,7 @@ export class TypecheckCheck implements Check, ImpactSource {
     if (answer.status !== 'ok') {
       io.record({ check: this.name, argv, cwd: this.options.root, exitCode: null, durationMs: Math.round(performance.now() - started), outcome: answer.status })
       const error = answer.status === 'timeout'
-        ? `type-check timed out after ${seconds(io.timeoutMs)} (worker terminated)`
+        ? `type-check still running in the background after ${seconds(io.timeoutMs)} (${seconds(answer.runningMs)} so far; its work is kept, and a later write is judged once it is done)`
         : `type-check failed to run: ${answer.error.split('\n')[0]}`
       return { status: answer.status, problems: [], scope: 'all', error }
     }
@@ -82,7 +84,7 @@ export class TypecheckCheck implements Check, ImpactSource {
     if (!files.length) return undefined
     const answer = await this._client.importers(files, max, io.timeoutMs)
     if (answer.status === 'ok') return answer.impact
-    throw new Error(answer.status === 'timeout' ? `the import graph timed out after ${seconds(io.timeoutMs)} (worker terminated)` : answer.error.split('\n')[0])
+    throw new Error(answer.status === 'timeout' ? `the type-check worker is still busy after ${seconds(io.timeoutMs)} (it keeps running in the background)` : answer.error.split('\n')[0])
   }
 
   dispose(): Promise<void> {

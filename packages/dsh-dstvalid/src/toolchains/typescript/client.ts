@@ -5,18 +5,25 @@ import type { ImpactList } from '../../impact.ts'
 import type { TsCheckResult } from './program.ts'
 import type { WorkerInit, WorkerReady, WorkerReply, WorkerRequest } from './protocol.ts'
 
+/**
+ * Not answered within the timeout: the worker keeps working on it (or on an
+ * earlier request still running) in the background; `runningMs` is how long
+ * that work has run so far.
+ */
+export type TsTimeout = { status: 'timeout'; runningMs: number }
+
 export type TsWorkerAnswer =
   | { status: 'ok'; result: TsCheckResult }
-  | { status: 'timeout' }
+  | TsTimeout
   | { status: 'error'; error: string }
 
 export type TsImpactAnswer =
   | { status: 'ok'; impact: ImpactList }
-  | { status: 'timeout' }
+  | TsTimeout
   | { status: 'error'; error: string }
 
 type Reply = Extract<WorkerReply, { ok: true }>
-type Answer = { status: 'ok'; reply: Reply } | { status: 'timeout' } | { status: 'error'; error: string }
+type Answer = { status: 'ok'; reply: Reply } | TsTimeout | { status: 'error'; error: string }
 
 export interface TsWorkerOptions {
   /** Old-generation heap bound of the worker, in MB (0: Node's default). A program past it dies and is restarted cold. */
@@ -49,15 +56,17 @@ function bootstrap(entry: string): string {
 
 /**
  * A long-lived worker thread holding the warm TypeScript program. One
- * request at a time (the engine's queue guarantees it). A check that
- * exceeds its timeout terminates the worker; the next check starts a new
- * one (cold), so a hung type-check never hangs the harness.
+ * request at a time. A request that outlives its timeout is answered
+ * `timeout` but never thrown away: the worker finishes it in the background
+ * (its program keeps the work: a cold first check that takes minutes is
+ * done once, not restarted from nothing), and the next request waits for it
+ * within its own timeout. Only dispose (or a crash) ends the worker.
  */
 export class TsWorkerClient {
   private _worker?: Worker
   private _ready?: Promise<WorkerReady>
   private _nextId = 0
-  private _pending?: { id: number; settle: (a: Answer) => void }
+  private _pending?: { id: number; settle: (a: Answer) => void; since: number; done: Promise<void> }
   /** Fails the start in progress (set while a worker is starting). */
   private _failStart?: (why: string) => void
 
@@ -128,25 +137,47 @@ export class TsWorkerClient {
 
   private async request(message: DistributiveOmit<WorkerRequest, 'id'>, timeoutMs: number): Promise<Answer> {
     const started = performance.now()
+    const left = () => Math.max(1, timeoutMs - (performance.now() - started))
     try {
       await this.withTimeout(this.start(), timeoutMs)
     } catch (error) {
-      if (error === TIMEOUT) return this.kill()
+      // Still starting (loading TypeScript): it keeps starting.
+      if (error === TIMEOUT) return { status: 'timeout', runningMs: Math.round(performance.now() - started) }
       return { status: 'error', error: (error as Error).message }
+    }
+    // An earlier request that outlived its timeout is still running: wait for it, within this one's time.
+    const earlier = this._pending
+    if (earlier) {
+      try {
+        await this.withTimeout(earlier.done, left())
+      } catch (error) {
+        if (error === TIMEOUT) return { status: 'timeout', runningMs: Math.round(performance.now() - earlier.since) }
+        throw error
+      }
     }
     const worker = this._worker
     if (!worker) return { status: 'error', error: 'type-check worker is gone' }
-    const left = Math.max(1, timeoutMs - (performance.now() - started))
     const id = ++this._nextId
-    const answer = new Promise<Answer>(settle => { this._pending = { id, settle } })
+    const since = performance.now()
+    let settled!: () => void
+    const done = new Promise<void>(resolve => { settled = resolve })
+    const answer = new Promise<Answer>(settle => {
+      this._pending = { id, since, done, settle: a => { settle(a); settled() } }
+    })
     worker.ref()
     worker.postMessage({ ...message, id } as WorkerRequest)
     try {
-      return await this.withTimeout(answer, left)
+      return await this.withTimeout(answer, left())
     } catch (error) {
-      if (error === TIMEOUT) return this.kill()
+      // Not thrown away: the worker finishes it in the background.
+      if (error === TIMEOUT) return { status: 'timeout', runningMs: Math.round(performance.now() - since) }
       throw error
     }
+  }
+
+  /** How long the request running in the background has been running (ms); undefined when the worker is idle. */
+  get busyMs(): number | undefined {
+    return this._pending ? Math.round(performance.now() - this._pending.since) : undefined
   }
 
   /**
@@ -155,11 +186,7 @@ export class TsWorkerClient {
    * next start re-checks only what changed.
    */
   async dispose(flushTimeoutMs = 10_000): Promise<void> {
-    if (this.init.cacheDir && this._worker && !this._pending && !this._failStart) {
-      const answer = await this.request({ kind: 'persist' }, flushTimeoutMs)
-      // Timed out: the request already terminated the worker.
-      if (answer.status === 'timeout') return
-    }
+    if (this.init.cacheDir && this._worker && !this._pending && !this._failStart) await this.request({ kind: 'persist' }, flushTimeoutMs)
     await this.terminate()
   }
 
@@ -180,12 +207,6 @@ export class TsWorkerClient {
   private forget() {
     this._worker = undefined
     this._ready = undefined
-  }
-
-  private async kill(): Promise<{ status: 'timeout' }> {
-    this._pending = undefined
-    await this.terminate()
-    return { status: 'timeout' }
   }
 
   private withTimeout<T>(promise: Promise<T>, ms: number): Promise<T> {

@@ -236,7 +236,11 @@ export class TsProject {
       this._parsed = { options: { noEmit: true }, fileNames: [], errors }
       this._configErrors = errors
     } else {
-      this._parsed = parsed
+      // Which importers the builder re-checks after an edit follows each file's declaration
+      // output: options that hide part of it (`@internal` exports under stripInternal) or limit
+      // the re-check to direct importers would hide importers' new errors. Neither changes a
+      // diagnostic of a full check.
+      this._parsed = { ...parsed, options: { ...parsed.options, stripInternal: false, assumeChangesOnlyAffectDirectDependencies: false } }
       this._configErrors = [...errors, ...parsed.errors]
     }
     const extended = (this._parsed.options.configFile as (TS.TsConfigSourceFile & { extendedSourceFiles?: string[] }) | undefined)?.extendedSourceFiles ?? []

@@ -42,6 +42,28 @@ export interface VitestCheckOptions {
    * baseline, the changed source files after a write. Flaky re-runs never do.
    */
   coverage?: boolean
+  /** Major version of the workspace's vitest: the CLI options it accepts (undefined: the newest). */
+  major?: number
+}
+
+/**
+ * The options each vitest major's CLI accepts beyond those every version
+ * has (`related`, `run`, `--reporter`, `--project`, `-t`, `--passWithNoTests`,
+ * `--no-cache`, `--coverage.*`): `--includeTaskLocation` from 3 on (vitest 1
+ * and 2 reject it as an unknown option; the reporter turns task locations
+ * on from inside for them, see vitest-reporter.mjs).
+ */
+function vitestVersionArgs(major: number | undefined): string[] {
+  return major === undefined || major >= 3 ? ['--includeTaskLocation'] : []
+}
+
+/**
+ * A `-t` pattern (`^(names)$`, names as the other versions spell them) for
+ * this vitest: vitest 1 matches it against names that start with a space
+ * (the unnamed file suite's, joined with a space).
+ */
+function namePattern(pattern: string, major: number | undefined): string {
+  return major === 1 ? pattern.replace(/^\^/, '^ ?') : pattern
 }
 
 /** Source files whose coverage a change asks about. */
@@ -247,7 +269,7 @@ export class VitestCheck implements Check, CoverageSource {
   confirm(problems: Problem[], io: CheckIO): Promise<Problem[] | undefined> {
     const names = this._judge.names
     return confirmAlone(problems, p => names.get(p.key)?.full, ({ file, pattern, group: project }) =>
-      this.runReport(['run', file, ...(pattern ? ['-t', pattern] : []), ...(project ? ['--project', project] : [])], io, undefined, [], false),
+      this.runReport(['run', file, ...(pattern ? ['-t', namePattern(pattern, this.options.major)] : []), ...(project ? ['--project', project] : [])], io, undefined, [], false),
     p => names.get(p.key)?.project ?? '')
   }
 
@@ -263,8 +285,8 @@ export class VitestCheck implements Check, CoverageSource {
     try {
       const run = await runRecorded(this.name, [
         ...this.options.command, ...args,
-        `--reporter=${REPORTER}`, '--passWithNoTests', '--includeTaskLocation', '--no-cache', ...coverageArgs, ...(this.options.extraArgs ?? []),
-      ], this.options.root, io, { env: checkEnv({ DSH_VITEST_REPORT: out }) })
+        `--reporter=${REPORTER}`, '--passWithNoTests', ...vitestVersionArgs(this.options.major), '--no-cache', ...coverageArgs, ...(this.options.extraArgs ?? []),
+      ], this.options.root, io, { env: checkEnv({ DSH_VITEST_REPORT: out }), judgeable: () => existsSync(out) })
       if (coverage) this._coverage = this.readCoverage(join(coverageDir, 'coverage-summary.json'), coverage)
       const failed = (): Measurement => ({ status: run.timedOut ? 'timeout' : 'error', problems: [], scope: [], error: whyNotJudged('vitest', run, io.timeoutMs) })
       try {

@@ -17,6 +17,21 @@ export function vitestCommand(root: string): string[] | undefined {
   return existsSync(shim) ? [shim] : undefined
 }
 
+/** The version of the workspace's own vitest (undefined: not installed, or no readable version). */
+function vitestVersion(root: string): string | undefined {
+  const pkg = resolveFromWorkspace(root, 'vitest/package.json')
+  if (!pkg) return undefined
+  try {
+    return (JSON.parse(readFileSync(pkg, 'utf8')) as { version?: string }).version
+  } catch {
+    // An unreadable package.json: the version is unknown (the CLI is given the newest options).
+    return undefined
+  }
+}
+
+/** The first vitest major whose Node API the warm runner speaks (`createVitest` with `runTestSpecifications`, `invalidateFile`, …). */
+const WARM_VITEST_MAJOR = 3
+
 const VITEST_CONFIGS = ['vitest.config', 'vitest.workspace', 'vitest.projects'].flatMap(base => ['ts', 'mts', 'cts', 'js', 'mjs', 'cjs', 'json'].map(ext => `${base}.${ext}`))
 
 /** Whether the workspace configures vitest itself (a vitest config or workspace file). */
@@ -45,8 +60,13 @@ export const vitest: Toolchain = {
       return undefined
     }
     claimed.add('tests')
-    const tests = new VitestCheck({ root, command, mode: config.tests, extraArgs: config.testArgs, coverage: covered })
-    const vitestNode = config.warmTests && !covered ? resolveFromWorkspace(root, 'vitest/node') : undefined
+    const version = vitestVersion(root)
+    const major = version === undefined ? undefined : Number.parseInt(version, 10)
+    const tests = new VitestCheck({ root, command, mode: config.tests, extraArgs: config.testArgs, coverage: covered, ...(major === undefined || Number.isNaN(major) ? {} : { major }) })
+    // vitest 1 and 2: the CLI, said once (their Node API is not the warm runner's).
+    const older = major !== undefined && major < WARM_VITEST_MAJOR
+    if (config.warmTests && older) note(`vitest ${version}: tests run through its CLI (the warm test runner needs the Node API of vitest ${WARM_VITEST_MAJOR} or later)`)
+    const vitestNode = config.warmTests && !covered && !older ? resolveFromWorkspace(root, 'vitest/node') : undefined
     const run = vitestNode ? new WarmVitestCheck({ root, vitestNode, mode: config.tests, extraArgs: config.testArgs, cli: tests, maxRssMb: config.warmTestsMaxRssMb }) : tests
     return { tests: [run], ...(covered ? { coverage: tests } : {}) }
   },

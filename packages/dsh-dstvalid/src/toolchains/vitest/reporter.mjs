@@ -23,6 +23,11 @@ function collect(task, titles, out) {
 export default class DshReporter {
   onInit(vitest) {
     this.vitest = vitest
+    // Test locations (the line of each test), on in every version: vitest 1 and 2
+    // have the option in their config but not on their command line.
+    for (const config of [vitest?.config, ...(vitest?.projects ?? []).map(p => p?.config)]) {
+      if (config && typeof config === 'object') config.includeTaskLocation = true
+    }
   }
 
   onFinished(files, errors) {

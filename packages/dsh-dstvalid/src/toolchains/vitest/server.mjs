@@ -16,14 +16,23 @@
  * The report is the one this package's CLI reporter writes (`dshReport`), so
  * the parent judges warm and CLI runs with one judge.
  */
-import { existsSync, statSync } from 'node:fs'
-import { join } from 'node:path'
-import { pathToFileURL } from 'node:url'
+import { createHash } from 'node:crypto'
+import { existsSync, mkdtempSync, readFileSync, rmSync, statSync } from 'node:fs'
+import { tmpdir } from 'node:os'
+import { dirname, join, sep } from 'node:path'
+import { fileURLToPath, pathToFileURL } from 'node:url'
 import { dshReport } from './reporter.mjs'
 
 const [root, entry, optionsJson] = process.argv.slice(2)
 /** @type {string[]} The check's extra vitest arguments (`testArgs`), read by vitest's own CLI parser. */
 const extraArgs = JSON.parse(optionsJson || '[]')
+
+/** The setup file that records each test file's file-system reads (see reads-recorder.mjs), and where it writes them. */
+const RECORDER = fileURLToPath(new URL('./reads-recorder.mjs', import.meta.url))
+const readsDir = mkdtempSync(join(tmpdir(), 'dsh-vitest-reads-'))
+// The workers inherit this process's environment.
+process.env.DSH_VITEST_READS = readsDir
+process.env.DSH_VITEST_READS_ROOT = root
 
 /** @param {unknown} message */
 function send(message) {
@@ -51,6 +60,7 @@ async function shutdown(/** @type {number} */ code) {
   } catch {
     // Closing a half-started vitest may throw; we exit anyway.
   }
+  rmSync(readsDir, { recursive: true, force: true })
   process.exit(code)
 }
 
@@ -84,6 +94,11 @@ try {
   if (missing.length || !Array.isArray(vitest.projects) || !vitest.projects.every(canWalk)) {
     send({ unsupported: `vitest ${vitest.version ?? '?'} lacks ${missing.join(', ') || (Array.isArray(vitest.projects) ? 'a readable transform pipeline' : 'projects')}` })
     await shutdown(0)
+  }
+  // First setup file of every project: the reads recorder (the resolved config is serialized to the workers on each run).
+  for (const project of vitest.projects) {
+    const setup = project.config.setupFiles
+    if (Array.isArray(setup) && !setup.includes(RECORDER)) project.config.setupFiles = [RECORDER, ...setup]
   }
   await vitest.globTestSpecifications()
   send({ ready: true, version: vitest.version })
@@ -146,13 +161,62 @@ function canWalk(/** @type {any} */ project) {
 }
 
 /**
+ * File-system reads of each test file, from its runs in this runner (the
+ * reads recorder): paths read, directories listed, trees listed recursively.
+ * @type {Map<string, { read: Set<string>, list: Set<string>, tree: Set<string> }>}
+ */
+const reads = new Map()
+
+/** Merge the recorder's records of test files that just ran. */
+function loadReads(/** @type {string[]} */ files) {
+  for (const file of new Set(files)) {
+    let text = ''
+    try {
+      text = readFileSync(join(readsDir, `${createHash('sha1').update(file).digest('hex')}.jsonl`), 'utf8')
+    } catch {
+      // It read nothing under the workspace (or never ran to its setup file).
+    }
+    const entry = reads.get(file) ?? { read: new Set(), list: new Set(), tree: new Set() }
+    for (const line of text.split('\n')) {
+      if (!line) continue
+      const [, kind, path] = JSON.parse(line)
+      if (kind === 'read' || kind === 'list' || kind === 'tree') entry[/** @type {'read' | 'list' | 'tree'} */ (kind)].add(path)
+    }
+    reads.set(file, entry)
+  }
+}
+
+/** Whether a test file's recorded reads see a change of `file` (created, deleted or modified). */
+function readsSee(/** @type {{ read: Set<string>, list: Set<string>, tree: Set<string> }} */ entry, /** @type {string} */ file) {
+  if (entry.read.has(file) || entry.list.has(dirname(file))) return true
+  for (const dir of entry.tree) if (file.startsWith(dir + sep)) return true
+  return false
+}
+
+/** Source text that touches the file system (a test file that has not run yet may read what changed). */
+const USES_FS = /\bnode:fs\b|['"]fs(?:\/promises)?['"]|\breaddir|\breadFile|\bexistsSync\b|\bglob/
+
+function usesFs(/** @type {string} */ file) {
+  try {
+    return USES_FS.test(readFileSync(file, 'utf8'))
+  } catch {
+    return false
+  }
+}
+
+/**
  * Test files whose import closure reaches one of `changed` (or that are one
- * of them), from the transformed modules vite keeps. A module that fails to
- * transform (a syntax error) is a leaf: the test that imports it still runs
- * and reports the error.
+ * of them), from the transformed modules vite keeps, plus the test files
+ * whose recorded file-system reads see a changed path and — for a change
+ * no import closure reaches (a new file, a fixture) — the test files that
+ * use the file system and have not run in this runner yet (their reads are
+ * unknown). A module that fails to transform (a syntax error) is a leaf: the
+ * test that imports it still runs and reports the error.
  */
 async function related(/** @type {any[]} */ specs, /** @type {string[]} */ changed) {
   const wanted = new Set(changed)
+  /** Changed files some import closure reached. */
+  const reached = new Set()
   /** @type {Map<any, Map<string, string[]>>} */
   const depsByProject = new Map()
   const depsOf = async (/** @type {any} */ project, /** @type {string} */ file) => {
@@ -180,6 +244,7 @@ async function related(/** @type {any[]} */ specs, /** @type {string[]} */ chang
   const out = []
   for (const spec of specs) {
     if (wanted.has(spec.moduleId)) {
+      reached.add(spec.moduleId)
       out.push(spec)
       continue
     }
@@ -188,11 +253,20 @@ async function related(/** @type {any[]} */ specs, /** @type {string[]} */ chang
     let hit = false
     while (queue.length && !hit) {
       for (const dep of await depsOf(spec.project, queue.shift())) {
-        if (wanted.has(dep)) { hit = true; break }
+        if (wanted.has(dep)) { hit = true; reached.add(dep); break }
         if (!seen.has(dep)) { seen.add(dep); queue.push(dep) }
       }
     }
     if (hit) out.push(spec)
+  }
+  if (!wanted.size) return out
+  const unreached = changed.filter(file => !reached.has(file))
+  const chosen = new Set(out)
+  for (const spec of specs) {
+    if (chosen.has(spec)) continue
+    const entry = reads.get(spec.moduleId)
+    const sees = entry ? changed.some(file => readsSee(entry, file)) : unreached.length > 0 && usesFs(spec.moduleId)
+    if (sees) out.push(spec)
   }
   return out
 }
@@ -229,6 +303,7 @@ async function run(request, /** @type {Record<string, number>} */ phases) {
     const result = await vitest.runTestSpecifications(specs, request.mode === 'all')
     lap('runMs')
     stampGraph()
+    loadReads(specs.map((/** @type {any} */ s) => s.moduleId))
     const key = (/** @type {string} */ project, /** @type {string} */ file) => `${project}\0${file}`
     const ran = new Set(specs.map((/** @type {any} */ s) => key(s.project.name, s.moduleId)))
     // The task state keeps earlier runs' modules: report only what this run ran.

@@ -1,0 +1,29 @@
+import { describe, expect, it } from 'vitest'
+import { boot, breakDiscount, discountTestFails, expectRolledBack, makeWorkspace, runs } from './helpers.ts'
+import { vitestInstall } from './registry-installs.ts'
+
+/** Installing a vitest from the registry on a fresh clone takes a while. */
+const INSTALL_MS = 600_000
+
+describe.each([1, 2, 4] as const)('vitest %i, installed from the registry (the shop workspace)', major => {
+  it('rolls back a write that breaks a related test, keeps a good one, each test named with its line', async () => {
+    const modules = await vitestInstall(major)
+    const h = await boot(makeWorkspace('shop', {}, { nodeModules: modules }))
+    await h.ready()
+
+    await expectRolledBack(h, 'edit_file', breakDiscount, 'rolled back: test failed after edit_file on src/money.ts', discountTestFails)
+    expect(await h.exec('edit_file', { path: 'src/money.ts', old_string: '/** Amounts are integer cents. */', new_string: '/** Amounts are integer cents (never floats). */' }))
+      .toEqual({ content: 'edited src/money.ts' })
+    expect(h.results.map(r => [r.check, r.outcome])).toEqual([['typecheck', 'pass'], ['test', 'rolled-back'], ['typecheck', 'pass'], ['test', 'pass']])
+
+    const tests = runs(h.session).filter(r => r.check === 'test')
+    // vitest 1 and 2: the CLI (their Node API is not the warm runner's), without the options they reject;
+    // vitest 4: the warm runner, as for 3.
+    const warm = major >= 3
+    expect(tests.every(r => r.argv.at(-1) === '(warm)')).toBe(warm)
+    if (!warm) expect(tests.filter(r => r.argv.includes('--includeTaskLocation'))).toEqual([])
+    // The accepted state of src/money.ts's tests, the related run, the failing test alone, the re-check after
+    // the rollback, the good write's related run (its accepted state is current already).
+    expect(tests.map(r => r.outcome)).toEqual(['pass', 'fail', 'fail', 'pass', 'pass'])
+  }, INSTALL_MS)
+})
