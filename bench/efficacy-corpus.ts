@@ -11,7 +11,8 @@ import { join } from 'node:path'
 import type { Layout, LayoutKind } from './layouts.ts'
 
 export type BadKind = 'export-renamed' | 'export-removed' | 'signature' | 'syntax' | 'behaviour' | 'deleted-import' | 'new-file-type-error' | 'cross-package-import'
-export type GoodKind = 'docs' | 'refactor' | 'rename-all' | 'new-module' | 'new-test'
+  | 'internal-signature' | 'unexported-module' | 'fixture-changed'
+export type GoodKind = 'docs' | 'refactor' | 'rename-all' | 'new-module' | 'new-test' | 'fixture'
 
 /** One tool call, as the model would send it. */
 export interface ToolCall {
@@ -27,7 +28,7 @@ export interface CorpusEdit {
   call: (root: string) => ToolCall
 }
 
-export type CorpusWorkspace = LayoutKind | 'demo'
+export type CorpusWorkspace = LayoutKind | 'demo' | 'setups'
 
 const edit = (path: string, old_string: string, new_string: string) => (): ToolCall => ({ tool: 'edit_file', args: { path, old_string, new_string } })
 const write = (path: string, content: string) => (): ToolCall => ({ tool: 'write_file', args: { path, content } })
@@ -147,4 +148,68 @@ export function layoutCorpus(l: Layout): CorpusEdit[] {
 /** The edits for a copy of examples/demo/workspace. */
 export function demoCorpus(): CorpusEdit[] {
   return demo()
+}
+
+/**
+ * The setups workspace (issue 29): what real projects have that the layouts
+ * do not — `stripInternal` with an `@internal` helper used across modules, a
+ * test that lists `src/` and fails for a module `src/index.ts` does not
+ * export (no import relates it to a new file), a test that reads a JSON
+ * fixture. Vitest (the suite's own) and TypeScript from the repository.
+ */
+export function setupsFiles(): Record<string, string> {
+  const json = (value: unknown) => `${JSON.stringify(value, null, 2)}\n`
+  return {
+    'package.json': json({ name: 'setups', private: true, type: 'module' }),
+    'tsconfig.json': json({
+      compilerOptions: { target: 'ES2022', module: 'ESNext', moduleResolution: 'bundler', strict: true, declaration: true, stripInternal: true, noEmit: true, skipLibCheck: true, types: ['node'] },
+      include: ['src', 'tests'],
+    }),
+    '.gitignore': 'node_modules\n.dsh\n',
+    'src/internal.ts': '/** @internal Scales an amount of cents. */\nexport function scale(amount: number): number {\n  return amount * 2\n}\n',
+    'src/price.ts': "import { scale } from './internal'\n\nexport function doublePrice(cents: number): number {\n  return scale(cents)\n}\n",
+    'src/stock.ts': "import { scale } from './internal'\n\nexport function reorderLevel(sold: number): number {\n  return scale(sold) + 1\n}\n",
+    'src/tax.ts': 'export function taxOf(cents: number, percent: number): number {\n  return Math.round((cents * percent) / 100)\n}\n',
+    'src/index.ts': "export * from './price'\nexport * from './stock'\nexport * from './tax'\n",
+    'tests/exports.test.ts': [
+      "import { readdirSync, readFileSync } from 'node:fs'",
+      "import { expect, it } from 'vitest'",
+      '',
+      "const src = new URL('../src/', import.meta.url)",
+      "it('exports every public module from src/index.ts', () => {",
+      "  const index = readFileSync(new URL('index.ts', src), 'utf8')",
+      "  const modules = readdirSync(src).filter(f => f !== 'index.ts' && !f.startsWith('internal'))",
+      "  expect(modules.filter(f => !index.includes(`./${f.replace(/\\.ts$/, '')}'`))).toEqual([])",
+      '})',
+      '',
+    ].join('\n'),
+    'tests/fixtures/rates.json': json({ vat: 20 }),
+    'tests/tax.test.ts': [
+      "import { readFileSync } from 'node:fs'",
+      "import { expect, it } from 'vitest'",
+      "import { taxOf } from '../src/tax'",
+      '',
+      "it('taxes at the fixture rate', () => {",
+      "  const rates = JSON.parse(readFileSync(new URL('./fixtures/rates.json', import.meta.url), 'utf8')) as { vat: number }",
+      '  expect(taxOf(1000, rates.vat)).toBe(200)',
+      '})',
+      '',
+    ].join('\n'),
+    'tests/price.test.ts': "import { expect, it } from 'vitest'\nimport { doublePrice, reorderLevel } from '../src/index'\n\nit('doubles', () => expect(doublePrice(21)).toBe(42))\nit('reorders', () => expect(reorderLevel(3)).toBe(7))\n",
+  }
+}
+
+/** The edits for the setups workspace ({@link setupsFiles}). */
+export function setupsCorpus(): CorpusEdit[] {
+  return [
+    good('internal: doc comment', 'docs', edit('src/internal.ts', '/** @internal Scales an amount of cents. */', '/** @internal Scales an amount of cents by two. */')),
+    bad('@internal scale takes a required factor (stripInternal; 2 importers)', 'internal-signature', edit('src/internal.ts', 'export function scale(amount: number): number {\n  return amount * 2', 'export function scale(amount: number, factor: number): number {\n  return amount * factor')),
+    bad('new module src/discount.ts, not exported (a test lists src/)', 'unexported-module', write('src/discount.ts', 'export function discount(cents: number): number {\n  return Math.round(cents * 0.9)\n}\n')),
+    good('new module src/discount.ts, exported from the index (one shell call)', 'new-module', () => ({
+      tool: 'bash',
+      args: { command: "printf 'export function discount(cents: number): number {\\n  return Math.round(cents * 0.9)\\n}\\n' > src/discount.ts && printf \"export * from './discount'\\n\" >> src/index.ts" },
+    })),
+    bad('the VAT fixture says 25 %', 'fixture-changed', write('tests/fixtures/rates.json', '{\n  "vat": 25\n}\n')),
+    good('the rates fixture gains a reduced rate', 'fixture', write('tests/fixtures/rates.json', '{\n  "vat": 20,\n  "reduced": 5\n}\n')),
+  ]
 }

@@ -1,7 +1,8 @@
 /**
  * Efficacy of dsh-dstvalid on the layouts real repositories have: a corpus
  * of scripted edits (bench/efficacy-corpus.ts) over every layout of
- * bench/layouts.ts and a copy of examples/demo, each labelled bad (must be
+ * bench/layouts.ts, a copy of examples/demo and the setups workspace
+ * (stripInternal, a test that lists src/, a JSON fixture), each labelled bad (must be
  * rolled back, byte for byte) or good (must be kept), run through the real
  * harness: session, tools, workspace tools, dsh-snapshot (with `shell: git`,
  * so a deleting `rm` is undone too) and dsh-dstvalid with its defaults
@@ -11,11 +12,11 @@
  * per-edit check (cold type-check of every project + the whole test suite)
  * measured once on the same workspace. Goal: 0 / 0 / 0.
  *
- *   tsx bench/efficacy.bench.ts [vite-app|library|monorepo|jest|demo …]
+ *   tsx bench/efficacy.bench.ts [vite-app|library|monorepo|jest|demo|setups …]
  *   DSH_BENCH_VERBOSE=1 tsx bench/efficacy.bench.ts   # every result in full
  */
 import { spawnSync } from 'node:child_process'
-import { cpSync, existsSync, mkdtempSync, readFileSync, rmSync, symlinkSync, unlinkSync, writeFileSync } from 'node:fs'
+import { cpSync, existsSync, mkdirSync, mkdtempSync, readFileSync, rmSync, symlinkSync, unlinkSync, writeFileSync } from 'node:fs'
 import { tmpdir } from 'node:os'
 import { dirname, join } from 'node:path'
 import { fileURLToPath } from 'node:url'
@@ -25,13 +26,13 @@ import ToolService, { type ToolResult } from 'dsh-tools'
 import * as WorkspaceTools from 'dsh-tools-workspace'
 import * as Snapshot from 'dsh-snapshot'
 import DstValidService from 'dsh-dstvalid'
-import { demoCorpus, layoutCorpus, type CorpusEdit, type CorpusWorkspace, type ToolCall } from './efficacy-corpus.ts'
+import { demoCorpus, layoutCorpus, setupsCorpus, setupsFiles, type CorpusEdit, type CorpusWorkspace, type ToolCall } from './efficacy-corpus.ts'
 import { generateLayout, LAYOUT_KINDS, repoNodeModules, type Layout } from './layouts.ts'
 
 const here = dirname(fileURLToPath(import.meta.url))
 const verbose = !!process.env.DSH_BENCH_VERBOSE
 const wanted = process.argv.slice(2)
-const WORKSPACES: CorpusWorkspace[] = [...LAYOUT_KINDS, 'demo']
+const WORKSPACES: CorpusWorkspace[] = [...LAYOUT_KINDS, 'demo', 'setups']
 const selected = wanted.length ? WORKSPACES.filter(w => wanted.includes(w)) : WORKSPACES
 if (!selected.length) {
   console.error(`efficacy: no workspace matches ${wanted.join(', ')} (have: ${WORKSPACES.join(', ')})`)
@@ -63,6 +64,13 @@ function prepareWorkspace(w: CorpusWorkspace): { root: string; corpus: CorpusEdi
     symlinkSync(repoNodeModules, join(dir, 'node_modules'), 'dir')
     writeFileSync(join(dir, '.gitignore'), 'node_modules\n.dsh\n')
     result = { root: dir, corpus: demoCorpus() }
+  } else if (w === 'setups') {
+    for (const [rel, text] of Object.entries(setupsFiles())) {
+      mkdirSync(dirname(join(dir, rel)), { recursive: true })
+      writeFileSync(join(dir, rel), text)
+    }
+    symlinkSync(repoNodeModules, join(dir, 'node_modules'), 'dir')
+    result = { root: dir, corpus: setupsCorpus() }
   } else {
     const layout = generateLayout(w, dir)
     result = { root: layout.root, corpus: layoutCorpus(layout), layout }
