@@ -21,14 +21,14 @@ describe('a check that cannot run says why (the line that explains it, not the l
     const cause = `failed to load config from ${root}/vitest.config.ts: Error: DATABASE_URL is not set`
     // The accepted state before the write, and the write's own run.
     expect(runs(h.session).filter(x => x.check === 'test').map(x => [x.outcome, x.cause])).toEqual([['fail', cause], ['fail', cause]])
-  })
+  }, 300_000)
 
   it('an option this vitest rejects: the CACError line', async () => {
     const h = await boot(makeWorkspace('shop'), { warmTests: false, testArgs: ['--definitely-unknown'] })
     const r = await h.exec('edit_file', { path: 'src/money.ts', old_string: '/** Amounts are integer cents. */', new_string: '/** Cents. */' })
     expect(r.content.split('\n')[1]).toBe('warning: not verified: vitest exit 1: CACError: Unknown option `--definitelyUnknown`')
     expect(runs(h.session).filter(x => x.check === 'test').map(x => x.cause)).toEqual(['CACError: Unknown option `--definitelyUnknown`', 'CACError: Unknown option `--definitelyUnknown`'])
-  })
+  }, 300_000)
 
   it('reads the cause out of real failures: out of memory, a missing command, a stack trace', async () => {
     const oom = await runCommand([process.execPath, '--max-old-space-size=16', '-e', 'const a = []; for (;;) a.push(new Array(1e5).fill(1))'], { cwd: tmpdir(), timeoutMs: 60_000 })
@@ -38,7 +38,7 @@ describe('a check that cannot run says why (the line that explains it, not the l
     const thrown = await runCommand([process.execPath, '-e', 'function f() { throw new TypeError("cannot read the config") }\nf()'], { cwd: tmpdir(), timeoutMs: 10_000 })
     expect(explainFailure(thrown.output)).toBe('TypeError: cannot read the config')
     expect(explainFailure('all good\n')).toBeUndefined()
-  })
+  }, 120_000)
 })
 
 const internalProject: Record<string, string> = {
@@ -62,7 +62,7 @@ describe('stripInternal: an @internal export\'s change re-checks its importers',
       'src/c.ts:3 TS2554 Expected 2 arguments, but got 1.',
       '… 2 more')
     expect(h.results.map(r => [r.check, r.outcome, r.newProblems.length])).toEqual([['typecheck', 'rolled-back', 5]])
-  })
+  }, 300_000)
 })
 
 const listingProject: Record<string, string> = {
@@ -113,7 +113,7 @@ describe('tests that read the file system: a write to what a test reads runs tha
       ['src/tax.ts', 'pass'], ['src/tax.ts', 'fail'], ['src/tax.ts', 'pass'],
       ['tests/fixtures/prices.json', 'fail'], ['tests/fixtures/prices.json', 'pass'], ['tests/fixtures/prices.json', 'pass'],
     ])
-  })
+  }, 600_000)
 })
 
 /** A project whose first (cold) type-check takes far longer than an edit of one leaf file: 300 files of mapped and conditional types. */
