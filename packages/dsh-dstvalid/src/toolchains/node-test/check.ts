@@ -111,7 +111,7 @@ export class NodeTestCheck implements Check {
     ]
     try {
       // A failing test exits 1: the run found problems, it did not fail to run.
-      const r = await runRecorded(this.name, argv, root, io, { env: checkEnv({ NODE_TEST_CONTEXT: undefined }), passed: x => x.exitCode === 0 })
+      const r = await runRecorded(this.name, argv, root, io, { env: checkEnv({ NODE_TEST_CONTEXT: undefined }), passed: x => x.exitCode === 0, judgeable: () => existsSync(out) })
       const report = existsSync(out) ? this.read(out) : undefined
       if (r.outcome === 'timeout' || r.outcome === 'error' || !report) {
         const own = ownParseErrors(this.name, root, touched, [loaderError(r.stderr)])
