@@ -1,4 +1,5 @@
 import { AcceptedState, type JudgeRules } from './accepted.ts'
+import { withImportersOfDeleted } from './deleted.ts'
 import { listFiles } from './message.ts'
 import { SerialQueue } from './queue.ts'
 import { seconds } from './run.ts'
@@ -29,6 +30,8 @@ export interface GuardOptions {
 export interface Judgement extends Verdict {
   /** Measurements to advance the accepted state with, if the write is kept. */
   readonly measurements: ReadonlyMap<Check, Measurement>
+  /** What the lazy checks ran, when more than the change (the importers of deleted files). */
+  readonly selection?: Change
 }
 
 /** Files an import graph sees (related tests are found through it). */
@@ -222,22 +225,38 @@ export class Guard {
   async judge(change: Change, io: GuardIO, describe: string): Promise<Judgement> {
     const checks: CheckVerdict[] = []
     const measurements = new Map<Check, Measurement>()
+    const selection = this.selection(change)
     for (const check of this.options.checks) {
       const started = performance.now()
       io.notice('info', `${check.verb} after ${describe}…`, 'start')
-      const verdict = await this.judgeOne(check, change, io, measurements)
+      const verdict = await this.judgeOne(check, change, io, measurements, selection)
       verdict.durationMs = Math.round(performance.now() - started)
       checks.push(verdict)
       io.notice(verdict.outcome === 'pass' ? 'info' : verdict.outcome === 'fail' ? 'warn' : 'error', summarise(verdict), 'end')
       if (verdict.outcome === 'fail') break
     }
-    return { checks, regression: checks.some(c => c.outcome === 'fail'), measurements }
+    return { checks, regression: checks.some(c => c.outcome === 'fail'), measurements, ...(selection !== change ? { selection } : {}) }
   }
 
-  private async judgeOne(check: Check, change: Change, io: GuardIO, measurements: Map<Check, Measurement>): Promise<CheckVerdict> {
+  /**
+   * What the lazy checks (related tests) run for a change: the change, plus
+   * the existing files that imported what it deleted or moved away (a
+   * runner relates tests to files that exist; a deleted file relates to none).
+   */
+  private selection(change: Change): Change {
+    if (!this.options.checks.some(c => c.lazyBaseline)) return change
+    try {
+      return withImportersOfDeleted(this.options.root, change)
+    } catch {
+      // The workspace could not be scanned (vanished meanwhile): the runner's own selection.
+      return change
+    }
+  }
+
+  private async judgeOne(check: Check, change: Change, io: GuardIO, measurements: Map<Check, Measurement>, selection: Change): Promise<CheckVerdict> {
     const state = this._accepted.get(check)!
     const base: CheckVerdict = { check: check.name, outcome: 'pass', regressions: [], warnings: [], flaky: [], durationMs: 0, ...(check.advisory ? { advisory: true } : {}) }
-    const m = await check.measure(change, this.checkIO(io))
+    const m = await check.measure(check.lazyBaseline ? selection : change, this.checkIO(io))
     if (m.notes?.length) base.notes = m.notes
     if (m.status !== 'ok') {
       if (m.status === 'timeout' && check.lazyBaseline) {
@@ -325,11 +344,13 @@ export class Guard {
   async recheck(change: Change, judgement: Judgement, io: GuardIO): Promise<{ leftover: Problem[]; errors: string[] }> {
     const leftover: Problem[] = []
     const errors: string[] = []
+    // After the rollback the deleted files are back: the importers the judgement ran are found again through them.
+    const selection = judgement.selection ?? change
     for (const check of judgement.measurements.keys()) {
       const state = this._accepted.get(check)
       if (!state?.measured) continue
       io.notice('info', `${check.verb} again after the rollback…`, 'start')
-      const m = await check.measure(change, this.checkIO(io))
+      const m = await check.measure(check.lazyBaseline ? selection : change, this.checkIO(io))
       if (m.status !== 'ok') {
         errors.push(m.error ?? `${check.name} ${m.status}`)
         continue
