@@ -13,9 +13,10 @@
  * - the warm host's RSS after the session.
  *
  *   tsx bench/hooks.bench.ts
+ *   DSH_BENCH_HOOKS=client tsx bench/hooks.bench.ts     # the client's round trip only
  *   DSH_BENCH_WRITES=10 DSH_BENCH_MODULES=80 DSH_BENCH_TEST_FILES=40 tsx bench/hooks.bench.ts
  */
-import { execFileSync } from 'node:child_process'
+import { spawnSync } from 'node:child_process'
 import { cpSync, mkdtempSync, readFileSync, readdirSync, rmSync, symlinkSync, writeFileSync } from 'node:fs'
 import { tmpdir } from 'node:os'
 import { dirname, join, resolve } from 'node:path'
@@ -120,29 +121,43 @@ async function dshRun(p: Project): Promise<number[]> {
 }
 
 /** The hook client's own cost: a call the host answers at once (a tool it does not guard), N times, against `node -e ''`. */
-async function clientCost(p: Project): Promise<{ client: number; naive: number }> {
+async function clientCost(p: Project): Promise<{ client: number; naive: number; clientCpu: number; naiveCpu: number; load: string }> {
   const ws = copyProject(p)
   const vault = join(ws.root, '.dsh')
   installHooks(ADAPTERS.find(a => a.agent === 'claude-code')!, ws.root)
   startHost(ws.root, vault)
   while ((await hostStatus(vault)).state !== 'up') await new Promise(r => setTimeout(r, 200))
   const payload = JSON.stringify({ session_id: 'bench', tool_name: 'Read', tool_use_id: 't', tool_input: { file_path: join(ws.root, ws.file) } })
-  const time = (argv: string[], input?: string) => {
+  const wall = (argv: string[], input?: string) => {
     const t = performance.now()
-    execFileSync(argv[0]!, argv.slice(1), { input: input ?? '', stdio: ['pipe', 'ignore', 'ignore'] })
+    spawnSync(argv[0]!, argv.slice(1), { input: input ?? '', stdio: ['pipe', 'ignore', 'ignore'] })
     return performance.now() - t
+  }
+  // The CPU the calls' processes used (GNU time's user + sys over 30 calls in one loop: it counts in 10 ms steps), which the machine's load changes much less than the wall clock.
+  const payloadFile = join(dirname(ws.root), 'payload.json')
+  writeFileSync(payloadFile, payload)
+  const q = (s: string) => `'${s}'`
+  const cpu = (command: string) => {
+    const r = spawnSync('/usr/bin/time', ['-f', '%U %S', 'sh', '-c', `for i in $(seq 30); do ${command} >/dev/null; done`], { stdio: ['ignore', 'ignore', 'pipe'], encoding: 'utf8' })
+    const [user, sys] = r.stderr.trim().split('\n').at(-1)!.split(' ').map(Number)
+    return ((user ?? NaN) + (sys ?? NaN)) * 1000 / 30
   }
   const client: number[] = []
   const naive: number[] = []
   for (let i = 0; i < 30; i++) {
-    client.push(time(['sh', HOOK_CLIENT, ws.root, 'claude-code', 'PreToolUse', '10', '0'], payload))
-    naive.push(time([process.execPath, '-e', '']))
+    client.push(wall(['sh', HOOK_CLIENT, ws.root, 'claude-code', 'PreToolUse', '10', '0'], payload))
+    naive.push(wall([process.execPath, '-e', '']))
   }
+  const clientCpu = cpu(`sh ${q(HOOK_CLIENT)} ${q(ws.root)} claude-code PreToolUse 10 0 < ${q(payloadFile)}`)
+  const naiveCpu = cpu(`${q(process.execPath)} -e ''`)
+  const load = readFileSync('/proc/loadavg', 'utf8').split(' ')[0]!
   const status = await hostStatus(vault)
   if (status.pid) process.kill(status.pid, 'SIGTERM')
   await new Promise(r => setTimeout(r, 500))
   rmSync(dirname(ws.root), { recursive: true, force: true })
-  return { client: median(client), naive: median(naive) }
+  return {
+    client: median(client), naive: median(naive), clientCpu, naiveCpu, load,
+  }
 }
 
 const bin = await ensureAgentCli('claude')
@@ -155,7 +170,12 @@ const projects: Project[] = [
 ]
 
 const cost = await clientCost(projects[0]!)
-console.log(`Hook client round trip (median of 30, host up, a call it answers at once): sh + curl ${ms(cost.client)}; naive node start-up per call ${ms(cost.naive)} (${(cost.naive / cost.client).toFixed(1)}×)\n`)
+console.log(`Hook client round trip (median of 30, host up, a call it answers at once; load average ${cost.load}):`)
+console.log(`| client | wall clock | CPU (user + sys) |`)
+console.log(`|---|---|---|`)
+console.log(`| sh + curl over the socket | ${ms(cost.client)} | ${ms(cost.clientCpu)} |`)
+console.log(`| naive: a node start-up per call (nothing else) | ${ms(cost.naive)} (${(cost.naive / cost.client).toFixed(1)}×) | ${ms(cost.naiveCpu)} (${(cost.naiveCpu / cost.clientCpu).toFixed(1)}×) |\n`)
+if (process.env.DSH_BENCH_HOOKS === 'client') process.exit(0)
 console.log(`| project | session without hooks | with hooks | added per write (2 hook calls) | judged write, hooks (median) | same write, dsh run (median) | hooks / dsh run | host RSS after |`)
 console.log(`|---|---|---|---|---|---|---|---|`)
 for (const p of projects) {
