@@ -173,13 +173,15 @@ export class ProofChain {
   private commit(batch: Pending['fields'][]): ProofEntry[] {
     this.readFromDisk(true)
     const recordHead = this.checkHeadRecord()
-    const moveSeal = this.checkSeal()
+    let moveSeal = this.checkSeal()
     let head = this._cursor.head
     const entries = batch.map(fields => {
       const entry = sealEntry({ seq: head.seq + 1, ...fields, prevHash: head.hash })
       head = { seq: entry.seq, hash: entry.hash }
       return entry
     })
+    // Seal the batch's last entry before writing it: a stop in between leaves a chain the seal still vouches for.
+    if (moveSeal) moveSeal = this.sealNext(head)
     const fd = openSync(this.file, 'a')
     let size: number
     try {
@@ -221,6 +223,18 @@ export class ProofChain {
     const { update, warning } = reconcileHeadRecord(this.file, tail, !!this._options.fsync)
     if (warning) this.warn(warning)
     return update
+  }
+
+  /** Under the lock, before writing: the seal names `next` as the entry the batch ends with (false when the key store cannot be written). */
+  private sealNext(next: ChainHead): boolean {
+    const tail = this._cursor.head
+    try {
+      writeChainSeal(this.file, { seq: tail.seq, hash: tail.hash, time: (this._options.now ?? Date.now)(), next })
+      return true
+    } catch (error) {
+      this.warn(`${this.file}: cannot use the seal in dsh's key store: ${(error as Error).message}`)
+      return false
+    }
   }
 
   /** Under the lock: whether this batch may move the seal (see `reconcileSeal`); a key store that cannot be used is a warning. */

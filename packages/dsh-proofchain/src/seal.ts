@@ -10,11 +10,19 @@ import { readSeal, realpathNearest, writeSeal } from 'dsh-common'
  * extended or deleted no longer matches it. `frozen` is set — and the seal
  * never moved again — once an appender finds the chain no longer ends at
  * the sealed entry, so the evidence survives later appends.
+ *
+ * A batch is sealed in two steps: before it is written, the seal names the
+ * entry it will end with (`next`); after, that entry becomes the sealed one.
+ * A dsh stopped between the two leaves a chain ending at `next`, which still
+ * counts as sealed (its hash was sealed before it was written), so a crash is
+ * never mistaken for a forgery.
  */
 export interface ChainSeal {
   seq: number
   hash: string
   time: number
+  /** The entry the batch being written will end with. */
+  next?: { seq: number; hash: string }
   frozen?: string
 }
 
@@ -27,13 +35,26 @@ function sealName(file: string): string {
 export function readChainSeal(file: string): ChainSeal | 'forged' | undefined {
   const fields = readSeal(sealName(file))
   if (fields === undefined || fields === 'forged') return fields
-  const { seq, hash, time, frozen } = fields
+  const { seq, hash, time, frozen, nextSeq, nextHash } = fields
   if (typeof seq !== 'number' || typeof hash !== 'string' || typeof time !== 'number') return 'forged'
-  return { seq, hash, time, ...(typeof frozen === 'string' ? { frozen } : {}) }
+  return {
+    seq, hash, time,
+    ...(typeof nextSeq === 'number' && typeof nextHash === 'string' ? { next: { seq: nextSeq, hash: nextHash } } : {}),
+    ...(typeof frozen === 'string' ? { frozen } : {}),
+  }
 }
 
 export function writeChainSeal(file: string, seal: ChainSeal): void {
-  writeSeal(sealName(file), { seq: seal.seq, hash: seal.hash, time: seal.time, ...(seal.frozen ? { frozen: seal.frozen } : {}) })
+  writeSeal(sealName(file), {
+    seq: seal.seq, hash: seal.hash, time: seal.time,
+    ...(seal.next ? { nextSeq: seal.next.seq, nextHash: seal.next.hash } : {}),
+    ...(seal.frozen ? { frozen: seal.frozen } : {}),
+  })
+}
+
+/** Whether the chain ending at `tail` ends where the seal says: at the sealed entry, or at the one sealed as next. */
+export function endsAtSeal(seal: ChainSeal, tail: { seq: number; hash: string }): boolean {
+  return (seal.seq === tail.seq && seal.hash === tail.hash) || (seal.next?.seq === tail.seq && seal.next.hash === tail.hash)
 }
 
 /**
@@ -48,7 +69,7 @@ export function reconcileSeal(file: string, tail: { seq: number; hash: string })
   if (seal === undefined) return { update: true }
   if (seal === 'forged') return { update: false, warning: `${file}: its seal does not verify with this machine's key; it is left as found (run dsh proof verify)` }
   if (seal.frozen) return { update: false }
-  if (seal.seq === tail.seq && seal.hash === tail.hash) return { update: true }
+  if (endsAtSeal(seal, tail)) return { update: true }
   const frozen = seal.seq > tail.seq
     ? `the chain ended at seq ${tail.seq} although dsh had sealed seq ${seal.seq}`
     : seal.seq === tail.seq

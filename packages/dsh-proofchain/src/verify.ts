@@ -69,6 +69,9 @@ export function verifyChainFile(file: string): VerifyReport {
   let lastLine = 0
   /** The line of the first entry after the sealed one. */
   let unsealedLine: number | undefined
+  /** The same after the entry sealed as next, for a dsh stopped between writing a batch and sealing it. */
+  let unsealedAfterNextLine: number | undefined
+  let nextSeen = false
   try {
     const size = fstatSync(fd).size
     for (const read of readLines(fd, 0, size)) {
@@ -98,6 +101,8 @@ export function verifyChainFile(file: string): VerifyReport {
         break
       }
       if (seal && record.kind !== 'anchor' && record.seq > seal.seq) unsealedLine ??= read.line
+      if (seal?.next && record.kind !== 'anchor' && record.seq > seal.next.seq) unsealedAfterNextLine ??= read.line
+      if (seal?.next && record.kind !== 'anchor' && record.seq === seal.next.seq && record.hash === seal.next.hash) nextSeen = true
     }
   } finally {
     closeSync(fd)
@@ -123,8 +128,11 @@ export function verifyChainFile(file: string): VerifyReport {
       message: `the chain ends at seq ${cursor.head.seq}, but dsh sealed seq ${seal.seq} at ${when(seal.time)}: entries were removed from the end`,
     }
   }
-  if (!problem && seal && unsealedLine !== undefined) {
-    problem = { line: unsealedLine, seq: seal.seq + 1, kind: 'not sealed', message: `dsh sealed the chain at seq ${seal.seq}; the entries after it (to seq ${cursor.head.seq}) were written by something else, or dsh stopped before sealing them` }
+  // A chain ending at the entry sealed as next was written by dsh, which stopped before moving the seal.
+  const sealedTo = seal?.next && nextSeen ? seal.next.seq : seal?.seq
+  const firstUnsealed = seal?.next && nextSeen ? unsealedAfterNextLine : unsealedLine
+  if (!problem && seal && sealedTo !== undefined && firstUnsealed !== undefined) {
+    problem = { line: firstUnsealed, seq: sealedTo + 1, kind: 'not sealed', message: `dsh sealed the chain at seq ${sealedTo}; the entries after it (to seq ${cursor.head.seq}) were not sealed by dsh: written by something else, or while dsh could not use its key store` }
   }
   const anchor = cursor.anchor
   return {

@@ -2,7 +2,7 @@ import { readdirSync, readFileSync, rmSync, truncateSync, writeFileSync } from '
 import { join } from 'node:path'
 import { describe, expect, it } from 'vitest'
 import fc from 'fast-check'
-import { verifyChainFile, describeProblem, headPath, ProofChain, GENESIS, sealEntry, type ProofEntry } from 'dsh-proofchain'
+import { verifyChainFile, describeProblem, headPath, ProofChain, GENESIS, readChainSeal, sealEntry, writeChainSeal, type ProofEntry } from 'dsh-proofchain'
 import { fill, freshChain, lines, sample, writeLines } from './helpers.ts'
 
 async function chainOf(n: number) {
@@ -187,7 +187,7 @@ describe('verify: forgery by something without the key (the seal in dsh\'s key s
     const extra = sealEntry({ ...sample(99), seq: last.seq + 1, time: last.time + 1, detail: '', prevHash: last.hash })
     writeLines(file, [...lines(file), JSON.stringify(extra)])
     writeFileSync(headPath(file), JSON.stringify({ seq: extra.seq, hash: extra.hash, time: extra.time }) + '\n')
-    expect(verifyChainFile(file).problem).toEqual({ line: 5, seq: 4, kind: 'not sealed', message: 'dsh sealed the chain at seq 3; the entries after it (to seq 4) were written by something else, or dsh stopped before sealing them' })
+    expect(verifyChainFile(file).problem).toEqual({ line: 5, seq: 4, kind: 'not sealed', message: 'dsh sealed the chain at seq 3; the entries after it (to seq 4) were not sealed by dsh: written by something else, or while dsh could not use its key store' })
   })
 
   it('the harness appending after a forgery freezes the seal, so verify keeps saying it', async () => {
@@ -198,6 +198,23 @@ describe('verify: forgery by something without the key (the seal in dsh\'s key s
     await fill(chain, 2, 50)
     expect(warnings).toEqual([`${file}: seq 4 in the chain is not the entry dsh sealed; the seal is frozen as evidence (run dsh proof verify)`])
     expect(verifyChainFile(file).problem).toMatchObject({ seq: 4, kind: 'hash mismatch' })
+  })
+
+  it('a dsh stopped between writing a batch and moving the seal leaves a chain that still verifies, and appends on', async () => {
+    const chain = freshChain()
+    await fill(chain, 3)
+    const sealed = readChainSeal(chain.file)
+    if (!sealed || sealed === 'forged') throw new Error('no seal')
+    // The state a stop right after the append leaves: the seal still at seq 1, naming seq 2 as next.
+    const tail = JSON.parse(lines(chain.file).at(-1)!) as ProofEntry
+    const before = JSON.parse(lines(chain.file).at(-2)!) as ProofEntry
+    writeChainSeal(chain.file, { seq: before.seq, hash: before.hash, time: sealed.time, next: { seq: tail.seq, hash: tail.hash } })
+    expect(verifyChainFile(chain.file)).toMatchObject({ ok: true, entries: 3 })
+    const warnings: string[] = []
+    const reopened = ProofChain.open({ file: chain.file, onWarning: m => warnings.push(m) })
+    await fill(reopened, 2, 10)
+    expect(warnings).toEqual([])
+    expect(verifyChainFile(chain.file)).toMatchObject({ ok: true, entries: 5, seal: { seq: 4 } })
   })
 
   it('a seal changed without the key does not verify', async () => {
