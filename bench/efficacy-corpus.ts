@@ -1,6 +1,6 @@
 /**
  * The scripted edits of `pnpm bench efficacy`: what a model typically
- * writes in the layouts of bench/layouts.ts and in examples/demo, each
+ * writes in the layouts of dsh-testkit's layouts.ts and in examples/demo, each
  * labelled bad (must be rolled back) or good (must be kept). Edits of one
  * workspace run in order in one session: good edits are kept and change the
  * workspace, so later edits are written against that state; bad edits are
@@ -8,7 +8,7 @@
  */
 import { readFileSync } from 'node:fs'
 import { join } from 'node:path'
-import type { Layout, LayoutKind } from './layouts.ts'
+import type { Layout, LayoutKind } from 'dsh-testkit'
 
 export type BadKind = 'export-renamed' | 'export-removed' | 'signature' | 'syntax' | 'behaviour' | 'deleted-import' | 'new-file-type-error' | 'cross-package-import'
   | 'internal-signature' | 'unexported-module' | 'fixture-changed'

@@ -1,8 +1,8 @@
 /**
  * Efficacy of dsh-dstvalid on the layouts real repositories have: a corpus
  * of scripted edits (bench/efficacy-corpus.ts) over every layout of
- * bench/layouts.ts, a copy of examples/demo and the setups workspace
- * (stripInternal, a test that lists src/, a JSON fixture), each labelled bad (must be
+import { demoCorpus, layoutCorpus, setupsCorpus, setupsFiles, type CorpusEdit, type CorpusWorkspace, type ToolCall } from './efficacy-corpus.ts'
+import { generateLayout, LAYOUT_KINDS, repoNodeModules, type Layout } from 'dsh-testkit'
  * rolled back, byte for byte) or good (must be kept), run through the real
  * harness: session, tools, workspace tools, dsh-snapshot (with `shell: git`,
  * so a deleting `rm` is undone too) and dsh-dstvalid with its defaults
@@ -27,7 +27,7 @@ import * as WorkspaceTools from 'dsh-tools-workspace'
 import * as Snapshot from 'dsh-snapshot'
 import DstValidService from 'dsh-dstvalid'
 import { demoCorpus, layoutCorpus, setupsCorpus, setupsFiles, type CorpusEdit, type CorpusWorkspace, type ToolCall } from './efficacy-corpus.ts'
-import { generateLayout, LAYOUT_KINDS, repoNodeModules, type Layout } from './layouts.ts'
+import { generateLayout, LAYOUT_KINDS, repoNodeModules, type Layout } from 'dsh-testkit'
 
 const here = dirname(fileURLToPath(import.meta.url))
 const verbose = !!process.env.DSH_BENCH_VERBOSE

@@ -1,5 +1,5 @@
 /**
- * The type-check on the layouts real repositories have (bench/layouts.ts):
+ * The type-check on the layouts real repositories have (dsh-testkit's layouts.ts):
  * a create-vite solution tsconfig, a library with build/spec configs over an
  * `extends` base, a pnpm monorepo without a root tsconfig. Real TypeScript,
  * real files; tests are off (the test runner is not the point here).
@@ -10,7 +10,7 @@ import { join } from 'node:path'
 import { describe, expect, it, vi } from 'vitest'
 import { TsWorkerClient } from 'dsh-dstvalid'
 import { tempDir } from 'dsh-testkit'
-import { generateLayout, type Edit, type Layout, type LayoutKind, type LayoutOptions } from '../../../bench/layouts.ts'
+import { generateLayout, type Edit, type Layout, type LayoutKind, type LayoutOptions } from 'dsh-testkit'
 import { bootForSuite, runs, type Harness } from './helpers.ts'
 
 // A cold check of four programs is a few seconds alone, and over a minute on a machine shared by many.

@@ -1,6 +1,6 @@
 /**
  * The warm test runner on a library whose vitest config has three projects,
- * one of which cannot start here (bench/layouts.ts's `library`: its `dom`
+ * one of which cannot start here (dsh-testkit's layouts.ts `library`: its `dom`
  * project needs happy-dom, which is not installed), with its solution
  * tsconfig: the project is announced once and left out, test ids carry their
  * project, and checks that cannot change the verdict do not run.
@@ -10,13 +10,13 @@ import { join } from 'node:path'
 import { describe, expect, it, vi } from 'vitest'
 import { WarmVitestCheck } from 'dsh-dstvalid'
 import { tempDir } from 'dsh-testkit'
-import { generateLayout, type Edit, type Layout } from '../../../bench/layouts.ts'
+import { generateLayout, type Edit, type Layout } from 'dsh-testkit'
 import { bootForSuite, runs } from './helpers.ts'
 
 // A cold type-check of the solution's programs plus vitest's start: seconds alone, minutes on a shared machine.
 vi.setConfig({ testTimeout: 240_000, hookTimeout: 240_000 })
 
-describe('warm runner: vitest projects, one of which cannot start (bench/layouts.ts library)', () => {
+describe('warm runner: vitest projects, one of which cannot start (the testkit library layout)', () => {
   let l: Layout
   // The harness's default `--pool=threads`; the warm runner is the default.
   const suite = bootForSuite(() => (l = generateLayout('library', tempDir('dsh-warm-projects-'))).root)

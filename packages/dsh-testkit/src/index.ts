@@ -8,7 +8,10 @@
  * real `dsh` on a scripted model and a cordis.yml of their own; scripted
  * model servers speaking real agents' APIs (`startModelServer` with
  * `responsesModel` for Codex, `geminiModel` for Gemini CLI) and
- * `runInLoopback` to run an agent CLI where it reaches only them.
+ * `runInLoopback` to run an agent CLI where it reaches only them;
+ * `generateLayout` — realistic TypeScript project layouts (vite app,
+ * library, pnpm monorepo, Jest) with the edits a guard must judge, shared
+ * by dsh-dstvalid's specs and the benchmarks.
  */
 export * from './temp.ts'
 export * from './disk.ts'
@@ -20,3 +23,4 @@ export * from './script.ts'
 export * from './models/index.ts'
 export * from './loopback.ts'
 export * from './agent-clis.ts'
+export { generateLayout, LAYOUT_KINDS, repoNodeModules, type Edit, type Layout, type LayoutKind, type LayoutOptions, type LayoutScenarios, type NewFile } from './layouts.ts'

@@ -23,7 +23,7 @@
  * repository's, which has typescript, vitest, jest, ts-jest, @jest/globals
  * and @types/node); nothing is downloaded.
  *
- *   tsx bench/layouts.ts <vite-app|library|monorepo|jest> <dir> [--preexisting]
+ *   tsx packages/dsh-testkit/src/layouts.ts <vite-app|library|monorepo|jest> <dir> [--preexisting]
  */
 import { mkdirSync, symlinkSync, writeFileSync } from 'node:fs'
 import { dirname, join, relative, resolve } from 'node:path'
@@ -103,7 +103,7 @@ export interface Layout {
 
 const here = dirname(fileURLToPath(import.meta.url))
 /** This repository's node_modules. */
-export const repoNodeModules = join(here, '..', 'node_modules')
+export const repoNodeModules = join(here, '..', '..', '..', 'node_modules')
 
 const json = (value: unknown) => JSON.stringify(value, null, 2) + '\n'
 const lines = (...l: string[]) => l.join('\n') + '\n'
@@ -769,7 +769,7 @@ if (process.argv[1] && resolve(process.argv[1]) === fileURLToPath(import.meta.ur
   const args = process.argv.slice(2)
   const [kind, dir] = args.filter(a => !a.startsWith('--'))
   if (!kind || !dir || !(LAYOUT_KINDS as readonly string[]).includes(kind)) {
-    console.error(`usage: tsx bench/layouts.ts <${LAYOUT_KINDS.join('|')}> <dir> [--preexisting] [--jest-config-file]`)
+    console.error(`usage: tsx packages/dsh-testkit/src/layouts.ts <${LAYOUT_KINDS.join('|')}> <dir> [--preexisting] [--jest-config-file]`)
     process.exit(2)
   }
   const layout = generateLayout(kind as LayoutKind, dir, { preexisting: args.includes('--preexisting'), jestConfig: args.includes('--jest-config-file') ? 'file' : 'package' })
