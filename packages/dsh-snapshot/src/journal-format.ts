@@ -56,6 +56,10 @@ export interface ParsedJournal {
   torn: boolean
   /** A whole record that could not be read; everything from it on was ignored. */
   damage?: string
+  /** The torn last record is a capture whose line is whole and whose bytes end early: what of it there is. */
+  tornCapture?: { path: string; size: number; have: number; offset: number }
+  /** The last record is a capture whose bytes are all there but lack the closing newline: kept (its checksum is checked on use). */
+  unframed?: string
 }
 
 /** Bytes of captured content that follow a record's line. */

@@ -85,8 +85,15 @@ export function readJournal(file: string): ParsedJournal {
       let next = line.next
       let payloadOffset: number | undefined
       if (psize) {
+        if (next + psize === size && record.t === 'cap') {
+          // Only the closing newline is missing: the bytes are whole (checked against their checksum when used).
+          parsed.records.push({ record, payloadOffset: next })
+          parsed.unframed = describeRecord(record)
+          break
+        }
         if (next + psize + 1 > size) {
           parsed.torn = true
+          if (record.t === 'cap') parsed.tornCapture = { path: record.entry.path, size: psize, have: size - next, offset: next }
           break
         }
         const end = Buffer.alloc(1)

@@ -1,4 +1,4 @@
-import { closeSync, existsSync, openSync, readdirSync, realpathSync, renameSync, rmSync, statSync, unlinkSync } from 'node:fs'
+import { closeSync, existsSync, openSync, readdirSync, readFileSync, readSync, realpathSync, renameSync, rmSync, statSync, unlinkSync } from 'node:fs'
 import { basename, dirname, join, resolve } from 'node:path'
 import { atomicTempTarget, definedOnly, fsyncDirSync, readdirOrEmpty } from 'dsh-common'
 import { JOURNAL_SUFFIX, type ParsedJournal } from './journal-format.ts'
@@ -37,6 +37,8 @@ export interface RecoveredJournal {
   torn: boolean
   /** The journal was unreadable from some point on; it is kept as `<file>.damaged`. */
   damage?: string
+  /** The last record lacked its closing newline; its bytes were whole and used (what it was). */
+  unframed?: string
   /** The journal was resolved and deleted. */
   removed: boolean
   /** Why it could not be resolved, when it was not. */
@@ -122,7 +124,8 @@ export async function recoverVault(vault: string, options: RecoverOptions = {}):
       report.skipped.push({ file, reason })
       continue
     }
-    if (workspace && parsed.header && parsed.header.root !== workspace) {
+    // A workspace that no longer exists (moved?) is not another one: the journal is reported, with what to do.
+    if (workspace && parsed.header && parsed.header.root !== workspace && existsSync(parsed.header.root)) {
       report.skipped.push({ file, reason: `it belongs to workspace ${parsed.header.root}` })
       continue
     }
@@ -138,9 +141,15 @@ export async function resolveJournal(parsed: ParsedJournal, fsync: boolean): Pro
     file, scopes: [], debris: [], torn: parsed.torn, removed: false,
     ...(header ? { sessionId: header.sessionId, root: header.root, owner: header.owner } : {}),
     ...(parsed.damage ? { damage: parsed.damage } : {}),
+    ...(parsed.unframed ? { unframed: parsed.unframed } : {}),
   }
   if (header && !existsSync(header.root)) {
-    out.problem = `workspace ${header.root} no longer exists; journal kept`
+    out.problem = `workspace ${header.root} no longer exists (moved or deleted?); journal kept: move the workspace back to ${header.root} and run dsh recover --workspace ${header.root} again, or delete ${file} if none of its writes matter any more`
+    return out
+  }
+  const unproven = header && parsed.tornCapture ? changedSinceTornCapture(header.root, file, parsed.tornCapture) : undefined
+  if (unproven) {
+    out.problem = unproven
     return out
   }
   const scopes = header ? replayScopes(parsed.records) : []
@@ -180,6 +189,30 @@ export async function resolveJournal(parsed: ParsedJournal, fsync: boolean): Pro
     out.removed = true
   }
   return out
+}
+
+/**
+ * A capture cut short at the end of the journal (its line whole, its bytes
+ * not): by the write protocol its write had not started, so the file must
+ * still begin with the bytes captured. When it does not, that cannot be
+ * proven: what to tell the user, and the journal is kept as the evidence.
+ */
+function changedSinceTornCapture(root: string, file: string, torn: NonNullable<ParsedJournal['tornCapture']>): string | undefined {
+  let current: Buffer | undefined
+  try {
+    current = readFileSync(join(root, torn.path))
+  } catch {
+    // Gone or unreadable: it differs from what was being captured.
+  }
+  const fd = openSync(file, 'r')
+  const captured = Buffer.alloc(torn.have)
+  try {
+    readSync(fd, captured, 0, torn.have, torn.offset)
+  } finally {
+    closeSync(fd)
+  }
+  if (current && current.length === torn.size && current.subarray(0, torn.have).equals(captured)) return undefined
+  return `the last record, a capture of ${torn.path}, ends early (${torn.have} of ${torn.size} bytes) and ${torn.path} no longer matches it: its write may have run, and this journal cannot prove what ${torn.path} held before. Nothing was restored or removed; the journal is kept as evidence: check ${torn.path} (e.g. git diff), then delete ${file}`
 }
 
 /**
@@ -228,16 +261,17 @@ export function formatRecovery(report: RecoveryReport): string {
   for (const j of report.journals) {
     const who = j.owner ? `, pid ${j.owner.pid}` : ''
     lines.push(`${basename(j.file)} (session ${j.sessionId ?? '?'}${who}):`)
-    if (j.torn) lines.push('  the last record was cut short by the crash (its write had not started); ignored')
+    if (j.torn && !j.problem) lines.push('  the last record was cut short by the crash (its write had not started); ignored')
+    if (j.unframed) lines.push(`  the last record (${j.unframed}) lacks its closing newline; its bytes are whole and were used`)
     if (j.damage) lines.push(`  damaged journal: ${j.damage}; records after it were ignored; kept as ${basename(j.file)}.damaged`)
-    if (!j.scopes.length) lines.push('  no open snapshot')
+    if (!j.scopes.length && !j.problem) lines.push('  no open snapshot')
     for (const s of j.scopes) {
       const why = s.verdict === 'none' ? 'no verdict' : s.verdict === 'commit' ? 'committed' : `rollback${s.reason ? `: ${s.reason}` : ''}`
       const parts: string[] = []
       if (s.restored.length) parts.push(`restored ${listPaths(s.restored)}`)
       if (s.deleted.length) parts.push(`deleted ${listPaths(s.deleted)}`)
       if (s.failed.length) parts.push(`could not restore ${listPaths(s.failed.map(f => `${f.path} (${f.error})`))}`)
-      if (!parts.length && (s.action === 'rolled back' || s.action === 'finished rollback')) parts.push('nothing had changed')
+      if (!parts.length && (s.action === 'rolled back' || s.action === 'finished rollback')) parts.push(j.damage ? 'nothing to restore in the records before the damage' : 'nothing had changed')
       lines.push(`  ${s.action} ${s.label} (${why})${parts.length ? `: ${parts.join('; ')}` : ''}`)
     }
     if (j.debris.length) lines.push(`  removed leftover temp files: ${listPaths(j.debris)}`)

@@ -1,11 +1,11 @@
 import { describe, expect, it } from 'vitest'
 import { spawn } from 'node:child_process'
-import { existsSync, readdirSync, readFileSync, writeFileSync } from 'node:fs'
+import { existsSync, readdirSync, readFileSync, renameSync, writeFileSync } from 'node:fs'
 import { dirname, join, resolve } from 'node:path'
 import { fileURLToPath } from 'node:url'
-import { listJournals } from 'dsh-snapshot'
+import { listJournals, Snapshots } from 'dsh-snapshot'
 import { content } from './fixtures/crash-plan.ts'
-import { workspace } from './helpers.ts'
+import { deadOwner, workspace } from './helpers.ts'
 
 const REPO = resolve(dirname(fileURLToPath(import.meta.url)), '../../..')
 const DSH = join(REPO, 'packages/dsh-cli/bin/dsh.mjs')
@@ -70,6 +70,22 @@ describe('dsh recover', () => {
 
     const again = await dsh(['recover', '--workspace', root])
     expect(again).toEqual({ code: 0, stdout: `nothing to recover in ${join(root, '.dsh', 'snapshots')}\n`, stderr: '' })
+  }, 60_000)
+
+  it('a moved workspace: exit 1, the journal kept, and what to do', async () => {
+    const root = workspace({ 'a.txt': 'old' })
+    new Snapshots({ root, vault: join(root, '.dsh'), sessionId: 'm', fsync: 'off' }, deadOwner()).capture({ key: 'call:c1', callId: 'c1' }, ['a.txt'])
+    writeFileSync(join(root, 'a.txt'), 'new')
+    const moved = `${root}-moved`
+    renameSync(root, moved)
+    const [file] = listJournals(join(moved, '.dsh'))
+    const r = await dsh(['recover', '--workspace', moved])
+    expect(r.stdout.split('\n').slice(1)).toEqual([
+      `  workspace ${root} no longer exists (moved or deleted?); journal kept: move the workspace back to ${root} and run dsh recover --workspace ${root} again, or delete ${file} if none of its writes matter any more`,
+      '',
+    ])
+    expect(r.code).toBe(1)
+    expect(listJournals(join(moved, '.dsh'))).toEqual([file])
   }, 60_000)
 
   it('bad usage exits 2 with one line', async () => {

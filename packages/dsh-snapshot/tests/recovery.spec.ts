@@ -1,5 +1,5 @@
 import { describe, expect, it } from 'vitest'
-import { appendFileSync, existsSync, mkdirSync, readdirSync, rmSync, symlinkSync, writeFileSync } from 'node:fs'
+import { appendFileSync, existsSync, mkdirSync, readdirSync, renameSync, rmSync, statSync, symlinkSync, truncateSync, writeFileSync } from 'node:fs'
 import { basename, join } from 'node:path'
 import {
   currentOwner, formatRecovery, JournalWriter, listJournals, readJournal, recoverVault, Snapshots, type RecoveryReport,
@@ -130,6 +130,77 @@ describe('recovery of journals left by a dead process', () => {
     expect(report.journals[0]!.damage).toMatch(/^unreadable record at byte \d+$/)
     expect(existsSync(`${file}.damaged`)).toBe(true)
     expect(listJournals(join(root, '.dsh'))).toEqual([])
+  })
+
+  it('a last capture that lacks only its closing newline is whole: it is used, and the file put back', async () => {
+    const root = workspace({ 'a.txt': 'old content' })
+    const s = crashed(root)
+    s.capture({ key: 'call:c1', callId: 'c1' }, ['a.txt'])
+    writeFileSync(join(root, 'a.txt'), 'NEW')
+    const file = s.journalFile!
+    truncateSync(file, statSync(file).size - 1)
+    const report = await recoverVault(join(root, '.dsh'), { fsync: false })
+    expect(read(root, 'a.txt')).toBe('old content')
+    expect(formatRecovery(report).split('\n').slice(1)).toEqual([
+      '  the last record (capture of a.txt) lacks its closing newline; its bytes are whole and were used',
+      '  rolled back call c1 (no verdict): restored a.txt',
+      '  journal removed',
+      '',
+    ])
+  })
+
+  it('a last capture cut short, with the file no longer matching it: nothing is claimed, the journal is kept, the user told what to do', async () => {
+    const root = workspace({ 'a.txt': 'old content' })
+    const s = crashed(root)
+    s.capture({ key: 'call:c1', callId: 'c1' }, ['a.txt'])
+    writeFileSync(join(root, 'a.txt'), 'NEW')
+    const file = s.journalFile!
+    truncateSync(file, statSync(file).size - 5)
+    for (let run = 0; run < 2; run++) {
+      const report = await recoverVault(join(root, '.dsh'), { fsync: false })
+      expect(formatRecovery(report).split('\n').slice(1)).toEqual([
+        `  the last record, a capture of a.txt, ends early (7 of 11 bytes) and a.txt no longer matches it: its write may have run, and this journal cannot prove what a.txt held before. Nothing was restored or removed; the journal is kept as evidence: check a.txt (e.g. git diff), then delete ${file}`,
+        '',
+      ])
+      expect(report.journals[0]!.removed).toBe(false)
+      expect(read(root, 'a.txt')).toBe('NEW')
+      expect(listJournals(join(root, '.dsh'))).toEqual([file])
+    }
+  })
+
+  it('a last capture cut short while the file still matches it (a crash before the write): resolved as before', async () => {
+    const root = workspace({ 'a.txt': 'old content', 'b.txt': 'b0' })
+    const s = crashed(root)
+    s.capture({ key: 'call:c1', callId: 'c1' }, ['b.txt'])
+    writeFileSync(join(root, 'b.txt'), 'b1')
+    s.capture({ key: 'call:c2', callId: 'c2' }, ['a.txt'])
+    const file = s.journalFile!
+    truncateSync(file, statSync(file).size - 5)
+    const report = await recoverVault(join(root, '.dsh'), { fsync: false })
+    expect(read(root, 'b.txt')).toBe('b0')
+    expect(read(root, 'a.txt')).toBe('old content')
+    expect(report.journals[0]!.removed).toBe(true)
+    expect(formatRecovery(report)).toContain('  the last record was cut short by the crash (its write had not started); ignored\n')
+  })
+
+  it('a moved workspace: the journal is reported with what to do, not skipped, and kept', async () => {
+    const root = workspace({ 'a.txt': 'old' })
+    const s = crashed(root)
+    s.capture({ key: 'call:c1', callId: 'c1' }, ['a.txt'])
+    writeFileSync(join(root, 'a.txt'), 'new')
+    const moved = `${root}-moved`
+    renameSync(root, moved)
+    const file = join(moved, '.dsh', 'snapshots', basename(s.journalFile!))
+    const report = await recoverVault(join(moved, '.dsh'), { fsync: false, workspace: moved })
+    expect(report.skipped).toEqual([])
+    expect(formatRecovery(report).split('\n').slice(1)).toEqual([
+      `  workspace ${root} no longer exists (moved or deleted?); journal kept: move the workspace back to ${root} and run dsh recover --workspace ${root} again, or delete ${file} if none of its writes matter any more`,
+      '',
+    ])
+    expect(existsSync(file)).toBe(true)
+    renameSync(moved, root)
+    expect((await recoverVault(join(root, '.dsh'), { fsync: false, workspace: root })).journals[0]!.removed).toBe(true)
+    expect(read(root, 'a.txt')).toBe('old')
   })
 
   it('nothing to recover', async () => {

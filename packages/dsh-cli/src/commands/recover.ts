@@ -15,8 +15,13 @@ Options:
   --force           also resolve journals whose writer still looks alive
   -h, --help        show this help
 
-Exit status: 0 resolved (or nothing to do), 1 some path could not be restored
-or a journal was damaged (it is kept), 2 bad usage or bad input.
+A journal is never removed on a guess: one whose workspace no longer exists
+(moved?), or whose last capture was cut short while the file no longer
+matches it, is kept, with what to do.
+
+Exit status: 0 resolved (or nothing to do), 1 some path could not be restored,
+a journal was damaged, or what it holds could not be proven (it is kept), 2 bad
+usage or bad input.
 `
 
 export const recoverCommand: Command = {
