@@ -61,7 +61,12 @@ export function shellExitCode(result: ShellResultLike): number | null {
   return result.isError ? null : 0
 }
 
-interface OpenCall { command: string; seq: number }
+interface OpenCall {
+  command: string
+  seq: number
+  /** dsh-dstvalid rolled the call's writes back (a `verify/verdict` `rolled-back` of this call id). */
+  rolledBack?: boolean
+}
 
 /**
  * Folds session-log events, oldest first, into the activity record: every
@@ -95,7 +100,7 @@ export class ActivityRecorder {
    */
   fork(): ActivityRecorder {
     const copy = new ActivityRecorder(this.options)
-    copyInto(this._open, copy._open)
+    for (const [callId, call] of this._open) copy._open.set(callId, { ...call })
     copyInto(this._runs, copy._runs)
     copyInto(this._byProgram, copy._byProgram)
     copyInto(this._failures, copy._failures)
@@ -133,7 +138,12 @@ export class ActivityRecorder {
         if (data && Array.isArray(data.argv)) this.recordVerify(event.seq, data)
         return
       case 'verify/verdict':
-        if (data) this.recordVerdict(event.seq, data)
+        if (!data) return
+        if (data.outcome === 'rolled-back' && typeof data.callId === 'string') {
+          const open = this._open.get(data.callId)
+          if (open) open.rolledBack = true
+        }
+        this.recordVerdict(event.seq, data)
         return
       case 'claims/questioned':
         this._questioned = true
@@ -171,6 +181,12 @@ export class ActivityRecorder {
     if (call.seq <= this._cutoff) return
     const exit = shellExitCode(result)
     this._count++
+    if (exit === null && call.rolledBack) {
+      // The rollback's text replaced the command's result, exit status and all: the command ran (its
+      // writes were judged), how it exited is unknown, and its failure is the verdict's, counted once.
+      this.recordKeyed(this.memo(`rollback\u0000${call.command}`, () => keyAttributed(attributeUnknown(parseShell(call.command), 'rollback'), null, 0)), null, call.seq, 'shell')
+      return
+    }
     this.recordKeyed(this.memo(`${exit}\u0000${call.command}`, () => keyAttributed(attributeExit(parseShell(call.command), exit), exit, 0)), exit, call.seq, 'shell')
   }
 

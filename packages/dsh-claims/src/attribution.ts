@@ -4,7 +4,7 @@ import { simpleCommands, type ShellCommand, type ShellScript } from './shell.ts'
 export type RunOutcome = 'pass' | 'fail' | 'unknown'
 
 /** Why a command's exit status was not seen. */
-export type HiddenBy = 'pipe' | 'list' | 'or' | 'chain' | 'background' | 'control' | 'negated'
+export type HiddenBy = 'pipe' | 'list' | 'or' | 'chain' | 'background' | 'control' | 'negated' | 'rollback'
 
 export interface AttributedCommand {
   words: string[]

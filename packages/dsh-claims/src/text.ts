@@ -13,6 +13,7 @@ const HIDDEN_BY: Record<HiddenBy, string> = {
   background: 'running in the background',
   control: 'an if/for/while',
   negated: '`!`',
+  rollback: 'the rollback of its writes',
 }
 
 function code(text: string): string {

@@ -1,5 +1,5 @@
 import { describe, expect, it } from 'vitest'
-import { ActivityRecorder, checkClaims, passed, questionLine } from 'dsh-claims'
+import { ActivityRecorder, checkClaims, markLine, passed, questionLine } from 'dsh-claims'
 import { log, shellRun, verifyRun } from './helpers.ts'
 
 function check(events: ReturnType<typeof log>, verified: string[], failed: string[] = []) {
@@ -138,6 +138,22 @@ describe('verdicts on the agent\'s own writes', () => {
     expect(redone.failedRuns).toEqual([{ key: 'typecheck of edit_file on src/a.ts', exitCode: null, stillFailing: false, verdict: 'rolled-back' }])
     const none = check(log(verdict('error'), verdict('pass', 'src/b.ts'), verifyRun(['tsc', '--noEmit'], 'fail', 2)), [])
     expect(none).toMatchObject({ asked: false, questioned: false, failedRuns: [] })
+  })
+
+  it('a shell command whose writes were rolled back counts once, as the rollback: its exit status was dropped, not killed', () => {
+    // What a host gives the log when the rollback's text replaced the command's result (no exit code, an error).
+    const SED = "sed -i 's/a/b/' src/a.ts"
+    const events = log(
+      ['tool/call', { callId: 'w1', name: 'bash', arguments: { command: SED } }],
+      verdict('rolled-back', 'src/a.ts', 'bash'),
+      ['tool/result', { callId: 'w1', name: 'bash', content: 'rolled back: typecheck failed after bash on src/a.ts', isError: true }],
+    )
+    const report = check(events, ['renamed — sed -i'])
+    expect(report.failedRuns).toEqual([{ key: 'typecheck of bash on src/a.ts', exitCode: null, stillFailing: true, verdict: 'rolled-back' }])
+    expect(report.marks).toEqual([expect.objectContaining({ kind: 'unconfirmed', commands: ['sed -i'] })])
+    expect(markLine(report.marks[0]!, report)).toBe('- "renamed — sed -i": `sed -i` ran, but its exit status was hidden by the rollback of its writes — run it on its own to confirm.')
+    expect(questionLine(report)).toBe('- failed is empty, but a command failed in this session: '
+      + '`typecheck of bash on src/a.ts` (rolled back). Did something not work? If so, checkpoint again with it in failed.')
   })
 
   it('a verdict before the cut-off does not count', () => {

@@ -10,6 +10,9 @@ import {
 import { MirrorState, translateEvent } from './mirror.ts'
 import type { HostOptions, ToolEffect } from './options.ts'
 
+/** What starts the stderr line of a rollback (the rest is the first line of the model's rollback text). */
+const ROLLBACK_PREFIX = 'dsh-host-deepseek: '
+
 export type CreateUserMessage = (input: { content: DsBlock[]; source: DsMessageSource }) => DsUserMessage
 
 export interface BridgeParts {
@@ -192,6 +195,8 @@ export class Bridge {
     const verdict = this.verdicts.get(key)
     if (!verdict) return decision
     this.verdicts.delete(key)
+    // Headless, the terminal shows only the final answer: one line per rollback on stderr, as `dsh run` shows it.
+    if (verdict.isError && verdict.content.startsWith('rolled back:')) process.stderr.write(`${ROLLBACK_PREFIX}${verdict.content.split('\n', 1)[0]}\n`)
     const text: DsBlock[] = [{ type: 'text', text: verdict.content }]
     const contexts = decision.additionalContexts ? { additionalContexts: decision.additionalContexts } : {}
     return verdict.isError ? { kind: 'block', feedback: text, ...contexts } : { kind: 'accept', content: text, ...contexts }

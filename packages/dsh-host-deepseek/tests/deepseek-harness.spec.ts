@@ -161,6 +161,12 @@ describe.skipIf(!reachable)('the suite inside the DeepSeek Harness (pinned @deep
     expect(rolledBack.content).toEqual([{ type: 'text', text: ROLLBACK }])
   })
 
+  it('says each rollback in one line on stderr (stdout is the final answer only)', () => {
+    expect(boot1.stderr.split('\n').filter(l => l.startsWith('dsh-host-deepseek: '))).toEqual([
+      'dsh-host-deepseek: rolled back: typecheck failed after edit on src/money.ts',
+    ])
+  })
+
   it('shows the proof summary to the model at the next step', () => {
     expect(pluginTexts(requests[1]!, 'dsh-suite/proofchain')).toEqual([])
     expect(pluginTexts(requests[2]!, 'dsh-suite/proofchain')).toEqual([SUMMARY])
