@@ -10,6 +10,17 @@ function crashed(root: string, owner = deadOwner(), sessionId = 'crashed') {
   return new Snapshots({ root, vault: join(root, '.dsh'), sessionId, fsync: 'off' }, owner)
 }
 
+/** A dead writer's journal whose last record, the capture of a.txt ('old content') before its write ('NEW'), lost its last `bytes`. */
+function cutLastCapture(bytes: number) {
+  const root = workspace({ 'a.txt': 'old content' })
+  const s = crashed(root)
+  s.capture({ key: 'call:c1', callId: 'c1' }, ['a.txt'])
+  writeFileSync(join(root, 'a.txt'), 'NEW')
+  const file = s.journalFile!
+  truncateSync(file, statSync(file).size - bytes)
+  return { root, file }
+}
+
 describe('recovery of journals left by a dead process', () => {
   it('at plugin start: a write without a verdict is rolled back and the journal removed', async () => {
     const root = workspace({ 'a.txt': 'old', 'keep.txt': 'k' })
@@ -133,12 +144,7 @@ describe('recovery of journals left by a dead process', () => {
   })
 
   it('a last capture that lacks only its closing newline is whole: it is used, and the file put back', async () => {
-    const root = workspace({ 'a.txt': 'old content' })
-    const s = crashed(root)
-    s.capture({ key: 'call:c1', callId: 'c1' }, ['a.txt'])
-    writeFileSync(join(root, 'a.txt'), 'NEW')
-    const file = s.journalFile!
-    truncateSync(file, statSync(file).size - 1)
+    const { root } = cutLastCapture(1)
     const report = await recoverVault(join(root, '.dsh'), { fsync: false })
     expect(read(root, 'a.txt')).toBe('old content')
     expect(formatRecovery(report).split('\n').slice(1)).toEqual([
@@ -150,12 +156,7 @@ describe('recovery of journals left by a dead process', () => {
   })
 
   it('a last capture cut short, with the file no longer matching it: nothing is claimed, the journal is kept, the user told what to do', async () => {
-    const root = workspace({ 'a.txt': 'old content' })
-    const s = crashed(root)
-    s.capture({ key: 'call:c1', callId: 'c1' }, ['a.txt'])
-    writeFileSync(join(root, 'a.txt'), 'NEW')
-    const file = s.journalFile!
-    truncateSync(file, statSync(file).size - 5)
+    const { root, file } = cutLastCapture(5)
     for (let run = 0; run < 2; run++) {
       const report = await recoverVault(join(root, '.dsh'), { fsync: false })
       expect(formatRecovery(report).split('\n').slice(1)).toEqual([
