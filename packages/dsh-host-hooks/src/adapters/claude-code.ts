@@ -1,6 +1,7 @@
 import { join } from 'node:path'
 import type { ToolResult } from 'dsh-tools'
-import type { ConfigEdit, HookAdapter, HookAnswer, HookCall, HookEntry, InstallTarget } from '../adapter.ts'
+import type { ConfigEdit, HookAdapter, HookCall, HookEntry, InstallTarget } from '../adapter.ts'
+import { hookSpecificReply } from './hook-output.ts'
 import { addToList, editJson, isObject, mergeHookGroups, removeFromList, removeHookGroups, setEntry } from '../settings.ts'
 
 // Claude Code (`@anthropic-ai/claude-code` 2.1.x): hooks in `.claude/settings.json`
@@ -78,16 +79,7 @@ function translate(event: string, payload: unknown): HookCall {
   }
 }
 
-function reply(event: string, answer: HookAnswer): unknown {
-  switch (answer.kind) {
-    case 'deny':
-      return { hookSpecificOutput: { hookEventName: event, permissionDecision: 'deny', permissionDecisionReason: answer.reason } }
-    case 'block':
-      return { decision: 'block', reason: answer.reason }
-    case 'continue':
-      return answer.context && CONTEXT_EVENTS.has(event) ? { hookSpecificOutput: { hookEventName: event, additionalContext: answer.context } } : undefined
-  }
-}
+const reply = hookSpecificReply(CONTEXT_EVENTS)
 
 function settingsFile(workspace: string): string {
   return join(workspace, '.claude', 'settings.json')

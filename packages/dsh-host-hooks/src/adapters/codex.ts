@@ -1,7 +1,8 @@
 import { closeSync, existsSync, fstatSync, openSync, readFileSync, readSync } from 'node:fs'
 import { join, resolve } from 'node:path'
 import type { ToolResult } from 'dsh-tools'
-import type { ConfigEdit, HookAdapter, HookAnswer, HookCall, HookEntry, InstallTarget } from '../adapter.ts'
+import type { ConfigEdit, HookAdapter, HookCall, HookEntry, InstallTarget } from '../adapter.ts'
+import { hookSpecificReply } from './hook-output.ts'
 import { editJson, isObject, mergeHookGroups, removeHookGroups, SettingsError, type JsonObject } from '../settings.ts'
 
 // Codex CLI (`@openai/codex` 0.171): hooks in `.codex/hooks.json` (Claude Code's
@@ -114,17 +115,8 @@ function translate(event: string, payload: unknown): HookCall {
   }
 }
 
-function reply(event: string, answer: HookAnswer): unknown {
-  switch (answer.kind) {
-    case 'deny':
-      return { hookSpecificOutput: { hookEventName: event, permissionDecision: 'deny', permissionDecisionReason: answer.reason } }
-    case 'block':
-      // Codex gives the model the reason in place of the tool's output.
-      return { decision: 'block', reason: answer.reason }
-    case 'continue':
-      return answer.context && CONTEXT_EVENTS.has(event) ? { hookSpecificOutput: { hookEventName: event, additionalContext: answer.context } } : undefined
-  }
-}
+// Codex gives the model a block's reason in place of the tool's output.
+const reply = hookSpecificReply(CONTEXT_EVENTS)
 
 const hooksFile = (workspace: string) => join(workspace, '.codex', 'hooks.json')
 const configFile = (workspace: string) => join(workspace, '.codex', 'config.toml')
