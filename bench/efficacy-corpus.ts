@@ -11,7 +11,7 @@ import { join } from 'node:path'
 import type { Layout, LayoutKind } from 'dsh-testkit'
 
 export type BadKind = 'export-renamed' | 'export-removed' | 'signature' | 'syntax' | 'behaviour' | 'deleted-import' | 'new-file-type-error' | 'cross-package-import'
-  | 'internal-signature' | 'unexported-module' | 'fixture-changed'
+  | 'internal-signature' | 'unexported-module' | 'fixture-changed' | 'deleted-through-shell' | 'moved-module'
 export type GoodKind = 'docs' | 'refactor' | 'rename-all' | 'new-module' | 'new-test' | 'fixture'
 
 /** One tool call, as the model would send it. */
@@ -33,6 +33,7 @@ export type CorpusWorkspace = LayoutKind | 'demo' | 'setups'
 const edit = (path: string, old_string: string, new_string: string) => (): ToolCall => ({ tool: 'edit_file', args: { path, old_string, new_string } })
 const write = (path: string, content: string) => (): ToolCall => ({ tool: 'write_file', args: { path, content } })
 const rm = (path: string) => (): ToolCall => ({ tool: 'bash', args: { command: `rm ${path}` } })
+const sh = (command: string) => (): ToolCall => ({ tool: 'bash', args: { command } })
 /** A rename in every file that uses the name, as one all-or-nothing multi_edit. */
 const renameAll = (files: string[], from: string, to: string) => (root: string): ToolCall => ({
   tool: 'multi_edit',
@@ -135,6 +136,8 @@ function demo(): CorpusEdit[] {
     bad('formatCents no longer exported (the broken legacy.ts uses it)', 'export-removed', edit('src/format.ts', 'export function formatCents(', 'function formatCents(')),
     good('test for count.ts', 'new-test', write('tests/count.test.ts', "import { expect, it } from 'vitest'\nimport { itemCount } from '../src/count.ts'\n\nit('counts items across lines', () => expect(itemCount([{ sku: 'a', price: 1, qty: 2 }, { sku: 'b', price: 1, qty: 3 }])).toBe(5))\n")),
     bad('syntax error in cart.ts', 'syntax', edit('src/cart.ts', '  return applyDiscount(subtotal(lines), discountPercent)', '  return applyDiscount(subtotal(lines), discountPercent')),
+    bad('rm -rf src through the shell (only tests import what is left)', 'deleted-through-shell', sh('rm -rf src; ls')),
+    bad('cart.ts moved to lib/ (only its test imports it)', 'moved-module', sh('mkdir -p lib && mv src/cart.ts lib/cart.ts')),
   ]
 }
 
