@@ -15,6 +15,8 @@ export class LockTimeoutError extends Error {
 export interface LockOwner extends ProcessIdentity {
   time: number
   token: string
+  /** Who inside the process holds it (e.g. a session id), for messages. */
+  label?: string
 }
 
 export interface FileLockOptions {
@@ -30,6 +32,10 @@ export interface FileLockOptions {
    * back cannot starve the others (default 5 ms).
    */
   courtesyMs?: number
+  /** Stored in the lock file with the owner (who holds it, for other waiters' messages). */
+  label?: string
+  /** Called once, with the holder, when the lock is found held by someone else. */
+  onWait?: (holder: LockOwner | undefined) => void
 }
 
 /** A held lock; `release` is idempotent. */
@@ -67,11 +73,12 @@ export async function acquireFileLock(lockPath: string, options: FileLockOptions
   let marker: string | undefined
   try {
     for (let attempt = 0; ; attempt++) {
-      const lock = tryAcquire(lockPath, options.courtesyMs ?? 5)
+      const lock = tryAcquire(lockPath, options.courtesyMs ?? 5, options.label)
       if (lock) return lock
+      const holder = readOwner(lockPath)
+      if (!marker && holder && !isStale(lockPath, holder, staleMs)) options.onWait?.(holder)
       // Tell the holder someone waits, so it steps aside after its release.
       marker ??= markWaiting(lockPath)
-      const holder = readOwner(lockPath)
       if (isStale(lockPath, holder, staleMs)) {
         breakLock(lockPath, staleMs)
         continue
@@ -126,8 +133,8 @@ function othersWaiting(lockPath: string): boolean {
   return waiting
 }
 
-function tryAcquire(lockPath: string, courtesyMs: number): FileLock | undefined {
-  const owner: LockOwner = { ...currentProcess(), time: Date.now(), token: randomBytes(8).toString('hex') }
+function tryAcquire(lockPath: string, courtesyMs: number, label?: string): FileLock | undefined {
+  const owner: LockOwner = { ...currentProcess(), time: Date.now(), token: randomBytes(8).toString('hex'), ...(label !== undefined ? { label } : {}) }
   let fd: number
   try {
     fd = openSync(lockPath, 'wx', 0o644)
@@ -160,6 +167,10 @@ function tryAcquire(lockPath: string, courtesyMs: number): FileLock | undefined 
 }
 
 /** The owner recorded in a lock file; undefined when it is gone or still being written. */
+export function readLockOwner(lockPath: string): LockOwner | undefined {
+  return readOwner(lockPath)
+}
+
 function readOwner(lockPath: string): LockOwner | undefined {
   try {
     const parsed = JSON.parse(readFileSync(lockPath, 'utf8')) as Partial<LockOwner>

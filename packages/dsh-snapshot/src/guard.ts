@@ -1,5 +1,5 @@
-import { resolve } from 'node:path'
-import { definedOnly, ensureVault } from 'dsh-common'
+import { join, resolve } from 'node:path'
+import { acquireFileLock, definedOnly, ensureVault, processState, readLockOwner, type FileLock, type LockOwner } from 'dsh-common'
 import type { Session } from 'dsh-session'
 import type { ToolExecution, ToolResult } from 'dsh-tools'
 import { SnapshotError } from './errors.ts'
@@ -136,6 +136,12 @@ export class SnapshotGuard {
       return { content: captureRefused(`cannot open the workspace ${exec.session.cwd} (${code})`, write ? 'write' : 'command'), isError: true }
     }
     const ref = this.scopeRef(exec)
+    let waited: string | undefined
+    try {
+      waited = await this.lockWorkspace(snaps)
+    } catch (error) {
+      return { content: captureRefused((error as Error).message, write ? 'write' : 'command'), isError: true }
+    }
     let outside: string[] = []
     try {
       if (shell && this.settings.shell === 'track' && !snaps.tracking && !this.startTracking(snaps)) return next()
@@ -162,8 +168,51 @@ export class SnapshotGuard {
       if (shell && snaps.isOpen(ref.key)) await this.measureOpen(snaps, exec.callId)
       // What this call (and its judgement) changed is the workspace's picture now, not out of band.
       if (snaps.tracking) await this.adoptOwn(snaps)
+      this.unlockIfIdle(snaps)
     }
-    return outside.length ? { ...result, content: `${result.content}\n${outsideNote(outside)}` } : result
+    const notes = [...(waited ? [waited] : []), ...(outside.length ? [outsideNote(outside)] : [])]
+    return notes.length ? { ...result, content: `${result.content}\n${notes.join('\n')}` } : result
+  }
+
+  /**
+   * Take the workspace lock for a session about to capture (kept until it
+   * has no scope open): another session's write is judged and settled
+   * before this one runs, so a rollback never takes what the other was told
+   * was kept. A lock left by a dead process is broken, and that process's
+   * journals are resolved first. Returns the note for the model when the
+   * call had to wait.
+   */
+  private async lockWorkspace(snaps: Snapshots): Promise<string | undefined> {
+    const path = join(snaps.vault, 'workspace.lock')
+    const key = lockKey(snaps)
+    if (heldLocks.has(key)) return undefined
+    ensureVault(snaps.vault)
+    const before = readLockOwner(path)
+    const orphaned = before && processState(before) === 'dead'
+    let holder: LockOwner | undefined
+    const started = Date.now()
+    try {
+      heldLocks.set(key, await acquireFileLock(path, {
+        staleMs: Number.POSITIVE_INFINITY, timeoutMs: this.settings.lockWaitMs, retryMs: 100, label: snaps.sessionId,
+        onWait: h => { holder = h },
+      }))
+    } catch (error) {
+      const h = (error as { holder?: LockOwner }).holder ?? holder
+      throw new Error(`another dsh session (${whoHolds(h)}) has been writing in this workspace for over ${Math.round(this.settings.lockWaitMs / 1000)} s`)
+    }
+    if (orphaned) await this.resolveVault(snaps.vault)
+    if (!holder) return undefined
+    const s = ((Date.now() - started) / 1000).toFixed(1)
+    this.host.info(`session ${snaps.sessionId} waited ${s} s for ${whoHolds(holder)} to finish its write`)
+    return `note: another dsh session (${whoHolds(holder)}) is writing in this workspace too; this call waited ${s} s for its write to be judged (writes of two sessions are taken in turn, and neither session's rollback touches the other's kept files)`
+  }
+
+  /** Release the session's workspace lock once it has no scope open. */
+  private unlockIfIdle(snaps: Snapshots) {
+    if (snaps.openScopes) return
+    const key = lockKey(snaps)
+    heldLocks.get(key)?.release()
+    heldLocks.delete(key)
   }
 
   /** First shell call of a session: build the tracker's picture; false (one warning) when it cannot. */
@@ -239,6 +288,7 @@ export class SnapshotGuard {
     const result = await snaps.rollback(selector, req.reason)
     // What the restore wrote is the workspace's picture again, not a change out of band.
     if (snaps.tracking) await this.adoptOwn(snaps)
+    this.unlockIfIdle(snaps)
     if (result.matched) {
       this.host.restored({ ...selector, sessionId: req.sessionId, reason: req.reason, restored: result.restored, deleted: result.deleted, failed: result.failed })
     }
@@ -254,6 +304,8 @@ export class SnapshotGuard {
       if (!(error instanceof SnapshotError)) throw error
       this.host.warn(`snapshot commit for session ${req.sessionId} failed: ${error.message}`)
     }
+    // A step's verdict (scope: 'step') comes after its calls returned.
+    this.unlockIfIdle(snaps)
   }
 
   /**
@@ -265,6 +317,7 @@ export class SnapshotGuard {
     const snaps = this._sessions.get(sessionId)
     if (!snaps?.openScopes) return
     const closed = snaps.commit({})
+    this.unlockIfIdle(snaps)
     const calls = closed.flatMap(s => s.callIds)
     this.host.warn(`session ${sessionId} turn ${turn}: ${closed.length} snapshot scope(s) got no verdict (calls ${listPaths(calls)}); kept the files as they are`)
   }
@@ -277,6 +330,8 @@ export class SnapshotGuard {
   dispose(): void {
     if (this._disposed) return
     this._disposed = true
+    // A session with scopes still open keeps its lock: the next instance in this process adopts both.
+    for (const snaps of this._sessions.values()) this.unlockIfIdle(snaps)
     for (const snaps of this._sessions.values()) {
       try {
         snaps.dispose()
@@ -287,4 +342,22 @@ export class SnapshotGuard {
     this._sessions.clear()
     liveInstances.delete(this.owner.instance)
   }
+}
+
+/**
+ * Workspace locks held by sessions of this process, by lock file and
+ * session, shared across module copies (a hot reload re-imports the module)
+ * so a reloaded instance adopts a session's lock with its open scopes.
+ */
+const LOCKS_KEY = Symbol.for('dsh-snapshot.workspace-locks')
+const lockRegistry = globalThis as { [LOCKS_KEY]?: Map<string, FileLock> }
+const heldLocks: Map<string, FileLock> = lockRegistry[LOCKS_KEY] ??= new Map()
+
+function lockKey(snaps: Snapshots): string {
+  return `${join(snaps.vault, 'workspace.lock')}\u0000${snaps.sessionId}`
+}
+
+function whoHolds(holder: LockOwner | undefined): string {
+  if (!holder) return 'its holder is unknown'
+  return `${holder.label ? `session ${holder.label}, ` : ''}pid ${holder.pid}`
 }

@@ -235,16 +235,17 @@ describe('lifecycle', () => {
     expect(journals(root)).toHaveLength(1)
     const infos = logged(h.ctx, 'info')
     await h.load(snapshot())
-    // A write of another session waits for the shared vault to be prepared, adoption included.
-    await h.call('write_file', { path: 'c.txt', content: 'c' }, { session: h.ctx.sessions.create('reload-2', { cwd: root }) })
-    expect(infos).toContain('adopted 1 open snapshot scope(s) of session reload left by a reloaded instance')
-    // The adopted session goes on capturing in the same journal, with fresh scope ids.
+    // The adopted session goes on capturing in the same journal, with fresh scope ids (and the workspace lock it held).
     await h.call('write_file', { path: 'b.txt', content: 'b2' }, { callId: 'w2' })
+    expect(infos).toContain('adopted 1 open snapshot scope(s) of session reload left by a reloaded instance')
     const r = await h.ctx.serial('snapshot/rollback', { sessionId: 'reload', callId: 'w1', reason: 'x' })
     expect(r?.message).toBe('rolled back call w1: restored a.txt')
     expect(read(root, 'a.txt')).toBe('old')
     expect((await h.ctx.serial('snapshot/rollback', { sessionId: 'reload', callId: 'w2', reason: 'x' }))?.message).toBe('rolled back call w2: restored b.txt')
     expect(read(root, 'b.txt')).toBe('b1')
+    // Its scopes closed, the lock is free: another session writes at once.
+    const other = await h.call('write_file', { path: 'c.txt', content: 'c' }, { session: h.ctx.sessions.create('reload-2', { cwd: root }) })
+    expect(other.content).toBe('created c.txt (1 bytes)')
     await h.dispose()
   })
 })
