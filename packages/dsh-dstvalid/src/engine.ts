@@ -1,3 +1,4 @@
+import { readFileSync } from 'node:fs'
 import { AcceptedState, type JudgeRules } from './accepted.ts'
 import { withImportersOfDeleted } from './deleted.ts'
 import { listFiles } from './message.ts'
@@ -106,7 +107,10 @@ export class Guard {
       if (!this._accepted.get(check)!.measured) await this.measureAccepted(check, undefined, io)
       else if (dirty) await this.measureAccepted(check, upcoming, io)
     }
-    const lazy = this.options.checks.filter(c => c.lazyBaseline)
+    // A lazy check that can measure the accepted content after the write
+    // (for the tests that fail then) is not measured before it: a write the
+    // type-check rolls back, or whose tests pass, never runs them twice.
+    const lazy = this.options.checks.filter(c => c.lazyBaseline && !(upcoming?.before && c.measureAccepted))
     if (!lazy.length || this._knownAll) return
     if (!upcoming) {
       let all = true
@@ -267,7 +271,9 @@ export class Guard {
       return { ...base, outcome: 'error', error: m.error ?? `${check.name} ${m.status}` }
     }
     if (m.scope !== 'all') this.relate(change, m.scope)
-    if (!state.measured) {
+    const deferred = !!(check.lazyBaseline && check.measureAccepted && change.before)
+    if (deferred) await this.measureFailing(check, m, change, io)
+    if (!state.measured && !deferred) {
       // Nothing measured to compare with, and a post-write state is never a
       // baseline: not judged. The next write measures the accepted state again first.
       const why = this._unmeasured.get(check)
@@ -306,6 +312,66 @@ export class Guard {
       }
     }
     return { ...base, outcome: regressions.length ? 'fail' : 'pass', regressions, warnings, flaky }
+  }
+
+  /**
+   * The accepted result of the test files that fail after the write and
+   * that no measurement of the accepted state covers yet (a file the write
+   * created has none: its tests are new), measured on the accepted content
+   * (`Check.measureAccepted`), so a test failing before and after is not
+   * blamed on the write. Tests that pass after the write are never measured
+   * again: they cannot be new failures.
+   */
+  private async measureFailing(check: Check, m: Measurement, change: Change, io: GuardIO): Promise<void> {
+    const state = this._accepted.get(check)!
+    const created = new Set(change.files.filter((_, i) => change.before?.get(change.paths[i]!) === null))
+    const files = [...new Set(m.problems.filter(p => p.kind === 'test' && !p.own && !state.covers(p.file) && !created.has(p.file)).map(p => p.file))].sort()
+    if (!files.length) return
+    io.notice('info', `measuring the accepted state of ${plural(files.length, 'failing test file')}: ${check.verb} on the content before the write…`, 'start')
+    const accepted = await check.measureAccepted!(files, change, this.checkIO(io))
+    if (!accepted || accepted.status !== 'ok') {
+      const why = accepted?.error ?? accepted?.status ?? 'it cannot be served the content before this write'
+      this._unmeasured.set(check, why)
+      io.notice('warn', `${check.name}: could not measure the accepted state (${why})`, 'end')
+      return
+    }
+    this._unmeasured.delete(check)
+    state.advance(accepted)
+    check.advance?.(accepted)
+    this.markCurrent(check, accepted)
+    io.notice('info', `${check.name}: ${plural(accepted.problems.length, 'existing problem')} in the accepted state of ${plural(files.length, 'failing test file')}`, 'end')
+  }
+
+  /**
+   * Whether every path of `change` holds exactly what it held before the
+   * write (a rollback put it back byte for byte); false when that is not
+   * known (`change.before` absent).
+   */
+  restoredExactly(change: Change): boolean {
+    const before = change.before
+    if (!before || before.size !== change.paths.length) return false
+    return change.paths.every(path => {
+      const was = before.get(path)
+      if (was === undefined) return false
+      const now = readIfPresent(path)
+      return was === null ? now === null : !!now && was.equals(now)
+    })
+  }
+
+  /**
+   * After a rollback that put every file back byte for byte: nothing is
+   * measured again; each check that measured the write returns to its state
+   * from before it (see `Check.restore`).
+   */
+  async restore(judgement: Judgement, io: GuardIO): Promise<void> {
+    for (const check of judgement.measurements.keys()) {
+      try {
+        await check.restore?.(this.checkIO(io))
+      } catch {
+        // A check that cannot restore re-checks on its next measurement instead.
+      }
+    }
+    io.notice('info', 'accepted state confirmed: every file is back byte for byte (nothing re-checked)')
   }
 
   /** The write is kept: the accepted state advances to what was measured. */
@@ -397,6 +463,15 @@ export class Guard {
       maxOutputBytes: this.options.maxOutputBytes,
       signal: io.signal ? AbortSignal.any([io.signal, this._abort.signal]) : this._abort.signal,
     }
+  }
+}
+
+/** A file's bytes; null when it does not exist; undefined when it cannot be read (then it is not known to be what was restored). */
+function readIfPresent(path: string): Buffer | null | undefined {
+  try {
+    return readFileSync(path)
+  } catch (error) {
+    return (error as NodeJS.ErrnoException).code === 'ENOENT' ? null : undefined
   }
 }
 

@@ -66,6 +66,13 @@ export interface Change {
   paths: string[]
   /** Workspace-relative forms of `paths`. */
   files: string[]
+  /**
+   * What each path held just before the write, in the accepted state
+   * (absolute path → bytes; `null`: it did not exist). Absent when not known
+   * (a shell call, whose paths are known only after it ran; a file too large
+   * to keep).
+   */
+  before?: ReadonlyMap<string, Buffer | null>
 }
 
 /** A record of one command a check ran (the `verify/run` session event). */
@@ -124,6 +131,22 @@ export interface Check {
    * still fail; undefined when the check cannot re-run single problems.
    */
   confirm?(problems: Problem[], io: CheckIO): Promise<Problem[] | undefined>
+  /**
+   * Measure `files` (workspace-relative test files) on the accepted content:
+   * `change.before` served in place of what the write put on disk, without
+   * writing it anywhere another process could see it. A lazy check that can
+   * do this is not measured before a write: after it, only the test files
+   * that fail are measured this way. Undefined when it cannot be done for
+   * this change (e.g. the write deleted a file the tests import).
+   */
+  measureAccepted?(files: string[], change: Change, io: CheckIO): Promise<Measurement | undefined>
+  /**
+   * A rollback put every file of the judged write back byte for byte:
+   * return to the state from before the write's measurement instead of
+   * measuring again (a warm type-checker reinstates its earlier program
+   * state). Must not throw.
+   */
+  restore?(io: CheckIO): Promise<void> | void
   /** Release processes or workers. Must not throw. */
   dispose?(): Promise<void> | void
   /** Start workers in the background (session start), so the first judged write does not wait for them. Must not throw. */

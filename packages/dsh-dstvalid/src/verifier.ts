@@ -1,4 +1,4 @@
-import { realpathSync } from 'node:fs'
+import { readFileSync, realpathSync, statSync } from 'node:fs'
 import { resolveInside, toPosixRelative } from 'dsh-common'
 import type { Session } from 'dsh-session'
 import type { ToolExecution, ToolResult } from 'dsh-tools'
@@ -48,6 +48,10 @@ interface PendingStep {
   session: Session
   step: number
   writes: (JudgedWrite & { paths: string[] })[]
+  /** Each path's content before the step's first write to it. */
+  before: Map<string, Buffer | null>
+  /** Some write's content before is not known. */
+  unknownBefore: boolean
 }
 
 /**
@@ -179,10 +183,12 @@ export class Verifier {
       // A shell call: the snapshot plugin knows what it changed (and can put it back); without it, compare file stats.
       const tracked = plan.kind === 'shell' && this.host.tracked({ sessionId: session.id, callId: exec.callId })
       const before = plan.kind === 'shell' && !tracked ? scanFiles(guard.options.root) : undefined
+      // The accepted content of the write's paths, read just before it runs.
+      const contentBefore = planned ? readContent(planned.paths) : undefined
       const raw = await next()
       // The impact list goes with a write that ran; a rollback replaces the whole result anyway.
       const result = raw.isError ? raw : withNotes(raw, impact)
-      const change = planned ?? this.changeOf(guard.options.root, tracked
+      const change = planned ? { ...planned, ...(contentBefore ? { before: contentBefore } : {}) } : this.changeOf(guard.options.root, tracked
         ? await this.shellChangesOf(session.id, exec.callId)
         : changedFiles(before!, scanFiles(guard.options.root)))
       if ((plan.kind === 'write' && result.isError) || !change.paths.length) {
@@ -263,8 +269,11 @@ export class Verifier {
   private pend(session: Session, exec: ToolExecution, change: Change) {
     const key = session.id
     let pending = this._steps.get(key)
-    if (!pending || pending.step !== exec.step) this._steps.set(key, pending = { session, step: exec.step!, writes: [] })
+    if (!pending || pending.step !== exec.step) this._steps.set(key, pending = { session, step: exec.step!, writes: [], before: new Map(), unknownBefore: false })
     pending.writes.push({ callId: exec.callId, tool: exec.name, files: change.files, paths: change.paths })
+    // The step's accepted content: each path as it was before the step's first write to it.
+    if (!change.before) pending.unknownBefore = true
+    for (const [path, bytes] of change.before ?? []) if (!pending.before.has(path)) pending.before.set(path, bytes)
   }
 
   /** The `agent/step-results` listener (per: 'step'): judge the step's writes once, rewrite their results. */
@@ -278,7 +287,7 @@ export class Verifier {
     const guard = this.guardFor(session.cwd, session.vault)
     const io = this.io(session)
     const paths = [...new Set(pending.writes.flatMap(w => w.paths))]
-    const change: Change = { paths, files: paths.map(p => toPosixRelative(guard.options.root, p)) }
+    const change: Change = { paths, files: paths.map(p => toPosixRelative(guard.options.root, p)), ...(pending.unknownBefore ? {} : { before: pending.before }) }
     const describe = `step ${batch.step} (${pending.writes.map(w => `${w.tool} ${listFiles(w.files)}`).join('; ')})`
     const conclusion = await guard.queue.run(() => this.settle(session, change, pending.writes, describe, { step: batch.step }, io))
     const judged = new Set(pending.writes.map(w => w.callId))
@@ -313,6 +322,28 @@ export class Verifier {
     this._guards.clear()
     await Promise.all(guards.map(g => g.dispose()))
   }
+}
+
+/** Files larger than this are not kept as the accepted content (their tests are measured before the write instead). */
+const MAX_BEFORE_BYTES = 8 * 1024 * 1024
+
+/**
+ * What `paths` hold now (bytes; `null`: absent); undefined when one cannot
+ * be kept (a directory, unreadable, larger than {@link MAX_BEFORE_BYTES}).
+ */
+function readContent(paths: readonly string[]): Map<string, Buffer | null> | undefined {
+  const out = new Map<string, Buffer | null>()
+  for (const path of paths) {
+    try {
+      const s = statSync(path)
+      if (!s.isFile() || s.size > MAX_BEFORE_BYTES) return undefined
+      out.set(path, readFileSync(path))
+    } catch (error) {
+      if ((error as NodeJS.ErrnoException).code !== 'ENOENT') return undefined
+      out.set(path, null)
+    }
+  }
+  return out
 }
 
 /** `result` with `lines` appended to its content (unchanged when there are none). */

@@ -87,6 +87,11 @@ export class TypecheckCheck implements Check, ImpactSource {
     throw new Error(answer.status === 'timeout' ? `the type-check worker is still busy after ${seconds(io.timeoutMs)} (it keeps running in the background)` : answer.error.split('\n')[0])
   }
 
+  /** A byte-identical rollback: the warm programs return to their state from before the write's check. */
+  async restore(io: CheckIO): Promise<void> {
+    await this._client.revert(io.timeoutMs)
+  }
+
   dispose(): Promise<void> {
     return this._client.dispose()
   }

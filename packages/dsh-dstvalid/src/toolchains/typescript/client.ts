@@ -135,6 +135,18 @@ export class TsWorkerClient {
     return 'impact' in answer.reply ? { status: 'ok', impact: answer.reply.impact } : { status: 'error', error: 'type-check worker answered out of turn' }
   }
 
+  /**
+   * Forget the last check (every file it was told about is back byte for
+   * byte): the worker's projects return to their state from before it.
+   * Returns how many projects were reverted; 0 when no worker is alive (the
+   * next check starts from the build-info cache or cold anyway).
+   */
+  async revert(timeoutMs: number): Promise<number> {
+    if (!this._worker) return 0
+    const answer = await this.request({ kind: 'revert' }, timeoutMs)
+    return answer.status === 'ok' && 'reverted' in answer.reply ? answer.reply.reverted : 0
+  }
+
   private async request(message: DistributiveOmit<WorkerRequest, 'id'>, timeoutMs: number): Promise<Answer> {
     const started = performance.now()
     const left = () => Math.max(1, timeoutMs - (performance.now() - started))

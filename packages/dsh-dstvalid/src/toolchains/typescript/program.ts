@@ -58,6 +58,8 @@ export class TsProgramChecker {
   private _discovered = false
   /** Files in no program that a check has parsed: parsed again on every check while they stay outside. */
   private readonly _orphans = new Set<string>()
+  /** The projects the last check rebuilt (what `revert` undoes). */
+  private _lastRebuilt: TsProject[] = []
   /** The import graph, recomputed when a builder program changes. */
   private _edges?: { builders: TS.SemanticDiagnosticsBuilderProgram[]; edges: ImportEdge[] }
 
@@ -94,6 +96,7 @@ export class TsProgramChecker {
     const seen = new Set<string>()
     const all: { d: TS.Diagnostic; project: TsProject }[] = []
     const files = new Set<string>()
+    this._lastRebuilt = projects.filter(p => p.stale)
     for (const project of projects) {
       const fresh = project.stale ? project.check() : { diagnostics: project.diagnostics, rechecked: undefined, restored: false }
       if (fresh.rechecked) {
@@ -129,6 +132,20 @@ export class TsProgramChecker {
       documents: this._documents.size,
       programFiles: withProgram.reduce((n, p) => n + p.files.size, 0),
     }
+  }
+
+  /**
+   * Forget the last check: every file it was told about is back, byte for
+   * byte, to what the check before it saw (a rollback). The projects it
+   * rebuilt return to their state from before it; the next check re-checks
+   * nothing for those files. Returns how many projects were reverted.
+   */
+  revert(): number {
+    let reverted = 0
+    for (const project of this._lastRebuilt) if (project.revert()) reverted++
+    this._lastRebuilt = []
+    this._edges = undefined
+    return reverted
   }
 
   /** Write the build-info cache of every project whose state moved since its last write; returns how many files were written. */

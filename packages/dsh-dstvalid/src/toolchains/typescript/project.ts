@@ -24,6 +24,17 @@ interface RedirectingHost extends TS.CompilerHost {
   useSourceOfProjectReferenceRedirect?(): boolean
 }
 
+/** A builder whose program can be dropped while its state is kept (TypeScript 5.x and 6, not in their public typings; `tsc -b` does it). */
+interface ReleasableBuilder extends TS.SemanticDiagnosticsBuilderProgram {
+  getProgramOrUndefined?(): TS.Program | undefined
+  releaseProgram?(): void
+}
+
+/** The builder's program, or undefined once released. */
+function programOf(builder: TS.SemanticDiagnosticsBuilderProgram | undefined): TS.Program | undefined {
+  return (builder as ReleasableBuilder | undefined)?.getProgramOrUndefined?.()
+}
+
 /** A program that can tell which of its files are a referenced project's sources (TypeScript 5.x, not in its public typings). */
 interface RedirectAwareProgram extends TS.Program {
   isSourceOfProjectReferenceRedirect?(fileName: string): boolean
@@ -52,6 +63,14 @@ export class TsProject {
   private _unsaved = false
   /** A file appeared or vanished: every module resolution of the old program may be wrong (a failed one would otherwise be reused). */
   private _resolutionsStale = false
+  /**
+   * The state before the last check (the builder's state without its
+   * program, the files and diagnostics it reported), so a write that is
+   * rolled back byte for byte can be forgotten without checking again.
+   */
+  private _previous?: { builder?: TS.SemanticDiagnosticsBuilderProgram; files: Set<string>; diagnostics: TS.Diagnostic[] }
+  /** A program to reuse the structure of (the one a revert dropped): only the files that differ are looked at again. */
+  private _reuse?: TS.Program
 
   constructor(
     private readonly ts: typeof TS,
@@ -158,7 +177,17 @@ export class TsProject {
       // edit of each file re-checks everything that imports it).
       old ??= ts.createSemanticDiagnosticsBuilderProgram([], parsed.options, host)
     }
-    const builder = this._builder = ts.createSemanticDiagnosticsBuilderProgram(parsed.fileNames, parsed.options, host, old, this._configErrors, parsed.projectReferences)
+    const created = ts.createProgram({
+      rootNames: parsed.fileNames, options: parsed.options, host, projectReferences: parsed.projectReferences,
+      configFileParsingDiagnostics: this._configErrors, oldProgram: this._reuse ?? programOf(old),
+    })
+    const builder = this._builder = ts.createSemanticDiagnosticsBuilderProgram(created, host, old, this._configErrors)
+    // The state before this check is kept without its program (and type-checker), for `revert`; a
+    // TypeScript that cannot drop a builder's program keeps none (two checkers would double the memory).
+    const releasable = old as ReleasableBuilder
+    this._previous = releasable.releaseProgram && releasable.getProgramOrUndefined ? { builder: old, files: this._files, diagnostics: this._diagnostics } : undefined
+    releasable.releaseProgram?.()
+    this._reuse = undefined
     this._resolutionsStale = false
     const program = builder.getProgram() as RedirectAwareProgram
     const foreign = (sf: TS.SourceFile) => !!program.isSourceOfProjectReferenceRedirect?.(sf.fileName)
@@ -186,20 +215,42 @@ export class TsProject {
   }
 
   /**
+   * Forget the last check: the files it saw are back, byte for byte, to what
+   * the check before it saw (a rollback). The builder state, files and
+   * diagnostics of before come back; the next check rebuilds the program
+   * reusing the dropped one's structure, finds every file at the version the
+   * state knows, and re-checks nothing. False when there is nothing to revert to.
+   */
+  revert(): boolean {
+    const previous = this._previous
+    if (!previous) return false
+    this._previous = undefined
+    this._reuse = programOf(this._builder)
+    this._builder = previous.builder
+    this._files = previous.files
+    this._diagnostics = previous.diagnostics
+    this._stale = true
+    this._unsaved = true
+    return true
+  }
+
+  /**
    * Write the builder's state to its build-info file (atomically), if it
    * moved since the last write; older build-info files of this tsconfig are
    * removed. True when a file was written.
    */
   persist(): boolean {
     const file = this._cacheFile
-    if (!this._unsaved || !this._builder || !file) return false
+    const builder = this._builder
+    // A reverted state has no program to write it with: it is written after the next check.
+    if (!this._unsaved || !builder || !programOf(builder) || !file) return false
     // The cache directory's parent is the vault: created as every vault is (its `.gitignore` keeps it out of git).
     ensureVault(dirname(dirname(file)))
     mkdirSync(dirname(file), { recursive: true })
     // A write cut short (a worker terminated mid-way) leaves its temp file; the next one must not trip on it.
     rmSync(atomicTempPath(file), { force: true })
     let written = false
-    this._builder.emit(undefined, (name, text) => {
+    builder.emit(undefined, (name, text) => {
       if (resolve(name) !== file) return
       writeFileAtomicSync(file, text)
       written = true

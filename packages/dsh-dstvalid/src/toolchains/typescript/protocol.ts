@@ -11,16 +11,18 @@ export interface WorkerInit {
   cacheDir?: string
 }
 
-/** A type-check (`changed`: absolute paths a write touched), the importers of workspace-relative `files`, or a write of the build-info cache now. */
+/** A type-check (`changed`: absolute paths a write touched), the importers of workspace-relative `files`, a write of the build-info cache now, or forgetting the last check (a byte-identical rollback). */
 export type WorkerRequest =
   | { id: number; kind: 'check'; changed: string[] }
   | { id: number; kind: 'importers'; files: string[]; max: number }
   | { id: number; kind: 'persist' }
+  | { id: number; kind: 'revert' }
 
 export type WorkerReply =
   | { id: number; ok: true; result: TsCheckResult }
   | { id: number; ok: true; impact: ImpactList }
   | { id: number; ok: true; persisted: number }
+  | { id: number; ok: true; reverted: number }
   | { id: number; ok: false; error: string }
 
 export interface WorkerReady {

@@ -42,7 +42,9 @@ parentPort!.on('message', (request: WorkerRequest) => {
       ? { id: request.id, ok: true, impact: checker.importers(request.files, request.max) }
       : request.kind === 'persist'
         ? { id: request.id, ok: true, persisted: persist() }
-        : { id: request.id, ok: true, result: checker.check(request.changed) }
+        : request.kind === 'revert'
+          ? { id: request.id, ok: true, reverted: checker.revert() }
+          : { id: request.id, ok: true, result: checker.check(request.changed) }
   } catch (error) {
     reply = { id: request.id, ok: false, error: (error as Error)?.stack ?? String(error) }
   }

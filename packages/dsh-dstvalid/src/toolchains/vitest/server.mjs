@@ -8,8 +8,9 @@
  *
  *   node server.mjs <root> <vitest/node entry> <extra CLI arguments JSON>
  *
- * Messages in: { id, kind: 'run', changed: string[] | null, mode: 'related' | 'all' | 'files', files?: string[], pattern?: string, projects?: string[], list?: boolean }
- *              (`list`: find the test files only, run nothing)
+ * Messages in: { id, kind: 'run', changed: string[] | null, mode: 'related' | 'all' | 'files', files?: string[], pattern?: string, projects?: string[], list?: boolean, accepted?: Record<string, string | null> }
+ *              (`list`: find the test files only, run nothing; `accepted`: absolute path → base64
+ *              content (null: absent) served to the module graph in place of the disk's during this run)
  *              { kind: 'close' }
  * Messages out: { ready: true, version } | { unsupported: string }
  *               { id, ok: true, report, phases } | { id, ok: false, error }
@@ -17,9 +18,10 @@
  * the parent judges warm and CLI runs with one judge.
  */
 import { createHash } from 'node:crypto'
-import { existsSync, mkdtempSync, readFileSync, rmSync, statSync } from 'node:fs'
+import fs, { existsSync, mkdtempSync, readFileSync, rmSync, statSync } from 'node:fs'
+import { syncBuiltinESMExports } from 'node:module'
 import { tmpdir } from 'node:os'
-import { dirname, join, sep } from 'node:path'
+import { dirname, join, resolve, sep } from 'node:path'
 import { fileURLToPath, pathToFileURL } from 'node:url'
 import { dshReport } from './reporter.mjs'
 
@@ -62,6 +64,50 @@ async function shutdown(/** @type {number} */ code) {
   }
   rmSync(readsDir, { recursive: true, force: true })
   process.exit(code)
+}
+
+/**
+ * The accepted content of a write's paths, served in place of what is on
+ * disk while an accepted-state run transforms its modules (vite reads a
+ * module's source with fs.promises.readFile): nothing is written, so no
+ * other process ever sees the accepted content as the tree's state.
+ * @type {Map<string, Buffer | null> | undefined}
+ */
+let served
+/** @param {unknown} path */
+function servedContent(path) {
+  if (!served) return undefined
+  const p = typeof path === 'string' ? path : path instanceof URL ? fileURLToPath(path) : undefined
+  return p === undefined ? undefined : served.get(resolve(p))
+}
+/** @param {Buffer | null} content @param {unknown} options @param {unknown} path */
+function serve(content, options, path) {
+  if (content === null) throw Object.assign(new Error(`ENOENT: no such file or directory, open '${path}'`), { code: 'ENOENT', errno: -2, syscall: 'open', path })
+  const encoding = typeof options === 'string' ? options : /** @type {{ encoding?: BufferEncoding } | undefined} */ (options)?.encoding
+  return encoding ? content.toString(encoding) : Buffer.from(content)
+}
+const readFileAsync = fs.promises.readFile
+const readFileFromDisk = fs.readFileSync
+fs.promises.readFile = /** @type {any} */ (function (/** @type {any} */ path, /** @type {any} */ options) {
+  const content = servedContent(path)
+  // eslint-disable-next-line prefer-rest-params
+  if (content === undefined) return readFileAsync.apply(this, /** @type {any} */ (arguments))
+  return new Promise(done => done(serve(content, options, path)))
+})
+fs.readFileSync = /** @type {any} */ (function (/** @type {any} */ path, /** @type {any} */ options) {
+  const content = servedContent(path)
+  // eslint-disable-next-line prefer-rest-params
+  return content === undefined ? readFileFromDisk.apply(this, /** @type {any} */ (arguments)) : serve(content, options, path)
+})
+// ES-module named imports of node:fs see the wrappers too.
+syncBuiltinESMExports()
+
+/** Forget what the module graph holds of `paths` (their next transform reads them again). */
+function forget(/** @type {string[]} */ paths) {
+  for (const file of paths) {
+    vitest.invalidateFile(file)
+    stamps.delete(file)
+  }
 }
 
 const REQUIRED = ['globTestSpecifications', 'runTestSpecifications', 'invalidateFile', 'setGlobalTestNamePattern', 'resetGlobalTestNamePattern']
@@ -271,8 +317,22 @@ async function related(/** @type {any[]} */ specs, /** @type {string[]} */ chang
   return out
 }
 
-/** @param {{ id: number, changed: string[] | null, mode: 'related' | 'all' | 'files', files?: string[], pattern?: string, projects?: string[], list?: boolean }} request */
+/** @param {{ id: number, changed: string[] | null, mode: 'related' | 'all' | 'files', files?: string[], pattern?: string, projects?: string[], list?: boolean, accepted?: Record<string, string | null> }} request */
 async function run(request, /** @type {Record<string, number>} */ phases) {
+  if (!request.accepted) return runSpecs(request, phases)
+  const paths = Object.keys(request.accepted)
+  served = new Map(paths.map(p => [p, request.accepted?.[p] == null ? null : Buffer.from(/** @type {string} */ (request.accepted[p]), 'base64')]))
+  forget(paths)
+  try {
+    return await runSpecs(request, phases)
+  } finally {
+    served = undefined
+    forget(paths)
+  }
+}
+
+/** @param {{ id: number, changed: string[] | null, mode: 'related' | 'all' | 'files', files?: string[], pattern?: string, projects?: string[], list?: boolean }} request */
+async function runSpecs(request, /** @type {Record<string, number>} */ phases) {
   let t = performance.now()
   const lap = (/** @type {string} */ name) => {
     const now = performance.now()

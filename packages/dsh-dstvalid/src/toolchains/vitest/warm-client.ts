@@ -15,6 +15,8 @@ export interface WarmRunRequest {
   projects?: readonly string[]
   /** Find the test files only (reported as never run); run nothing. */
   list?: boolean
+  /** Absolute path → base64 content (null: absent) served to the module graph in place of the disk's during this run (the accepted content). */
+  accepted?: Record<string, string | null>
 }
 
 /** Where a warm run's time went, ms (the run's steps; the per-file sums are vitest's own module diagnostics). */

@@ -1,3 +1,4 @@
+import { existsSync } from 'node:fs'
 import { join } from 'node:path'
 import { toPosixRelative } from 'dsh-common'
 import { seconds } from '../../run.ts'
@@ -115,6 +116,31 @@ export class WarmVitestCheck implements Check {
     const answer = await this._client.run({ changed: change.paths, mode: 'related', list: true, ...(only ? { projects: only } : {}) }, io.timeoutMs, io.signal)
     if (answer.status !== 'ok') return undefined
     return [...new Set(answer.report.modules.map(m => toPosixRelative(this.options.root, m.file)))]
+  }
+
+  /**
+   * The accepted result of `files` (test files that fail after a write): run
+   * in the warm runner with the write's paths served from `change.before` to
+   * its module graph (nothing is written). Undefined when the runner is not
+   * in use, or a path the write deleted would have to be served (module
+   * resolution looks at the disk).
+   */
+  get measureAccepted(): Check['measureAccepted'] {
+    // Without the warm runner (another vitest Node API) the accepted state is measured before each write, as the CLI check does.
+    return this._unsupported ? undefined : (files, change, io) => this.measureWithContentBefore(files, change, io)
+  }
+
+  private async measureWithContentBefore(files: string[], change: Change, io: CheckIO): Promise<Measurement | undefined> {
+    const before = change.before
+    if (this._unsupported || !before || change.files.some(f => TEST_CONFIG_FILE.test(f))) return undefined
+    const accepted: Record<string, string | null> = {}
+    for (const [path, bytes] of before) {
+      if (bytes !== null && !existsSync(path)) return undefined
+      accepted[path] = bytes === null ? null : bytes.toString('base64')
+    }
+    const request: WarmRunRequest = { changed: [], mode: 'files', files: files.map(f => join(this.options.root, f)), accepted }
+    const argv = ['vitest', 'run', ...files, '(the content before the write)']
+    return this._judge.judge(only => this.runWarm({ ...request, ...(only ? { projects: only } : {}) }, projectArgv(argv, only), io), io, [], false)
   }
 
   async confirm(problems: Problem[], io: CheckIO): Promise<Problem[] | undefined> {
