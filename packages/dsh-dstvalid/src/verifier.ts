@@ -172,7 +172,10 @@ export class Verifier {
     }
     const io = this.io(session, exec.signal)
     return guard.queue.run(async () => {
-      const planned = plan.kind === 'write' ? this.changeOf(session.cwd, plan.paths) : undefined
+      const paths = plan.kind === 'write' ? this.changeOf(session.cwd, plan.paths) : undefined
+      // The accepted content of the write's paths (nothing runs between here and the write but measurements).
+      const contentBefore = paths ? readContent(paths.paths) : undefined
+      const planned = paths && contentBefore ? { ...paths, before: contentBefore } : paths
       try {
         await guard.prepare(io, planned)
       } catch (error) {
@@ -183,12 +186,10 @@ export class Verifier {
       // A shell call: the snapshot plugin knows what it changed (and can put it back); without it, compare file stats.
       const tracked = plan.kind === 'shell' && this.host.tracked({ sessionId: session.id, callId: exec.callId })
       const before = plan.kind === 'shell' && !tracked ? scanFiles(guard.options.root) : undefined
-      // The accepted content of the write's paths, read just before it runs.
-      const contentBefore = planned ? readContent(planned.paths) : undefined
       const raw = await next()
       // The impact list goes with a write that ran; a rollback replaces the whole result anyway.
       const result = raw.isError ? raw : withNotes(raw, impact)
-      const change = planned ? { ...planned, ...(contentBefore ? { before: contentBefore } : {}) } : this.changeOf(guard.options.root, tracked
+      const change = planned ?? this.changeOf(guard.options.root, tracked
         ? await this.shellChangesOf(session.id, exec.callId)
         : changedFiles(before!, scanFiles(guard.options.root)))
       if ((plan.kind === 'write' && result.isError) || !change.paths.length) {

@@ -98,6 +98,23 @@ describe('a warm checker re-checks what an edit can affect, and nothing more', (
     const fixed = checker.check([edit(root, 'packages/core/src/math.ts', 'add(a: string, b: number): number', 'add(a: number, b: number): number')])
     expect(problems(fixed)).toEqual([BAD])
   })
+
+  it('a write put back byte for byte is forgotten by revert: the next check re-checks nothing and reports what it did before', () => {
+    const path = join(root, 'packages/core/src/math.ts')
+    const accepted = readFileSync(path)
+    const broken = checker.check([edit(root, 'packages/core/src/math.ts', 'add(a: number, b: number): number', 'add(a: string, b: number): number')])
+    expect(broken.rechecked).toBeGreaterThan(0)
+    writeFileSync(path, accepted)
+    expect(checker.revert()).toBe(2)
+    const after = checker.check([path])
+    expect(after.rechecked).toBe(0)
+    expect(after.recheckedFiles).toEqual({ [CORE]: [], [APP]: [] })
+    expect(problems(after)).toEqual([BAD])
+    // The state is the accepted one: the same export-changing edit is caught again.
+    expect(problems(checker.check([edit(root, 'packages/core/src/math.ts', 'add(a: number, b: number): number', 'add(a: string, b: number): number')]))).toEqual(problems(broken))
+    writeFileSync(path, accepted)
+    expect(problems(checker.check([path]))).toEqual([BAD])
+  })
 })
 
 describe('the build-info cache in the vault', () => {

@@ -56,10 +56,12 @@ export class TsProgramChecker {
   private readonly _extendedConfigCache = new Map<string, TS.ExtendedConfigCacheEntry>()
   private _projects = new Map<string, TsProject>()
   private _discovered = false
+  /** This check found the projects (the first check, or a config file changed). */
+  private _rediscovered = false
   /** Files in no program that a check has parsed: parsed again on every check while they stay outside. */
   private readonly _orphans = new Set<string>()
-  /** The projects the last check rebuilt (what `revert` undoes). */
-  private _lastRebuilt: TsProject[] = []
+  /** The projects the last check rebuilt (what `revert` undoes); undefined when it found the projects again (a config changed): nothing to revert to exactly. */
+  private _lastRebuilt?: TsProject[] = []
   /** The import graph, recomputed when a builder program changes. */
   private _edges?: { builders: TS.SemanticDiagnosticsBuilderProgram[]; edges: ImportEdge[] }
 
@@ -89,6 +91,7 @@ export class TsProgramChecker {
    */
   check(changed: readonly string[] = []): TsCheckResult {
     const started = performance.now()
+    this._rediscovered = false
     const projects = this.refresh(changed)
     let rechecked = 0
     const recheckedFiles: Record<string, string[]> = {}
@@ -96,7 +99,7 @@ export class TsProgramChecker {
     const seen = new Set<string>()
     const all: { d: TS.Diagnostic; project: TsProject }[] = []
     const files = new Set<string>()
-    this._lastRebuilt = projects.filter(p => p.stale)
+    this._lastRebuilt = this._rediscovered ? undefined : projects.filter(p => p.stale)
     for (const project of projects) {
       const fresh = project.stale ? project.check() : { diagnostics: project.diagnostics, rechecked: undefined, restored: false }
       if (fresh.rechecked) {
@@ -142,7 +145,11 @@ export class TsProgramChecker {
    */
   revert(): number {
     let reverted = 0
-    for (const project of this._lastRebuilt) if (project.revert()) reverted++
+    if (!this._lastRebuilt) {
+      // The project graph itself was found again: the next check finds it again as the files are now.
+      this._discovered = false
+    }
+    for (const project of this._lastRebuilt ?? []) if (project.revert()) reverted++
     this._lastRebuilt = []
     this._edges = undefined
     return reverted
@@ -226,6 +233,7 @@ export class TsProgramChecker {
       if ([...project.roots].some(f => !covered.has(f)) || project.references.length) visit(config)
     }
     this._projects = found
+    this._rediscovered = true
     this._discovered = true
     this._edges = undefined
   }

@@ -68,7 +68,7 @@ export class TsProject {
    * program, the files and diagnostics it reported), so a write that is
    * rolled back byte for byte can be forgotten without checking again.
    */
-  private _previous?: { builder?: TS.SemanticDiagnosticsBuilderProgram; files: Set<string>; diagnostics: TS.Diagnostic[] }
+  private _previous?: { builder?: TS.SemanticDiagnosticsBuilderProgram; files: Set<string>; diagnostics: TS.Diagnostic[]; reparsed: boolean }
   /** A program to reuse the structure of (the one a revert dropped): only the files that differ are looked at again. */
   private _reuse?: TS.Program
 
@@ -157,6 +157,8 @@ export class TsProject {
    */
   check(): { diagnostics: readonly TS.Diagnostic[]; rechecked: string[]; restored: boolean } {
     const ts = this.ts
+    // The config is parsed again for this check (a file was created or deleted): a revert must parse it again too.
+    const reparsed = !this._parsed
     const parsed = this.parsed
     this._stale = false
     if (!parsed.fileNames.length) {
@@ -185,7 +187,7 @@ export class TsProject {
     // The state before this check is kept without its program (and type-checker), for `revert`; a
     // TypeScript that cannot drop a builder's program keeps none (two checkers would double the memory).
     const releasable = old as ReleasableBuilder
-    this._previous = releasable.releaseProgram && releasable.getProgramOrUndefined ? { builder: old, files: this._files, diagnostics: this._diagnostics } : undefined
+    this._previous = releasable.releaseProgram && releasable.getProgramOrUndefined ? { builder: old, files: this._files, diagnostics: this._diagnostics, reparsed } : undefined
     releasable.releaseProgram?.()
     this._reuse = undefined
     this._resolutionsStale = false
@@ -231,6 +233,8 @@ export class TsProject {
     this._diagnostics = previous.diagnostics
     this._stale = true
     this._unsaved = true
+    // The root files (and every module resolution) as the restored files are now.
+    if (previous.reparsed) this.markStale(true)
     return true
   }
 

@@ -90,13 +90,11 @@ const readFileAsync = fs.promises.readFile
 const readFileFromDisk = fs.readFileSync
 fs.promises.readFile = /** @type {any} */ (function (/** @type {any} */ path, /** @type {any} */ options) {
   const content = servedContent(path)
-  // eslint-disable-next-line prefer-rest-params
   if (content === undefined) return readFileAsync.apply(this, /** @type {any} */ (arguments))
   return new Promise(done => done(serve(content, options, path)))
 })
 fs.readFileSync = /** @type {any} */ (function (/** @type {any} */ path, /** @type {any} */ options) {
   const content = servedContent(path)
-  // eslint-disable-next-line prefer-rest-params
   return content === undefined ? readFileFromDisk.apply(this, /** @type {any} */ (arguments)) : serve(content, options, path)
 })
 // ES-module named imports of node:fs see the wrappers too.
