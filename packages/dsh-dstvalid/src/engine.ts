@@ -316,7 +316,7 @@ export class Guard {
 
   /**
    * The accepted result of the test files that fail after the write and
-   * that no measurement of the accepted state covers yet (a file the write
+   * whose accepted result is not current (a file the write
    * created has none: its tests are new), measured on the accepted content
    * (`Check.measureAccepted`), so a test failing before and after is not
    * blamed on the write. Tests that pass after the write are never measured
@@ -325,7 +325,9 @@ export class Guard {
   private async measureFailing(check: Check, m: Measurement, change: Change, io: GuardIO): Promise<void> {
     const state = this._accepted.get(check)!
     const created = new Set(change.files.filter((_, i) => change.before?.get(change.paths[i]!) === null))
-    const files = [...new Set(m.problems.filter(p => p.kind === 'test' && !p.own && !state.covers(p.file) && !created.has(p.file)).map(p => p.file))].sort()
+    // Current: measured since the last change nobody judged (a shell command, a fixture no import graph sees).
+    const current = this._current.get(check)
+    const files = [...new Set(m.problems.filter(p => p.kind === 'test' && !p.own && !current?.has(p.file) && !created.has(p.file)).map(p => p.file))].sort()
     if (!files.length) return
     io.notice('info', `measuring the accepted state of ${plural(files.length, 'failing test file')}: ${check.verb} on the content before the write…`, 'start')
     const accepted = await check.measureAccepted!(files, change, this.checkIO(io))

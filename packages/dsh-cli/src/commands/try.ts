@@ -10,7 +10,8 @@ of DIR (dependency directories such as node_modules are symlinked, .git and
 fixed set of probe edits derived from the project itself, each as one tool
 call through the guard, first write at once (no warm-up):
 
-  1. a comment in its most-imported source module          expected: kept
+  1. a comment in its most-imported source module (the most-imported one
+     that has a function, when the first has none)         expected: kept
   2. a body-only edit of a function there                   expected: kept
   3. an exported function renamed, breaking its importers   expected: rolled back
   4. a behaviour change its tests catch (the function throws) expected: rolled back

@@ -71,9 +71,12 @@ export async function runTry(options: TryOptions): Promise<TryReport> {
     return report
   }
   const modules = rankModules(workspace, language, files)
-  report.module = modules[0]
+  const readOriginal = (file: string) => readFileSync(join(workspace, file), 'utf8')
+  // The most-imported module in which the probes can be made (one with a function), else the most-imported one.
+  const makeable = modules.slice(0, 20).find(m => deriveProbes(language, m, readOriginal).every(p => p.call || !p.missing?.startsWith('no function')))
+  report.module = makeable ?? modules[0]
   // The probes as they would be made on the project itself, to list; each is derived again from the copy as it is when its turn comes.
-  const probes = deriveProbes(language, report.module, file => readFileSync(join(workspace, file), 'utf8'))
+  const probes = deriveProbes(language, report.module, readOriginal)
 
   const base = mkdtempSync(join(tmpdir(), 'dsh-try-'))
   if (options.keep) report.copies.push(base)
@@ -155,7 +158,8 @@ function judgeOutcome(probe: Probe, result: { content: string; isError?: boolean
   else if (verdicts.some(v => v.outcome === 'error')) verdict = 'kept, not verified'
   else if (verdicts.some(v => v.outcome === 'fail')) verdict = 'kept, failing'
   else verdict = verdicts.length ? 'kept' : 'kept, not judged'
-  const problem = verdicts.flatMap(v => (v.outcome === 'pass' ? [] : v.newProblems))[0]
+  // The problem that decided: the rolled-back check's first, else the first of any check that did not pass.
+  const problem = verdicts.find(v => v.outcome === 'rolled-back')?.newProblems[0] ?? verdicts.flatMap(v => (v.outcome === 'pass' ? [] : v.newProblems))[0]
   return { probe, verdict, checks, ms, runs, ...(problem ? { problem } : {}) }
 }
 

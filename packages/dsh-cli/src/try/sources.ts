@@ -142,7 +142,33 @@ function goImporters(files: readonly string[], read: (f: string) => string): Map
       if (target && dirname(file) !== dir) add(map, target, file)
     }
   }
-  return map
+  // A file of a package is imported by whoever imports the package, and used by the package's own
+  // tests that name one of its exported functions (a one-package module has no other importers).
+  const byFile = new Map<string, Set<string>>()
+  for (const f of sources) {
+    if (GO_TEST.test(f)) continue
+    let text: string
+    try {
+      text = read(f)
+    } catch {
+      continue
+    }
+    const dir = dirname(f)
+    const set = new Set(map.get(packageFile.get(dir) ?? '') ?? [])
+    const names = [...text.matchAll(/^func (?:\([^)]*\) )?([A-Z]\w*)\(/gm)].map(m => m[1]!)
+    if (!names.length) continue
+    const named = new RegExp(`\\b(?:${names.join('|')})\\(`)
+    for (const t of sources) {
+      if (!GO_TEST.test(t) || dirname(t) !== dir) continue
+      try {
+        if (named.test(read(t))) set.add(t)
+      } catch {
+        // Unreadable test file: not counted.
+      }
+    }
+    if (set.size) byFile.set(f, set)
+  }
+  return byFile
 }
 
 function pyImporters(files: readonly string[], read: (f: string) => string): Map<string, Set<string>> {
