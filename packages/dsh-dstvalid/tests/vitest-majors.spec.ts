@@ -14,7 +14,9 @@ describe.each([1, 2, 4] as const)('vitest %i, installed from the registry (the s
     await expectRolledBack(h, 'edit_file', breakDiscount, 'rolled back: test failed after edit_file on src/money.ts', discountTestFails)
     expect(await h.exec('edit_file', { path: 'src/money.ts', old_string: '/** Amounts are integer cents. */', new_string: '/** Amounts are integer cents (never floats). */' }))
       .toEqual({ content: 'edited src/money.ts' })
-    expect(h.results.map(r => [r.check, r.outcome])).toEqual([['typecheck', 'pass'], ['test', 'rolled-back'], ['typecheck', 'pass'], ['test', 'pass']])
+    // A new module no test imports: nothing to run (vitest 1 and 2 write no report then), kept and verified.
+    expect(await h.exec('write_file', { path: 'src/tax.ts', content: 'export const rate = 0.2\n' })).toEqual({ content: 'created src/tax.ts (24 bytes)' })
+    expect(h.results.map(r => [r.check, r.outcome])).toEqual([['typecheck', 'pass'], ['test', 'rolled-back'], ['typecheck', 'pass'], ['test', 'pass'], ['typecheck', 'pass'], ['test', 'pass']])
 
     const tests = runs(h.session).filter(r => r.check === 'test')
     // vitest 1 and 2: the CLI (their Node API is not the warm runner's), without the options they reject;
@@ -23,7 +25,7 @@ describe.each([1, 2, 4] as const)('vitest %i, installed from the registry (the s
     expect(tests.every(r => r.argv.at(-1) === '(warm)')).toBe(warm)
     if (!warm) expect(tests.filter(r => r.argv.includes('--includeTaskLocation'))).toEqual([])
     // The accepted state of src/money.ts's tests, the related run, the failing test alone, the re-check after
-    // the rollback, the good write's related run (its accepted state is current already).
-    expect(tests.map(r => r.outcome)).toEqual(['pass', 'fail', 'fail', 'pass', 'pass'])
+    // the rollback, the good write's related run (its accepted state is current already), the new module's.
+    expect(tests.map(r => r.outcome)).toEqual(['pass', 'fail', 'fail', 'pass', 'pass', 'pass'])
   }, INSTALL_MS)
 })

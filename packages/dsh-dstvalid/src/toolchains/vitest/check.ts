@@ -286,12 +286,14 @@ export class VitestCheck implements Check, CoverageSource {
       const run = await runRecorded(this.name, [
         ...this.options.command, ...args,
         `--reporter=${REPORTER}`, '--passWithNoTests', ...vitestVersionArgs(this.options.major), '--no-cache', ...coverageArgs, ...(this.options.extraArgs ?? []),
-      ], this.options.root, io, { env: checkEnv({ DSH_VITEST_REPORT: out }), judgeable: () => existsSync(out) })
+      ], this.options.root, io, { env: checkEnv({ DSH_VITEST_REPORT: out }), judgeable: r => r.exitCode === 0 || existsSync(out) })
       if (coverage) this._coverage = this.readCoverage(join(coverageDir, 'coverage-summary.json'), coverage)
       const failed = (): Measurement => ({ status: run.timedOut ? 'timeout' : 'error', problems: [], scope: [], error: whyNotJudged('vitest', run, io.timeoutMs) })
       try {
         return { report: JSON.parse(readFileSync(out, 'utf8')) as DshVitestReport, exitCode: run.exitCode, output: run.output, failed }
       } catch {
+        // vitest 1 and 2 call no reporter when no test file matches (`related` on a new module): exit 0, nothing ran.
+        if (run.exitCode === 0 && !run.timedOut) return { report: { projects: [], modules: [], errors: [] }, exitCode: 0, output: run.output, failed }
         // No report: vitest crashed, timed out or never started.
         return { exitCode: run.exitCode, output: run.output, failed }
       }
