@@ -75,7 +75,8 @@ describe('pytest: what a change affects, as pytest and Python see the project', 
     const syntax = await h.exec('edit_file', { path: 'src/shop/calc.py', old_string: 'return a + b', new_string: 'return a +' })
     expect(syntax.content).toBe('rolled back: compile failed after edit_file on src/shop/calc.py\nsrc/shop/calc.py:2 SyntaxError invalid syntax')
     const compiles = runs(h.session).filter(r => r.check === 'compile')
-    expect(compiles.map(r => [r.exitCode, r.outcome])).toEqual([[0, 'pass'], [1, 'fail'], [0, 'pass']])
+    // No re-check after the byte-identical rollback (ADR 0019).
+    expect(compiles.map(r => [r.exitCode, r.outcome])).toEqual([[0, 'pass'], [1, 'fail']])
     expect(h.session.ofType('verify/verdict').map(e => [e.data.check, e.data.outcome])).toEqual([['compile', 'rolled-back']])
   })
 })

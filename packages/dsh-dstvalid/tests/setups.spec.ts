@@ -110,8 +110,9 @@ describe('tests that read the file system: a write to what a test reads runs tha
     // Only the tests that read what changed ran, never the shop's other tests.
     const related = runs(h.session).filter(r => r.check === 'test' && r.argv[1] === 'related')
     expect(related.map(r => [r.argv[2], r.outcome])).toEqual([
-      ['src/tax.ts', 'pass'], ['src/tax.ts', 'fail'], ['src/tax.ts', 'pass'],
-      ['tests/fixtures/prices.json', 'fail'], ['tests/fixtures/prices.json', 'pass'], ['tests/fixtures/prices.json', 'pass'],
+      // No re-check after a byte-identical rollback (ADR 0019); a created file or a fixture is measured before the write.
+      ['src/tax.ts', 'pass'], ['src/tax.ts', 'fail'],
+      ['tests/fixtures/prices.json', 'fail'], ['tests/fixtures/prices.json', 'pass'],
     ])
   }, 600_000)
 })

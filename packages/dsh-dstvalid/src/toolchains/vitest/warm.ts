@@ -38,6 +38,8 @@ export interface WarmVitestOptions {
  * runner is started again on the next run, a configuration change restarts
  * it, and a runner past `maxRssMb` is recycled.
  */
+const MODULE_FILE = /\.(?:[cm]?[jt]sx?|vue|svelte)$/
+
 export class WarmVitestCheck implements Check {
   readonly name = 'test'
   readonly verb = 'testing'
@@ -136,6 +138,9 @@ export class WarmVitestCheck implements Check {
     const accepted: Record<string, string | null> = {}
     for (const [path, bytes] of before) {
       if (bytes !== null && !existsSync(path)) return undefined
+      // Served content reaches the module graph only: a test's own file-system reads (a listing that sees
+      // a created file, a fixture read at run time) would see the write, so such a write is not served.
+      if (bytes === null || !MODULE_FILE.test(path)) return undefined
       accepted[path] = bytes === null ? null : bytes.toString('base64')
     }
     const request: WarmRunRequest = { changed: [], mode: 'files', files: files.map(f => join(this.options.root, f)), accepted }
