@@ -79,6 +79,19 @@ export function rankModules(root: string, language: Language, files: readonly st
   return infos.sort((a, b) => b.importers.length - a.importers.length || a.file.localeCompare(b.file))
 }
 
+/** Each of `files` with its text; an unreadable file is left out (what it imports cannot be seen). */
+function* readable(files: readonly string[], read: (f: string) => string): Generator<[file: string, text: string]> {
+  for (const file of files) {
+    let text: string
+    try {
+      text = read(file)
+    } catch {
+      continue
+    }
+    yield [file, text]
+  }
+}
+
 function add(map: Map<string, Set<string>>, target: string, importer: string) {
   if (target === importer) return
   let set = map.get(target)
@@ -90,13 +103,7 @@ function tsImporters(root: string, files: readonly string[], read: (f: string) =
   const sources = files.filter(f => TS_SOURCE.test(f) && !f.endsWith('.d.ts'))
   const known = new Set(sources)
   const map = new Map<string, Set<string>>()
-  for (const file of sources) {
-    let text: string
-    try {
-      text = read(file)
-    } catch {
-      continue
-    }
+  for (const [file, text] of readable(sources, read)) {
     for (const specifier of scanImports(text)) {
       if (!specifier.startsWith('.')) continue
       const target = resolveImport(specifier, join(root, file))
@@ -126,13 +133,7 @@ function goImporters(files: readonly string[], read: (f: string) => string): Map
   }
   const IMPORT_BLOCK = /^import\s*\(([\s\S]*?)^\)/gm
   const IMPORT_LINE = /^import\s+(?:\w+\s+)?"([^"]+)"/gm
-  for (const file of sources) {
-    let text: string
-    try {
-      text = read(file)
-    } catch {
-      continue
-    }
+  for (const [file, text] of readable(sources, read)) {
     const paths = [...text.matchAll(IMPORT_LINE)].map(m => m[1]!)
     for (const block of text.matchAll(IMPORT_BLOCK)) for (const m of block[1]!.matchAll(/"([^"]+)"/g)) paths.push(m[1]!)
     for (const path of paths) {
@@ -145,27 +146,13 @@ function goImporters(files: readonly string[], read: (f: string) => string): Map
   // A file of a package is imported by whoever imports the package, and used by the package's own
   // tests that name one of its exported functions (a one-package module has no other importers).
   const byFile = new Map<string, Set<string>>()
-  for (const f of sources) {
-    if (GO_TEST.test(f)) continue
-    let text: string
-    try {
-      text = read(f)
-    } catch {
-      continue
-    }
+  for (const [f, text] of readable(sources.filter(f => !GO_TEST.test(f)), read)) {
     const dir = dirname(f)
     const set = new Set(map.get(packageFile.get(dir) ?? '') ?? [])
     const names = [...text.matchAll(/^func (?:\([^)]*\) )?([A-Z]\w*)\(/gm)].map(m => m[1]!)
     if (!names.length) continue
     const named = new RegExp(`\\b(?:${names.join('|')})\\(`)
-    for (const t of sources) {
-      if (!GO_TEST.test(t) || dirname(t) !== dir) continue
-      try {
-        if (named.test(read(t))) set.add(t)
-      } catch {
-        // Unreadable test file: not counted.
-      }
-    }
+    for (const [t, test] of readable(sources.filter(t => GO_TEST.test(t) && dirname(t) === dir), read)) if (named.test(test)) set.add(t)
     if (set.size) byFile.set(f, set)
   }
   return byFile
@@ -185,13 +172,7 @@ function pyImporters(files: readonly string[], read: (f: string) => string): Map
   const map = new Map<string, Set<string>>()
   const FROM = /^\s*from\s+(\.*[\w.]*)\s+import\s+([^\n#]+)/gm
   const IMPORT = /^\s*import\s+([\w.]+(?:\s*,\s*[\w.]+)*)/gm
-  for (const file of sources) {
-    let text: string
-    try {
-      text = read(file)
-    } catch {
-      continue
-    }
+  for (const [file, text] of readable(sources, read)) {
     const own = file.replace(/^src\//, '').replace(/\.py$/, '').split('/')
     const pkg = file.endsWith('/__init__.py') ? own.slice(0, -1) : own.slice(0, -1)
     const names: string[] = []
