@@ -110,7 +110,7 @@ export class Guard {
     // A lazy check that can measure the accepted content after the write
     // (for the tests that fail then) is not measured before it: a write the
     // type-check rolls back, or whose tests pass, never runs them twice.
-    const lazy = this.options.checks.filter(c => c.lazyBaseline && !(upcoming && servable(upcoming) && c.measureAccepted))
+    const lazy = this.options.checks.filter(c => c.lazyBaseline && !(upcoming && c.measureAccepted && c.servable?.(upcoming)))
     if (!lazy.length || this._knownAll) return
     if (!upcoming) {
       let all = true
@@ -271,7 +271,7 @@ export class Guard {
       return { ...base, outcome: 'error', error: m.error ?? `${check.name} ${m.status}` }
     }
     if (m.scope !== 'all') this.relate(change, m.scope)
-    const deferred = !!(check.lazyBaseline && check.measureAccepted && servable(change))
+    const deferred = !!(check.lazyBaseline && check.measureAccepted && check.servable?.(change))
     if (deferred) await this.measureFailing(check, m, change, io)
     if (!state.measured && !deferred) {
       // Nothing measured to compare with, and a post-write state is never a
@@ -489,15 +489,4 @@ function summarise(v: CheckVerdict): string {
   if (v.outcome === 'fail') return `${v.check} failed: ${plural(v.regressions.length, 'new problem')} (${(v.durationMs / 1000).toFixed(1)} s)`
   const extra = v.warnings.length ? `, ${plural(v.warnings.length, 'warning')}` : ''
   return `${v.check} passed${extra} (${(v.durationMs / 1000).toFixed(1)} s)`
-}
-
-/**
- * Whether a write's accepted content can be served to a test run after it
- * (ADR 0019): only changed modules, which reach tests through the module
- * graph. A created file (a listing sees it) or a non-module file (a fixture
- * read at run time) would be seen as written, so such a write measures the
- * accepted state before it, as before.
- */
-function servable(change: Change): boolean {
-  return !!change.before && [...change.before].every(([path, bytes]) => bytes !== null && /\.(?:[cm]?[jt]sx?|vue|svelte)$/.test(path))
 }

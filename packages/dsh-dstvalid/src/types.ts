@@ -141,6 +141,14 @@ export interface Check {
    */
   measureAccepted?(files: string[], change: Change, io: CheckIO): Promise<Measurement | undefined>
   /**
+   * Whether {@link measureAccepted} can serve `change`'s accepted content
+   * after the write (ADR 0019): what this toolchain's runs read only through
+   * its module graph. A write it cannot serve (a created file a listing would
+   * see, a fixture read at run time) has its accepted state measured before
+   * it. Undefined (or false) when the check cannot serve any.
+   */
+  servable?(change: Change): boolean
+  /**
    * A rollback put every file of the judged write back byte for byte:
    * return to the state from before the write's measurement instead of
    * measuring again (a warm type-checker reinstates its earlier program

@@ -132,16 +132,21 @@ export class WarmVitestCheck implements Check {
     return this._unsupported ? undefined : (files, change, io) => this.measureWithContentBefore(files, change, io)
   }
 
+  /**
+   * Served content reaches the module graph only: a test's own file-system reads (a listing that sees
+   * a created file, a fixture read at run time) would see the write, so only changed modules are served.
+   */
+  servable(change: Change): boolean {
+    return !!change.before && [...change.before].every(([path, bytes]) => bytes !== null && MODULE_FILE.test(path))
+  }
+
   private async measureWithContentBefore(files: string[], change: Change, io: CheckIO): Promise<Measurement | undefined> {
     const before = change.before
-    if (this._unsupported || !before || change.files.some(f => TEST_CONFIG_FILE.test(f))) return undefined
-    const accepted: Record<string, string | null> = {}
+    if (this._unsupported || !before || !this.servable(change) || change.files.some(f => TEST_CONFIG_FILE.test(f))) return undefined
+    const accepted: Record<string, string> = {}
     for (const [path, bytes] of before) {
-      if (bytes !== null && !existsSync(path)) return undefined
-      // Served content reaches the module graph only: a test's own file-system reads (a listing that sees
-      // a created file, a fixture read at run time) would see the write, so such a write is not served.
-      if (bytes === null || !MODULE_FILE.test(path)) return undefined
-      accepted[path] = bytes === null ? null : bytes.toString('base64')
+      if (!existsSync(path)) return undefined
+      accepted[path] = bytes!.toString('base64')
     }
     const request: WarmRunRequest = { changed: [], mode: 'files', files: files.map(f => join(this.options.root, f)), accepted }
     const argv = ['vitest', 'run', ...files, '(the content before the write)']
