@@ -99,6 +99,37 @@ describe('a warm checker re-checks what an edit can affect, and nothing more', (
     expect(problems(fixed)).toEqual([BAD])
   })
 
+  it('a dependent signs a referenced source with its own project\'s signature: it emits no declaration of it, and still sees its export change', () => {
+    // Every declaration emit a builder asks for (EmitOnly.BuilderSignature = 2), by project and file, on a checker of its own.
+    const emits: string[] = []
+    const dir = graph()
+    const createProgram = ((...args: Parameters<typeof ts.createProgram>) => {
+      const program = (ts.createProgram as (...a: unknown[]) => TS.Program)(...args)
+      const emit = program.emit.bind(program) as (...a: unknown[]) => TS.EmitResult
+      const project = relative(dir, program.getRootFileNames()[0] ?? '').split('/')[1]
+      program.emit = ((...a: unknown[]) => {
+        if (a[3] === 2 && a[0]) emits.push(`${project}: ${relative(dir, (a[0] as TS.SourceFile).fileName)}`)
+        return emit(...a)
+      }) as TS.Program['emit']
+      return program
+    }) as typeof ts.createProgram
+    const own = new TsProgramChecker({ ...ts, createProgram }, dir, join(dir, 'tsconfig.json'))
+    expect(problems(own.check())).toEqual([BAD])
+    // At the first check every file is signed, by its own project only.
+    expect(emits.filter(e => e.startsWith('app: packages/core'))).toEqual([])
+    expect(emits).toContain('core: packages/core/src/text.ts')
+    expect(emits).toContain('app: packages/app/src/main.ts')
+    emits.length = 0
+    const changed = own.check([edit(dir, 'packages/core/src/text.ts', 'shout(s: string): string', 'shout(s: string, n = 1): string')])
+    expect(changed.recheckedFiles[APP]).toEqual(['packages/app/src/main.ts'])
+    expect(emits).toEqual(['core: packages/core/src/text.ts', 'app: packages/app/src/main.ts'])
+    emits.length = 0
+    const broken = own.check([edit(dir, 'packages/core/src/text.ts', 'shout(s: string, n = 1): string', 'shout(s: number): string')])
+    expect(problems(broken)).toEqual(['packages/app/src/main.ts:5 TS2345', 'packages/core/src/text.ts:2 TS2339', BAD])
+    expect(emits.filter(e => e.startsWith('app: packages/core'))).toEqual([])
+    expect(problems(own.check([edit(dir, 'packages/core/src/text.ts', 'shout(s: number): string', 'shout(s: string): string')]))).toEqual([BAD])
+  })
+
   it('a write put back byte for byte is forgotten by revert: the next check re-checks nothing and reports what it did before', () => {
     const path = join(root, 'packages/core/src/math.ts')
     const accepted = readFileSync(path)

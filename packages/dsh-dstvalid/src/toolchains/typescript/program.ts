@@ -4,7 +4,7 @@ import type * as TS from 'typescript'
 import { findImporters, type ImpactList, type ImportEdge } from '../../impact.ts'
 import { DocumentCache, statOf } from './documents.ts'
 import { programImports } from './imports.ts'
-import { TsProject } from './project.ts'
+import { type OwnerSignature, TsProject } from './project.ts'
 import { workspacePackageDirs } from '../../workspace-packages.ts'
 import type { TsDiagnostic } from '../runner.ts'
 
@@ -100,8 +100,11 @@ export class TsProgramChecker {
     const all: { d: TS.Diagnostic; project: TsProject }[] = []
     const files = new Set<string>()
     this._lastRebuilt = this._rediscovered ? undefined : projects.filter(p => p.stale)
+    // Referenced projects first: a dependent takes its referenced sources' signatures from them.
+    const checked = new Map<TsProject, ReturnType<TsProject['check']>>()
+    for (const project of this.referencesFirst(projects)) if (project.stale) checked.set(project, project.check())
     for (const project of projects) {
-      const fresh = project.stale ? project.check() : { diagnostics: project.diagnostics, rechecked: undefined, restored: false }
+      const fresh = checked.get(project) ?? { diagnostics: project.diagnostics, rechecked: undefined, restored: false }
       if (fresh.rechecked) {
         rechecked += fresh.rechecked.length
         recheckedFiles[this.rel(project.configPath)] = fresh.rechecked.map(f => this.rel(f))
@@ -188,6 +191,37 @@ export class TsProgramChecker {
     return findImporters(this._edges.edges, files, max)
   }
 
+  /** `projects` ordered so that every project comes after the projects it references (transitively). */
+  private referencesFirst(projects: readonly TsProject[]): TsProject[] {
+    const ordered: TsProject[] = []
+    const seen = new Set<TsProject>()
+    const visit = (project: TsProject | undefined) => {
+      if (!project || seen.has(project)) return
+      seen.add(project)
+      for (const ref of project.references) visit(this._projects.get(ref))
+      ordered.push(project)
+    }
+    for (const project of projects) visit(project)
+    return ordered
+  }
+
+  /** The signature of a referenced source, from a project `configPath` references (transitively) that has it as a root. */
+  private ownerSignature(configPath: string): OwnerSignature {
+    return sf => {
+      const seen = new Set<string>([configPath])
+      const queue = [...(this._projects.get(configPath)?.references ?? [])]
+      for (let ref; (ref = queue.shift());) {
+        if (seen.has(ref)) continue
+        seen.add(ref)
+        const project = this._projects.get(ref)
+        if (!project) continue
+        if (project.roots.has(resolve(sf.fileName))) return project.signatureOf(sf)
+        queue.push(...project.references)
+      }
+      return undefined
+    }
+  }
+
   /** Invalidate what changed and return the projects to report, stale ones marked for a rebuild. */
   private refresh(changed: readonly string[]): TsProject[] {
     const changedAbs = changed.map(p => resolve(p))
@@ -217,7 +251,7 @@ export class TsProgramChecker {
     const visit = (configPath: string) => {
       const abs = resolve(configPath)
       if (found.has(abs) || !statOf(abs)) return
-      const project = old.get(abs) ?? new TsProject(this.ts, abs, this._documents, this._extendedConfigCache, this.options.cacheDir)
+      const project = old.get(abs) ?? new TsProject(this.ts, abs, this._documents, this._extendedConfigCache, this.options.cacheDir, this.ownerSignature(abs))
       found.set(abs, project)
       for (const ref of project.references) visit(ref)
     }
@@ -227,7 +261,7 @@ export class TsProgramChecker {
     for (const dir of workspacePackageDirs(this.root)) {
       const config = join(dir, 'tsconfig.json')
       if (found.has(config) || !statOf(config)) continue
-      const project = old.get(config) ?? new TsProject(this.ts, config, this._documents, this._extendedConfigCache, this.options.cacheDir)
+      const project = old.get(config) ?? new TsProject(this.ts, config, this._documents, this._extendedConfigCache, this.options.cacheDir, this.ownerSignature(config))
       project.markStale(true)
       // A package whose every file some project already checks adds nothing but cost.
       if ([...project.roots].some(f => !covered.has(f)) || project.references.length) visit(config)

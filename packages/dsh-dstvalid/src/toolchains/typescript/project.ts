@@ -6,7 +6,7 @@ import type * as TS from 'typescript'
 import type { DocumentCache } from './documents.ts'
 
 /** Bumped when what this suite puts into a build-info file (or how it builds programs) changes: older files are ignored. */
-const CACHE_FORMAT = 1
+const CACHE_FORMAT = 2
 
 const sha1 = (text: string) => createHash('sha1').update(text).digest('hex')
 
@@ -39,6 +39,24 @@ function programOf(builder: TS.SemanticDiagnosticsBuilderProgram | undefined): T
 interface RedirectAwareProgram extends TS.Program {
   isSourceOfProjectReferenceRedirect?(fileName: string): boolean
 }
+
+/** A builder's state (TypeScript 5.x and 6, not in their public typings): each file's version and declaration signature. */
+interface BuilderWithState extends TS.SemanticDiagnosticsBuilderProgram {
+  state?: { fileInfos?: Map<string, { version: string; signature?: string }> }
+}
+
+/** `EmitOnly.BuilderSignature`: the emit a builder asks for to compute a file's declaration signature. */
+const BUILDER_SIGNATURE = 2
+
+/** `Program.emit` with the arguments the builder passes (its last three are not in the public typings). */
+type ProgramEmit = (sourceFile: TS.SourceFile | undefined, writeFile: TS.WriteFileCallback | undefined, cancellationToken: TS.CancellationToken | undefined, emitOnly?: boolean | number, ...rest: unknown[]) => TS.EmitResult
+
+/**
+ * The declaration signature of `sf` as the project that owns it computed it
+ * in its last check (the owner is checked first), or undefined when it has
+ * none for this content.
+ */
+export type OwnerSignature = (sf: TS.SourceFile) => string | undefined
 
 /**
  * One tsconfig project of a graph: its parsed config (its own compiler
@@ -79,6 +97,8 @@ export class TsProject {
     private readonly extendedConfigCache: Map<string, TS.ExtendedConfigCacheEntry>,
     /** Where build-info files are kept (the session's vault), or none: every first check is cold. */
     private readonly cacheDir?: string,
+    /** The signature of a referenced project's source file, from the project that owns it. */
+    private readonly ownerSignature?: OwnerSignature,
   ) {}
 
   /** The parsed config (parsed on first use). */
@@ -151,6 +171,18 @@ export class TsProject {
   }
 
   /**
+   * The declaration signature this project's builder holds for `sf`, when
+   * it is one of its own root files at the same content (else undefined).
+   */
+  signatureOf(sf: TS.SourceFile): string | undefined {
+    const path = resolve(sf.fileName)
+    if (!this._roots.has(path) || this._stale) return undefined
+    const info = (this._builder as BuilderWithState | undefined)?.state?.fileInfos?.get((sf as TS.SourceFile & { resolvedPath?: string }).resolvedPath ?? path)
+    const version = (sf as TS.SourceFile & { version?: string }).version
+    return info?.signature !== undefined && version !== undefined && info.version === version ? info.signature : undefined
+  }
+
+  /**
    * Bring the program up to date and return its diagnostics (config, options,
    * global, and syntactic + semantic of its own files) and how many files
    * were re-checked. A project without files reports its config diagnostics only.
@@ -183,6 +215,7 @@ export class TsProject {
       rootNames: parsed.fileNames, options: parsed.options, host, projectReferences: parsed.projectReferences,
       configFileParsingDiagnostics: this._configErrors, oldProgram: this._reuse ?? programOf(old),
     })
+    this.signForeignFilesByOwner(created as RedirectAwareProgram)
     const builder = this._builder = ts.createSemanticDiagnosticsBuilderProgram(created, host, old, this._configErrors)
     // The state before this check is kept without its program (and type-checker), for `revert`; a
     // TypeScript that cannot drop a builder's program keeps none (two checkers would double the memory).
@@ -214,6 +247,36 @@ export class TsProject {
     this._diagnostics = diagnostics
     this._unsaved = true
     return { diagnostics, rechecked, restored }
+  }
+
+  /**
+   * A referenced project's source file is signed with its owner's signature
+   * instead of a declaration emit of it in this program: its shape here is
+   * its declaration output in its own project — what `tsc -b` reads from the
+   * reference's `.d.ts` — and the owner, checked first, has computed it
+   * already. Without it every dependent program emits the declarations of
+   * the referenced sources again, each in a type-checker of its own (hono:
+   * six runtime-test programs signing the build project's ~360 sources at
+   * the first check, and the changed file and its importers at each
+   * export-changing edit). A file the owner holds no signature for (not its
+   * root, another content) is emitted as before.
+   */
+  private signForeignFilesByOwner(program: RedirectAwareProgram): void {
+    const owner = this.ownerSignature
+    if (!owner || !program.isSourceOfProjectReferenceRedirect) return
+    const emit = program.emit.bind(program) as ProgramEmit
+    const signed: ProgramEmit = (sourceFile, writeFile, cancellationToken, emitOnly, ...rest) => {
+      if (emitOnly === BUILDER_SIGNATURE && sourceFile && writeFile && program.isSourceOfProjectReferenceRedirect!(sourceFile.fileName)) {
+        const signature = owner(sourceFile)
+        if (signature !== undefined) {
+          // The builder hashes what it is given as the declaration text: the owner's signature stands for it.
+          writeFile(sourceFile.fileName.replace(/\.[cm]?[jt]sx?$/, '') + '.d.ts', `owner:${signature}`, false, undefined, [sourceFile])
+          return { emitSkipped: false, diagnostics: [] }
+        }
+      }
+      return emit(sourceFile, writeFile, cancellationToken, emitOnly, ...rest)
+    }
+    program.emit = signed as TS.Program['emit']
   }
 
   /**
