@@ -12,7 +12,7 @@ import type { Layout, LayoutKind } from 'dsh-testkit'
 
 export type BadKind = 'export-renamed' | 'export-removed' | 'signature' | 'syntax' | 'behaviour' | 'deleted-import' | 'new-file-type-error' | 'cross-package-import'
   | 'internal-signature' | 'unexported-module' | 'fixture-changed' | 'deleted-through-shell' | 'moved-module'
-export type GoodKind = 'docs' | 'refactor' | 'rename-all' | 'new-module' | 'new-test' | 'fixture'
+export type GoodKind = 'docs' | 'refactor' | 'rename-all' | 'new-module' | 'new-test' | 'fixture' | 'unused-deleted'
 
 /** One tool call, as the model would send it. */
 export interface ToolCall {
@@ -28,7 +28,7 @@ export interface CorpusEdit {
   call: (root: string) => ToolCall
 }
 
-export type CorpusWorkspace = LayoutKind | 'demo' | 'setups'
+export type CorpusWorkspace = LayoutKind | 'demo' | 'setups' | 'python'
 
 const edit = (path: string, old_string: string, new_string: string) => (): ToolCall => ({ tool: 'edit_file', args: { path, old_string, new_string } })
 const write = (path: string, content: string) => (): ToolCall => ({ tool: 'write_file', args: { path, content } })
@@ -214,5 +214,42 @@ export function setupsCorpus(): CorpusEdit[] {
     })),
     bad('the VAT fixture says 25 %', 'fixture-changed', write('tests/fixtures/rates.json', '{\n  "vat": 25\n}\n')),
     good('the rates fixture gains a reduced rate', 'fixture', write('tests/fixtures/rates.json', '{\n  "vat": 20,\n  "reduced": 5\n}\n')),
+  ]
+}
+
+/**
+ * A Python package as real ones are laid out (issue 28 item 2): `src/`
+ * layout, an `__init__.py` importing its submodules (`from . import stock`,
+ * `from .pricing import price`), a subpackage, pytest tests importing the
+ * package. Python and pytest from the machine (`python3 -m pytest`).
+ */
+export function pythonPackageFiles(): Record<string, string> {
+  return {
+    'pyproject.toml': '[project]\nname = "inventory"\nversion = "0.1.0"\n\n[tool.pytest.ini_options]\ntestpaths = ["tests"]\npythonpath = ["src"]\n',
+    '.gitignore': '__pycache__\n.dsh\n',
+    'src/inventory/__init__.py': '"""Stock and prices."""\nfrom . import stock\nfrom .pricing import price\n\n__all__ = ["price", "stock"]\n',
+    'src/inventory/stock.py': 'def level(sold, bought):\n    return bought - sold\n',
+    'src/inventory/pricing.py': 'def price(cents, percent=0):\n    return (cents * (100 - percent) + 50) // 100\n',
+    'src/inventory/legacy.py': 'def old_level(sold, bought):\n    return bought - sold\n',
+    'src/inventory/report/__init__.py': 'from .lines import line\n',
+    'src/inventory/report/lines.py': 'from inventory.pricing import price\n\n\ndef line(sku, cents):\n    return f"{sku}: {price(cents)}"\n',
+    'tests/test_stock.py': 'from inventory import stock\n\n\ndef test_level():\n    assert stock.level(3, 10) == 7\n\n\ndef test_empty():\n    assert stock.level(0, 0) == 0\n',
+    'tests/test_pricing.py': 'from inventory import price\n\n\ndef test_price():\n    assert price(1000, 10) == 900\n\n\ndef test_rounds():\n    assert price(999, 10) == 899\n',
+    'tests/test_report.py': 'from inventory.report import line\n\n\ndef test_line():\n    assert line("A1", 250) == "A1: 250"\n',
+  }
+}
+
+/** The edits for the Python package ({@link pythonPackageFiles}). */
+export function pythonCorpus(): CorpusEdit[] {
+  return [
+    good('pricing: docstring', 'docs', edit('src/inventory/pricing.py', 'def price(cents, percent=0):\n', 'def price(cents, percent=0):\n    """The price after a percentage discount, rounded to the cent."""\n')),
+    bad('Python module deleted through the shell (pricing.py, imported by __init__.py)', 'deleted-through-shell', sh('rm src/inventory/pricing.py')),
+    good('stock: level in two steps', 'refactor', edit('src/inventory/stock.py', '    return bought - sold', '    remaining = bought - sold\n    return remaining')),
+    bad('Python module moved (stock.py → stocks.py; `from . import stock`)', 'moved-module', sh('mv src/inventory/stock.py src/inventory/stocks.py')),
+    good('unimported legacy.py deleted through the shell', 'unused-deleted', sh('rm src/inventory/legacy.py')),
+    bad('Python package deleted whole (inventory/report)', 'deleted-through-shell', sh('rm -rf src/inventory/report')),
+    good('report/lines.py moved to line.py, its importer updated (one shell call)', 'rename-all', sh("mv src/inventory/report/lines.py src/inventory/report/line.py && sed -i 's/from .lines import/from .line import/' src/inventory/report/__init__.py")),
+    bad('price adds the discount', 'behaviour', edit('src/inventory/pricing.py', '(100 - percent)', '(100 + percent)')),
+    good('new module tax.py and its test (one shell call)', 'new-module', sh("printf 'def tax(cents):\\n    return (cents * 20 + 50) // 100\\n' > src/inventory/tax.py && printf 'from inventory.tax import tax\\n\\n\\ndef test_tax():\\n    assert tax(1005) == 201\\n' > tests/test_tax.py")),
   ]
 }

@@ -7,13 +7,36 @@
  * breaks, and what the lazy checks must run.
  */
 import { existsSync } from 'node:fs'
-import { join } from 'node:path'
+import { join, relative, sep } from 'node:path'
 import { scanFiles } from './changes.ts'
+import type { ImportEdge } from './impact.ts'
 import { scanImportGraph } from './js-imports.ts'
+import { pythonGraphWithDeleted } from './toolchains/python/impact.ts'
 import type { Change } from './types.ts'
 
-/** Module files whose imports are scanned (the JavaScript/TypeScript family). */
+/** A language whose import graph can be read with deleted files put back. */
+interface ModuleGraph {
+  /** Module files of this language. */
+  readonly files: RegExp
+  /** Workspace-relative edges between the workspace's files and `deleted` (absolute paths no longer on disk). */
+  graph(root: string, deleted: readonly string[]): ImportEdge[]
+}
+
+/** Module files of the JavaScript/TypeScript family. */
 const SCRIPT = /\.[cm]?[jt]sx?$/
+
+const GRAPHS: readonly ModuleGraph[] = [
+  {
+    // Specifiers resolved the way bundlers and Node do.
+    files: SCRIPT,
+    graph: (root, deleted) => scanImportGraph(root, [...[...scanFiles(root).keys()].filter(f => SCRIPT.test(f)).map(f => join(root, f)), ...deleted]),
+  },
+  {
+    // Python: `import` / `from … import` lines, relative imports and a package's `__init__.py` included.
+    files: /\.py$/,
+    graph: (root, deleted) => pythonGraphWithDeleted(root, deleted.map(p => relative(root, p).split(sep).join('/'))),
+  },
+]
 
 /**
  * `change` with the existing files that imported its deleted files added
@@ -22,10 +45,16 @@ const SCRIPT = /\.[cm]?[jt]sx?$/
  * deleted or nothing imported what was.
  */
 export function withImportersOfDeleted(root: string, change: Change): Change {
-  const deleted = change.paths.filter(p => SCRIPT.test(p) && !existsSync(p))
-  if (!deleted.length) return change
-  const files = [...scanFiles(root).keys()].filter(f => SCRIPT.test(f)).map(f => join(root, f))
-  const edges = scanImportGraph(root, [...files, ...deleted])
+  const gone = change.paths.filter(p => !existsSync(p))
+  const edges: ImportEdge[] = []
+  const deleted = new Set<string>()
+  for (const language of GRAPHS) {
+    const mine = gone.filter(p => language.files.test(p))
+    if (!mine.length) continue
+    for (const p of mine) deleted.add(p)
+    edges.push(...language.graph(root, mine))
+  }
+  if (!edges.length) return change
   const importers = new Map<string, string[]>()
   for (const { from, to } of edges) {
     const list = importers.get(to) ?? []
@@ -35,8 +64,7 @@ export function withImportersOfDeleted(root: string, change: Change): Change {
   const have = new Set(change.files)
   const added: string[] = []
   const seen = new Set<string>()
-  const gone = new Set(deleted)
-  const queue = change.files.filter((_, i) => gone.has(change.paths[i]!))
+  const queue = change.files.filter((_, i) => deleted.has(change.paths[i]!))
   while (queue.length) {
     const file = queue.pop()!
     for (const from of importers.get(file) ?? []) {

@@ -2,6 +2,7 @@ import { existsSync, readdirSync, readFileSync } from 'node:fs'
 import { dirname, join } from 'node:path'
 import type { Change, CheckIO, ImpactSource } from '../../types.ts'
 import { findImporters, type ImpactList, type ImportEdge } from '../../impact.ts'
+import { readPytestConfig, sourceRoots } from './pytest-config.ts'
 
 const SKIP_DIRS = new Set(['node_modules', 'venv', '.venv', '__pycache__', 'build', 'dist', 'site-packages'])
 /** Bound on the files scanned, so a huge tree cannot stall a write. */
@@ -124,6 +125,20 @@ export function pythonGraph(root: string, files: readonly string[], roots: reado
     }
   }
   return edges
+}
+
+/**
+ * The import graph with `deleted` (workspace-relative `.py` files no longer
+ * on disk) put back as modules the remaining files' imports resolve to — as
+ * they resolved in the accepted state. A deleted file has no edges of its
+ * own (its text is gone); what imported it does. Resolved from the
+ * project's source roots (pytest's `pythonpath`, setuptools' package
+ * directories, `src/`), `src/` included when a deleted file was there.
+ */
+export function pythonGraphWithDeleted(root: string, deleted: readonly string[]): ImportEdge[] {
+  const files = [...new Set([...pythonFiles(root), ...deleted])]
+  const roots = new Set([...sourceRoots(root, readPytestConfig(root)), ...importRoots(files)])
+  return pythonGraph(root, files, [...roots])
 }
 
 /**
