@@ -1,5 +1,7 @@
+import { spawn } from 'node:child_process'
 import { mkdirSync, readdirSync, readFileSync, statSync, symlinkSync, writeFileSync } from 'node:fs'
 import { join, relative } from 'node:path'
+import { setTimeout as delay } from 'node:timers/promises'
 import { describe, expect, it } from 'vitest'
 import { tempDir } from 'dsh-testkit'
 import { dsh, repoRoot } from './helpers.ts'
@@ -29,20 +31,33 @@ function project(files: Record<string, string>): string {
   return ws
 }
 
-/** A small TypeScript library: `src/math.ts` imported by `src/use.ts` and by its test; the repo's own tsc and vitest. */
-function library(withTests: boolean): string {
+/** A small TypeScript library: `src/math.ts` imported by `src/use.ts` and by its test; the repo's own tsc and vitest. `hang`: the test first runs `sleep <hang>`. */
+function library(withTests: boolean, hang?: string): string {
   const ws = project({
     'package.json': '{ "name": "lib", "type": "module", "private": true }\n',
     'tsconfig.json': '{ "compilerOptions": { "strict": true, "module": "ESNext", "moduleResolution": "Bundler", "target": "ES2022", "noEmit": true, "types": [] }, "include": ["src"] }\n',
     'src/math.ts': 'export function add(a: number, b: number): number {\n  return a + b\n}\n\nexport const twice = (n: number): number => {\n  return add(n, n)\n}\n',
     'src/use.ts': "import { add, twice } from './math'\n\nexport const four = (): number => add(2, 2) + twice(0)\n",
-    ...(withTests ? { 'src/math.test.ts': "import { expect, it } from 'vitest'\nimport { add } from './math'\n\nit('adds', () => { expect(add(1, 2)).toBe(3) })\n" } : {}),
+    ...(withTests ? { 'src/math.test.ts': hang
+      ? `import { execFileSync } from 'node:child_process'\nimport { expect, it } from 'vitest'\nimport { add } from './math'\n\nit('adds', () => { execFileSync('sleep', ['${hang}']); expect(add(1, 2)).toBe(3) }, 3_600_000)\n`
+      : "import { expect, it } from 'vitest'\nimport { add } from './math'\n\nit('adds', () => { expect(add(1, 2)).toBe(3) })\n" } : {}),
   })
   symlinkSync(join(repoRoot, 'node_modules'), join(ws, 'node_modules'), 'dir')
   return ws
 }
 
 const row = (stdout: string, probe: string) => stdout.split('\n').find(l => l.startsWith(`| ${probe}`))
+
+/** Pids of processes whose command line is exactly `sleep <marker>`. */
+function sleeping(marker: string): number[] {
+  return readdirSync('/proc').filter(n => /^\d+$/.test(n)).filter(pid => {
+    try {
+      return readFileSync(`/proc/${pid}/cmdline`, 'utf8') === `sleep\0${marker}\0`
+    } catch {
+      return false // ENOENT: the process ended while we looked.
+    }
+  }).map(Number)
+}
 
 describe('dsh try', () => {
   it('makes each probe through the guard on a copy, with its verdict next to the naive check, and leaves the workspace untouched', async () => {
@@ -73,6 +88,49 @@ describe('dsh try', () => {
     expect(row(r.stdout, 'a behaviour change its tests catch')).toBe('| a behaviour change its tests catch | rolled back | not made: no test file imports src/math.ts | — | — | — | — |')
   }, 600_000)
 
+  it('--timeout: a probe past it is reported timed out (its test run killed) and the run goes on to the next probe', async () => {
+    const marker = `3600.${process.pid}7`
+    const ws = library(true, marker)
+    const before = snapshotOf(ws)
+    const r = await dsh(['try', '--workspace', ws, '--no-naive', '--timeout', '3'], { timeoutMs: 600_000 })
+    expect(r.exitCode, r.output).toBe(1)
+    expect(r.stderr).toContain('probe 1/6: timed out after 3 s — its call is aborted; waiting for the guard to settle before the next probe…')
+    const comment = row(r.stdout, 'a comment in the most-imported module (src/math.ts)')
+    expect(comment).toMatch(/^\| [^|]+ \| kept \| timed out after 3 s \(the guard then said: [^)]+\) ✗ \| 3\.0 s \|/)
+    // Probes the type-check decides never reach the test: judged as without the limit.
+    expect(row(r.stdout, 'a syntax error (src/math.ts)')).toContain('| rolled back | rolled back: src/math.ts:')
+    expect(sleeping(marker)).toEqual([])
+    expect(snapshotOf(ws)).toEqual(before)
+  }, 600_000)
+
+  it('SIGINT while a probe\'s test runs: exit 130, nothing it started survives, the copies are removed, the workspace untouched', async () => {
+    const marker = `3600.${process.pid}8`
+    const ws = library(true, marker)
+    const before = snapshotOf(ws)
+    const tmp = tempDir('dsh-try-tmp-')
+    const cli = spawn(process.execPath, ['--import', 'tsx', join(repoRoot, 'packages/dsh-cli/src/bin.ts'), 'try', '--workspace', ws, '--no-naive'], {
+      cwd: repoRoot, detached: true, env: { ...process.env, NODE_ENV: 'test', TMPDIR: tmp }, stdio: ['ignore', 'ignore', 'pipe'],
+    })
+    let stderr = ''
+    cli.stderr!.on('data', (d: Buffer) => { stderr += d })
+    const exited = new Promise<number | null>(resolve => cli.on('exit', code => resolve(code)))
+    try {
+      while (!sleeping(marker).length) {
+        if (cli.exitCode !== null) throw new Error(`dsh try exited (${cli.exitCode}) before the probe's test ran:\n${stderr}`)
+        await delay(50)
+      }
+      expect(readdirSync(tmp).filter(n => n.startsWith('dsh-try-'))).toHaveLength(1)
+      process.kill(cli.pid!, 'SIGINT')
+      expect(await exited).toBe(130)
+    } finally {
+      if (cli.exitCode === null) process.kill(-cli.pid!, 'SIGKILL')
+    }
+    expect(stderr).toMatch(/^dsh try: SIGINT: stopped; removing \S+dsh-try-\w+$/m)
+    expect(sleeping(marker)).toEqual([])
+    expect(readdirSync(tmp).filter(n => n.startsWith('dsh-try-'))).toEqual([])
+    expect(snapshotOf(ws)).toEqual(before)
+  }, 600_000)
+
   it('refuses a workspace it cannot probe and bad flags, with exit 2', async () => {
     const empty = project({ 'README.md': 'nothing to probe\n' })
     const r = await dsh(['try', '--workspace', empty, '--no-naive'])
@@ -81,6 +139,9 @@ describe('dsh try', () => {
     const bad = await dsh(['try', '--workspace', empty, '--naive-timeout', 'soon'])
     expect(bad.exitCode).toBe(2)
     expect(bad.stderr).toBe('dsh try: --naive-timeout needs a whole number of seconds, got "soon"\n')
+    const badProbe = await dsh(['try', '--workspace', empty, '--timeout', '0'])
+    expect(badProbe.exitCode).toBe(2)
+    expect(badProbe.stderr).toBe('dsh try: --timeout needs a whole number of seconds, got "0"\n')
     const help = await dsh(['try', '--help'])
     expect(help.exitCode).toBe(0)
     expect(help.stdout).toContain('Usage: dsh try --workspace DIR')

@@ -1,8 +1,11 @@
+import { rmSync } from 'node:fs'
+import { killProcessGroups } from 'dsh-common'
 import { bool, parseArgs, str, UsageError, workspaceArg, type Command } from '../command.ts'
 import { ConfigError } from '../harness.ts'
+import { exitOnStopSignals } from '../signals.ts'
 import { runTry, type TryReport } from '../try/run.ts'
 
-const usage = `Usage: dsh try --workspace DIR [--config FILE] [--no-naive] [--naive-timeout SECONDS] [--keep] [--json]
+const usage = `Usage: dsh try --workspace DIR [--config FILE] [--no-naive] [--naive-timeout SECONDS] [--timeout SECONDS] [--keep] [--json]
 
 What to run before trusting the guard with a repository. On a throw-away copy
 of DIR (dependency directories such as node_modules are symlinked, .git and
@@ -35,13 +38,22 @@ Options:
   --workspace DIR          the project to try (required; only read)
   --config FILE            cordis.yml to boot the guard from (default: the suite's own)
   --no-naive               skip the naive check
-  --naive-timeout SECONDS  time one naive step may take (default 1800)
+  --naive-timeout SECONDS  time one naive step may take (default 1800; a step
+                           past it is killed and marked timed out)
+  --timeout SECONDS        time one probe may take (default: no limit); a probe
+                           past it is reported "timed out after N s", its call is
+                           aborted (test runs killed; a type-check past the
+                           guard's own timeoutMs answers then), and the next
+                           probe starts once the guard has settled
   --keep                   keep the copies (their directory is printed)
   --json                   print the report as JSON on stdout
   -h, --help               show this help
 
-Progress goes to stderr. Exit status: 0 every probe that could be made got the
-expected verdict, 1 some did not (or DIR changed), 2 bad usage or bad input.
+Progress goes to stderr. SIGINT, SIGTERM or SIGHUP stops the run: the processes
+it started are killed and the copies removed (even with --keep), then it exits
+with 130, 143 or 129. Exit status otherwise: 0 every probe that could be made got
+the expected verdict, 1 some did not (a timed-out probe did not, or DIR changed),
+2 bad usage or bad input.
 `
 
 export const tryCommand: Command = {
@@ -49,17 +61,32 @@ export const tryCommand: Command = {
   summary: 'probe the guard on a copy of a project: verdicts and times next to the naive check',
   usage,
   async run(argv, io) {
-    const args = parseArgs(argv, { flags: { workspace: 'string', config: 'string', 'no-naive': 'boolean', 'naive-timeout': 'string', keep: 'boolean', json: 'boolean' } }, 'try')
+    const args = parseArgs(argv, { flags: { workspace: 'string', config: 'string', 'no-naive': 'boolean', 'naive-timeout': 'string', timeout: 'string', keep: 'boolean', json: 'boolean' } }, 'try')
     const workspace = workspaceArg(args, 'try')
-    const timeout = str(args, 'naive-timeout') ?? '1800'
-    if (!/^\d+$/.test(timeout) || Number(timeout) <= 0) throw new UsageError(`dsh try: --naive-timeout needs a whole number of seconds, got "${timeout}"`)
+    const seconds = (flag: string, fallback?: string): number | undefined => {
+      const value = str(args, flag) ?? fallback
+      if (value === undefined) return undefined
+      if (!/^\d+$/.test(value) || Number(value) <= 0) throw new UsageError(`dsh try: --${flag} needs a whole number of seconds, got "${value}"`)
+      return Number(value) * 1000
+    }
+    const naiveTimeoutMs = seconds('naive-timeout', '1800')!
+    const probeTimeoutMs = seconds('timeout')
     const started = performance.now()
     const progress = (line: string) => io.stderr(`[${((performance.now() - started) / 1000).toFixed(1).padStart(6)} s] ${line}\n`)
+    let copies: string | undefined
+    // A stop signal kills what the run started and removes the copies before exiting (process.exit skips the run's own clean-up).
+    const release = exitOnStopSignals(async signal => {
+      killProcessGroups('SIGKILL')
+      if (copies) {
+        io.stderr(`dsh try: ${signal}: stopped; removing ${copies}\n`)
+        rmSync(copies, { recursive: true, force: true, maxRetries: 5 })
+      }
+    })
     let report: TryReport
     try {
       report = await runTry({
         workspace, config: str(args, 'config'), naive: !bool(args, 'no-naive'),
-        naiveTimeoutMs: Number(timeout) * 1000, keep: bool(args, 'keep'), progress,
+        naiveTimeoutMs, probeTimeoutMs, keep: bool(args, 'keep'), progress, onCopies: dir => { copies = dir },
       })
     } catch (error) {
       if (error instanceof ConfigError) {
@@ -67,6 +94,8 @@ export const tryCommand: Command = {
         return 2
       }
       throw error
+    } finally {
+      release()
     }
     if (!report.language) {
       io.stderr(`dsh try: ${workspace} is not a TypeScript, Go or Python project (no tsconfig.json, package.json, go.mod, pyproject.toml or .py files)\n`)

@@ -21,6 +21,10 @@ export interface TryOptions {
   naiveTimeoutMs: number
   /** Keep the throw-away copies (their paths are printed). */
   keep: boolean
+  /** Milliseconds one probe may take before it is reported timed out (its call is then aborted); none: no limit. */
+  probeTimeoutMs?: number
+  /** Told the directory of the copies as soon as it exists (a signal handler removes it). */
+  onCopies?(dir: string): void
   progress(line: string): void
 }
 
@@ -38,6 +42,8 @@ export interface ProbeOutcome {
   runs: { check: string; ms: number; outcome: string }[]
   /** The probe was expected rolled back but was kept: it was undone outside the guard. */
   undone?: boolean
+  /** The probe outlived `--timeout`: `ms` is the limit, the verdict says so. */
+  timedOut?: boolean
 }
 
 export interface TryReport {
@@ -79,6 +85,7 @@ export async function runTry(options: TryOptions): Promise<TryReport> {
   const probes = deriveProbes(language, report.module, readOriginal)
 
   const base = mkdtempSync(join(tmpdir(), 'dsh-try-'))
+  options.onCopies?.(base)
   if (options.keep) report.copies.push(base)
   try {
     if (options.naive) {
@@ -130,11 +137,33 @@ async function runProbes(dir: string, planned: readonly Probe[], current: (probe
       const from = session.nextSeq
       const callId = `try-${probe.id}`
       const t = performance.now()
-      const result = await harness.ctx.tools.execute({ session, callId, name: probe.call.name, arguments: probe.call.arguments })
-      const ms = performance.now() - t
+      const abort = new AbortController()
+      const limit = options.probeTimeoutMs
+      let timedOut = false
+      const timer = limit === undefined ? undefined : setTimeout(() => {
+        timedOut = true
+        progress(`probe ${n}/${planned.length}: timed out after ${sec(limit)} — its call is aborted; waiting for the guard to settle before the next probe…`)
+        abort.abort(new Error(`dsh try: probe timed out after ${sec(limit)}`))
+      }, limit)
+      let result: { content: string; isError?: boolean }
+      try {
+        result = await harness.ctx.tools.execute({ session, callId, name: probe.call.name, arguments: probe.call.arguments, signal: abort.signal })
+      } catch (error) {
+        // Only the abort of a timed-out call is this probe's outcome; anything else ends the run.
+        if (!timedOut) throw error
+        result = { content: (error as Error)?.message ?? String(error), isError: true }
+      } finally {
+        clearTimeout(timer)
+      }
+      const ms = timedOut ? limit! : performance.now() - t
       const events = session.events.slice(session.events.findIndex(e => e.seq >= from)) as SessionEvent[]
       const outcome = judgeOutcome(probe, result, events, ms, callId)
-      if (probe.expect === 'rolled back' && outcome.verdict !== 'rolled back' && !result.isError) {
+      const said = outcome.verdict
+      if (timedOut) {
+        outcome.timedOut = true
+        outcome.verdict = `timed out after ${sec(limit!)} (the guard then said: ${said})`
+      }
+      if (probe.expect === 'rolled back' && said !== 'rolled back' && !result.isError) {
         undo(dir, probe)
         outcome.undone = true
       }
@@ -162,6 +191,8 @@ function judgeOutcome(probe: Probe, result: { content: string; isError?: boolean
   const problem = verdicts.find(v => v.outcome === 'rolled-back')?.newProblems[0] ?? verdicts.flatMap(v => (v.outcome === 'pass' ? [] : v.newProblems))[0]
   return { probe, verdict, checks, ms, runs, ...(problem ? { problem } : {}) }
 }
+
+const sec = (ms: number) => `${Math.round(ms / 100) / 10} s`
 
 /** Put back a breaking probe the guard kept, so the next probe starts from the project as it was. */
 function undo(dir: string, probe: Probe) {
