@@ -1,10 +1,10 @@
-import { mkdirSync, readdirSync, readFileSync, rmSync, writeFileSync } from 'node:fs'
+import { mkdirSync, readdirSync, readFileSync, rmSync, symlinkSync, writeFileSync } from 'node:fs'
 import { join } from 'node:path'
 import { describe, expect, it, vi } from 'vitest'
 import { isolationSupport } from 'dsh-common'
 import { GENESIS, headPath, sealEntry, type ProofEntry } from 'dsh-proofchain'
 import { CORE_ENTRIES, tempDir, writeScript } from 'dsh-testkit'
-import { dsh } from './helpers.ts'
+import { dsh, repoRoot } from './helpers.ts'
 
 const namespaces = isolationSupport().mode === 'namespaces'
 const logged = `${CORE_ENTRIES}- id: sessions-jsonl\n  name: dsh-session/jsonl\n`
@@ -55,6 +55,61 @@ describe('credentials: not reachable from a command, masked in what is logged an
     expect(result.data.content).toBe('bash: line 1: /proc/1/environ: Permission denied\n0\n0\n[redacted OPENAI_API_KEY]\n[exit code 0]')
     expect(sessionLogText(ws)).not.toContain(secret)
     expect(r.stdout).not.toContain(secret)
+  }, 120_000)
+})
+
+/** A test the agent writes: what it finds of dsh's credentials, in its own environment and in its ancestors' `/proc/<pid>/environ`. */
+const leakTest = `import { readFileSync } from 'node:fs'
+import { expect, it } from 'vitest'
+
+function fromAncestors(): string {
+  for (let pid = process.ppid; pid > 1;) {
+    try {
+      const found = readFileSync(\`/proc/\${pid}/environ\`, 'utf8').split('\\0').find(v => v.startsWith('OPENAI_API_KEY='))
+      if (found) return found.slice('OPENAI_API_KEY='.length)
+      pid = Number(readFileSync(\`/proc/\${pid}/stat\`, 'utf8').split(') ')[1]!.split(' ')[1])
+    } catch {
+      return 'unreadable'
+    }
+  }
+  return 'none'
+}
+
+it('own environment', () => {
+  const seen = [process.env.OPENAI_API_KEY, process.env.DSH_API_KEY, process.env.AWS_SECRET_ACCESS_KEY, process.env.NPM_TOKEN]
+  expect(seen.join('|')).toBe('')
+})
+
+it('ancestors', () => expect(fromAncestors()).toBe('none'))
+`
+
+describe('credentials: not in any check a write starts; masked in the verdict, the proof chain and the log', () => {
+  it('a real dsh run with credentials: the vitest run the guard starts has none in its environment; one read from dsh\'s /proc entry is masked everywhere', async () => {
+    const guarded = `${logged}- id: snapshot\n  name: dsh-snapshot\n- id: dstvalid\n  name: dsh-dstvalid\n  config:\n    profiles: [typescript]\n- id: proofchain\n  name: dsh-proofchain\n`
+    const { dir, ws, config } = setup(guarded)
+    writeFileSync(join(ws, 'package.json'), '{ "name": "leak", "private": true, "type": "module" }\n')
+    writeFileSync(join(ws, 'tsconfig.json'), '{ "compilerOptions": { "strict": true, "noEmit": true, "module": "ESNext", "moduleResolution": "bundler" }, "include": ["src"] }\n')
+    mkdirSync(join(ws, 'src'))
+    writeFileSync(join(ws, 'src/a.ts'), 'export const a = 1\n')
+    symlinkSync(join(repoRoot, 'node_modules'), join(ws, 'node_modules'))
+    const secret = `sk-dshtest-${process.pid}-${Date.now()}`
+    const script = writeScript(dir, [{ toolCalls: [{ name: 'write_file', arguments: { path: 'tests/leak.test.ts', content: leakTest } }] }, { text: 'done' }])
+    const r = await dsh(['run', '--workspace', ws, '--script', script, '--config', config, '--json'], {
+      env: { OPENAI_API_KEY: secret, DSH_API_KEY: `${secret}-dsh`, AWS_SECRET_ACCESS_KEY: `${secret}-aws`, NPM_TOKEN: `${secret}-npm`, DSH_ISOLATION: 'off' },
+    })
+    expect(r.exitCode).toBe(0)
+    const events = r.stdout.trim().split('\n').map(l => JSON.parse(l))
+    // The vitest run found the checks' tools (PATH, HOME …) and no credential; what it read from dsh's own process is masked.
+    expect(events.find(e => e.type === 'tool/result').data.content).toBe([
+      `created tests/leak.test.ts (${Buffer.byteLength(leakTest)} bytes)`,
+      'not type-checked: tests/leak.test.ts is in no tsconfig program',
+      'warning: kept, but test has new problems in tests (test-first work? make them pass):',
+      "tests/leak.test.ts:17 FAIL own environment — AssertionError: expected '|||' to be '' // Object.is equality",
+      "tests/leak.test.ts:22 FAIL ancestors — AssertionError: expected '[redacted OPENAI_API_KEY]' to be 'none' // Object.is equality",
+    ].join('\n'))
+    const chain = readFileSync(join(ws, '.dsh/proofchain.jsonl'), 'utf8')
+    expect(chain).toContain('[redacted OPENAI_API_KEY]')
+    for (const text of [r.stdout, r.stderr, chain, sessionLogText(ws)]) expect(text).not.toContain(secret)
   }, 120_000)
 })
 

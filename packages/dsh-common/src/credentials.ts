@@ -16,6 +16,18 @@ export function hiddenEnv(env: NodeJS.ProcessEnv, allow: readonly string[] = [])
   return Object.keys(env).filter(name => isCredentialName(name) && !allowed.has(name))
 }
 
+/**
+ * Environment overrides for a child process (`runCommand`'s or
+ * `startProcess`'s `env`): `extra`, and every credential-looking variable of
+ * this process not in `allow` removed — what a model-run command, a check
+ * or a test run must not see. A name `extra` sets is kept as set.
+ */
+export function withoutCredentials(extra: Record<string, string | undefined> = {}, allow: readonly string[] = []): Record<string, string | undefined> {
+  const env = { ...extra }
+  for (const name of hiddenEnv(process.env, allow)) if (!(name in extra)) env[name] = undefined
+  return env
+}
+
 /** Shorter values are not masked: `1`, `true` or a port would blot out ordinary text. */
 const MIN_MASKED_LENGTH = 8
 

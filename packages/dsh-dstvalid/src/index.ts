@@ -1,5 +1,6 @@
 import { Context, Service } from '@deepseek-ai/cordis'
 import type { StepBatch } from 'dsh-agent'
+import { maskCredentialsDeep } from 'dsh-common'
 import type {} from 'dsh-snapshot'
 import type { ToolExecution, ToolResult } from 'dsh-tools'
 import { Config } from './config.ts'
@@ -48,12 +49,14 @@ export class DstValidService extends Service {
     const logger = ctx.logger('dsh-dstvalid')
     this.verifier = new Verifier(config, {
       record: (session, run) => { session.append('verify/run', run) },
-      notice: notice => ctx.emit('dstvalid/notice', notice),
+      // A check's output may hold a credential value a test found (in a file, in /proc): masked before anyone sees it.
+      notice: notice => ctx.emit('dstvalid/notice', maskCredentialsDeep(notice)),
       rollback: request => requestRollback(ctx, request),
       commit: request => commitSnapshot(ctx, request),
       tracked: request => shellTracked(ctx, request),
       shellChanges: request => shellChanges(ctx, request),
-      result: result => {
+      result: raw => {
+        const result = maskCredentialsDeep(raw)
         ctx.sessions.get(result.sessionId)?.append('verify/verdict', result)
         ctx.emit('verify/result', result)
       },

@@ -1,18 +1,28 @@
-import { runCommand, describeExit, type RunResult } from 'dsh-common'
+import { runCommand, describeExit, withoutCredentials, type RunResult } from 'dsh-common'
 import type { CheckIO, RunRecord } from './types.ts'
 
 /**
- * Environment for child checks: colours off (`NO_COLOR` for the tools that
- * read it, `FORCE_COLOR=0` for chalk / supports-color, which ignore
- * `NO_COLOR`), no inherited test-runner markers (a check may run inside a
- * vitest run). Tools that colour regardless (ts-jest's diagnostics) are
- * cleaned by the problem parsers ({@link stripAnsi}).
+ * Environment overrides for every process a check starts: colours off
+ * (`NO_COLOR` for the tools that read it, `FORCE_COLOR=0` for chalk /
+ * supports-color, which ignore `NO_COLOR`), no inherited test-runner markers
+ * (a check may run inside a vitest run), and no credential-looking variable
+ * (`withoutCredentials`): a test the agent wrote that prints
+ * `process.env.OPENAI_API_KEY` must not carry the key into a verdict. Tools
+ * that colour regardless (ts-jest's diagnostics) are cleaned by the problem
+ * parsers ({@link stripAnsi}).
  */
 export function checkEnv(extra: Record<string, string | undefined> = {}): Record<string, string | undefined> {
   const env: Record<string, string | undefined> = { NO_COLOR: '1', FORCE_COLOR: '0', ...extra }
   for (const key of Object.keys(process.env)) {
     if (key.startsWith('VITEST') || key === 'TEST' || key === 'JEST_WORKER_ID') env[key] = undefined
   }
+  return withoutCredentials(env)
+}
+
+/** The whole environment {@link checkEnv} leaves (for a worker thread, which takes one rather than overrides). */
+export function checkEnvFull(): Record<string, string> {
+  const env: Record<string, string> = {}
+  for (const [key, value] of Object.entries({ ...process.env, ...checkEnv() })) if (value !== undefined) env[key] = value
   return env
 }
 
@@ -43,7 +53,7 @@ export async function runRecorded(
     cwd,
     timeoutMs: io.timeoutMs,
     maxOutputBytes: io.maxOutputBytes,
-    env: options.env ?? checkEnv(),
+    env: withoutCredentials(options.env ?? checkEnv()),
     signal: io.signal,
     shell: options.shell,
   })

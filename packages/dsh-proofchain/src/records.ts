@@ -1,4 +1,4 @@
-import { capText } from 'dsh-common'
+import { capText, maskCredentials } from 'dsh-common'
 import { hashRecord } from './canonical.ts'
 import { ProofChainError } from './errors.ts'
 import { toSubject } from './sources.ts'
@@ -14,18 +14,19 @@ export type EntryFields = Omit<ProofEntry, 'seq' | 'prevHash' | 'hash'>
 
 /**
  * Check and tidy a caller's input: a one-line subject, a lowercase kind,
- * a capped detail, a time.
+ * a capped detail, a time; credential values masked (`maskCredentials`).
  * @throws ProofChainError for a missing session or subject, a bad outcome, or the reserved kind `anchor`.
  */
 export function normaliseInput(input: ProofInput, options: { now: () => number; detailMaxBytes: number }): EntryFields {
   if (typeof input?.sessionId !== 'string' || !input.sessionId) throw new ProofChainError('a proof entry needs a sessionId')
-  const subject = typeof input.subject === 'string' ? toSubject(input.subject) : ''
+  // A check's output (a test that printed what it found) may hold a credential value: never recorded.
+  const subject = typeof input.subject === 'string' ? toSubject(maskCredentials(input.subject)) : ''
   if (!subject) throw new ProofChainError('a proof entry needs a subject')
   if (input.outcome !== 'ok' && input.outcome !== 'fail') throw new ProofChainError(`outcome must be "ok" or "fail", not ${JSON.stringify(input.outcome)}`)
   const kind = String(input.kind ?? '').trim().toLowerCase() || 'check'
   if (kind === 'anchor') throw new ProofChainError('kind "anchor" is reserved for pruning records')
   const time = typeof input.time === 'number' && Number.isFinite(input.time) ? input.time : options.now()
-  const detail = capText(typeof input.detail === 'string' ? input.detail : '', options.detailMaxBytes)
+  const detail = capText(typeof input.detail === 'string' ? maskCredentials(input.detail) : '', options.detailMaxBytes)
   return { time, sessionId: input.sessionId, kind, subject, outcome: input.outcome, detail }
 }
 

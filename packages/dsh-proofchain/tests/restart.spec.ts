@@ -1,5 +1,5 @@
 import { appendFileSync, readFileSync } from 'node:fs'
-import { describe, expect, it } from 'vitest'
+import { describe, expect, it, onTestFinished } from 'vitest'
 import { ProofChain, serializeRecord, sealEntry, verifyChainFile } from 'dsh-proofchain'
 import { fill, freshChain, lines } from './helpers.ts'
 
@@ -65,5 +65,17 @@ describe('restart', () => {
     const entry = await chain.append({ sessionId: 's', kind: 'test', subject: 't', outcome: 'fail', detail: 'y'.repeat(5000) })
     expect(Buffer.byteLength(entry.detail)).toBeLessThanOrEqual(100)
     expect(entry.detail).toContain('bytes truncated')
+  })
+
+  it("masks a credential value of this process's environment in the subject and detail before it is hashed and written", async () => {
+    const secret = `tok-${process.pid}-${Date.now()}`
+    process.env.DSH_TEST_TOKEN = secret
+    onTestFinished(() => { delete process.env.DSH_TEST_TOKEN })
+    const chain = freshChain()
+    const entry = await chain.append({ sessionId: 's', kind: 'test', subject: `test ${secret}.ts`, outcome: 'fail', detail: `expected '${secret}' to be 'none'` })
+    expect([entry.subject, entry.detail]).toEqual(['test [redacted DSH_TEST_TOKEN].ts', "expected '[redacted DSH_TEST_TOKEN]' to be 'none'"])
+    await chain.flush()
+    expect(readFileSync(chain.file, 'utf8')).not.toContain(secret)
+    expect(verifyChainFile(chain.file)).toMatchObject({ ok: true, entries: 1 })
   })
 })

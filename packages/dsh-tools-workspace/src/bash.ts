@@ -1,10 +1,8 @@
 import { mkdirSync } from 'node:fs'
-import { runCommand, describeExit, capText, ensureVault, hiddenEnv, isolationSupport, stateDir, type Isolation } from 'dsh-common'
+import { runCommand, describeExit, capText, ensureVault, isolationSupport, stateDir, withoutCredentials, type Isolation } from 'dsh-common'
 import type { ToolDefinition } from 'dsh-tools'
 import type { Config } from './config.ts'
 import { guardVault } from './vault-guard.ts'
-
-export { isCredentialName, hiddenEnv } from 'dsh-common'
 
 interface BashArgs {
   command: string
@@ -74,7 +72,7 @@ export function createBashTool(config: Config, notice: IsolationNotice = () => {
         maxOutputBytes: config.bashMaxOutputBytes,
         signal: exec.signal,
         // Credentials (the harness's model key, the user's tokens) are not the agent's to read.
-        env: Object.fromEntries(hiddenEnv(process.env, config.bashEnvAllow).map(name => [name, undefined])),
+        env: withoutCredentials({}, config.bashEnvAllow),
         isolate,
       })
       let output = r.output

@@ -4,8 +4,6 @@ import { createFileTools } from './files.ts'
 import { createBashTool } from './bash.ts'
 import { Config } from './config.ts'
 
-export { isCredentialName, hiddenEnv } from './bash.ts'
-
 export const name = 'dsh-tools-workspace'
 export const inject = ['tools']
 

@@ -1,9 +1,9 @@
 import { join, resolve } from 'node:path'
+import { hiddenEnv } from 'dsh-common'
 import {
   ADAPTERS, adapterFor, claimHost, HookHost, HostRunningError, hookPaths, hostStatus, installedAgents, installHooks, listenHooks,
   runMcpServer, SettingsError, startHost, uninstallHooks, writeNoteTemplates, type InstallReport,
 } from 'dsh-host-hooks'
-import { isCredentialName } from 'dsh-tools-workspace'
 import { bootHarness, ConfigError } from '../harness.ts'
 import { bool, parseArgs, str, UsageError, withSubcommands, workspaceArg, type CliIO } from '../command.ts'
 
@@ -112,7 +112,7 @@ async function status(argv: string[], io: CliIO): Promise<number> {
 
 /** Take every credential-looking variable out of this process's environment: the checks it runs never see them. */
 function dropCredentials(env: NodeJS.ProcessEnv): void {
-  for (const name of Object.keys(env)) if (isCredentialName(name)) delete env[name]
+  for (const name of hiddenEnv(env)) delete env[name]
 }
 
 async function serve(argv: string[], io: CliIO): Promise<number> {

@@ -2,6 +2,7 @@ import { createRequire } from 'node:module'
 import { pathToFileURL } from 'node:url'
 import { Worker } from 'node:worker_threads'
 import type { ImpactList } from '../../impact.ts'
+import { checkEnvFull } from '../../run.ts'
 import type { TsCheckResult } from './program.ts'
 import type { WorkerInit, WorkerReady, WorkerReply, WorkerRequest } from './protocol.ts'
 
@@ -84,6 +85,7 @@ export class TsWorkerClient {
     const worker = new Worker(bootstrap(entry), {
       eval: true,
       workerData: this.init,
+      env: checkEnvFull(),
       resourceLimits: this.options.maxHeapMb ? { maxOldGenerationSizeMb: this.options.maxHeapMb } : undefined,
       stdout: false,
       stderr: false,

@@ -2,6 +2,7 @@ import { existsSync, mkdirSync, readFileSync, writeFileSync } from 'node:fs'
 import { createRequire } from 'node:module'
 import { dirname, isAbsolute, join, relative, resolve, sep } from 'node:path'
 import { runCommand } from 'dsh-common'
+import { checkEnv } from '../../run.ts'
 import type { TsDiagnostic } from '../runner.ts'
 import { parseJsonc, referencesOf } from './projects.ts'
 
@@ -164,7 +165,7 @@ export function parseTscOutput(output: string, root: string, originals: Readonly
 export async function listProgramFiles(tsc: readonly string[], configs: readonly string[], cwd: string, timeoutMs: number): Promise<string[]> {
   const files = new Set<string>()
   for (const config of configs) {
-    const r = await runCommand([...tsc, '-p', config, '--listFilesOnly', '--pretty', 'false'], { cwd, timeoutMs, env: { NO_COLOR: '1' } })
+    const r = await runCommand([...tsc, '-p', config, '--listFilesOnly', '--pretty', 'false'], { cwd, timeoutMs, env: checkEnv() })
     for (const line of r.stdout.split(/\r?\n/)) if (isAbsolute(line.trim())) files.add(line.trim())
   }
   return [...files]

@@ -1,4 +1,5 @@
 import { startProcess, type LongProcess } from 'dsh-common'
+import { checkEnv } from '../../run.ts'
 
 /** The server answered a request with a JSON-RPC error. */
 class RpcError extends Error {
@@ -29,7 +30,7 @@ export class RpcClient {
   private _gone?: RpcGone
 
   constructor(argv: readonly string[], cwd: string) {
-    this._process = startProcess(argv, { cwd, env: { NO_COLOR: '1' } })
+    this._process = startProcess(argv, { cwd, env: checkEnv() })
     this._process.stdout.on('data', (chunk: Buffer) => this.onData(chunk))
     void this._process.exited.then(r => {
       const tail = this._process.stderrTail().trim().split('\n').slice(-1)[0]

@@ -1,5 +1,6 @@
 import { fileURLToPath } from 'node:url'
 import { processGroupRssKb, startProcess, type LongProcess } from 'dsh-common'
+import { checkEnv } from '../../run.ts'
 import type { DshVitestReport } from './check.ts'
 
 /** One run of the warm runner: related to `changed`, the whole suite, or named test files (optionally one test-name pattern). */
@@ -104,7 +105,7 @@ export class WarmVitestClient {
     const heap = this.options.maxHeapMb ? [`--max-old-space-size=${this.options.maxHeapMb}`] : []
     const child = startProcess([process.execPath, ...heap, SERVER, this.options.root, this.options.vitestNode, JSON.stringify(this.options.extraArgs)], {
       cwd: this.options.root,
-      env: { NO_COLOR: '1', FORCE_COLOR: '0', CI: '1' },
+      env: checkEnv({ CI: '1' }),
       ipc: true,
     })
     this._child = child
