@@ -33,6 +33,18 @@ describe('pytest: what a change affects, as pytest and Python see the project', 
     expect(check.relatedTests(['tests/sub/conftest.py'])).toEqual(['tests/sub/check_fixture.py'])
   })
 
+  it.skipIf(!hasPytest)('a norecursedirs entry with a `/` (marshmallow\'s `tests/mypy_test_cases`) is matched against the path, as pytest does', () => {
+    const root = makeWorkspace('', {
+      'pyproject.toml': '[tool.pytest.ini_options]\nnorecursedirs = ".git docs tests/mypy_cases"\n',
+      'tests/test_a.py': 'def test_a():\n    pass\n',
+      'tests/mypy_cases/test_typing.py': 'x: int = "not run by pytest"\n',
+      'docs/test_docs.py': 'def test_docs():\n    pass\n',
+    })
+    const collected = spawnSync('python3', ['-m', 'pytest', '--collect-only', '-q', '-p', 'no:cacheprovider'], { cwd: root, encoding: 'utf8' }).stdout
+    expect(collected.split('\n').filter(l => l.includes('::'))).toEqual(['tests/test_a.py::test_a'])
+    expect(new PytestCheck(root, 'related').testFiles()).toEqual(['tests/test_a.py'])
+  })
+
   it.skipIf(!hasPytest)('rolls back breaks reached through `from pkg import mod`, an __init__.py, two hops, and a conftest.py', async () => {
     const root = makeWorkspace('pypkg')
     // No flaky re-runs: each rollback costs one targeted run here, not two.

@@ -212,7 +212,8 @@ export class PytestCheck implements Check {
   /** The test files pytest would collect without arguments: below `testpaths` (else the rootdir), `python_files`, minus `norecursedirs`. */
   testFiles(config: PytestConfig = readPytestConfig(this.root)): string[] {
     const fileRes = config.pythonFiles.map(globRegExp)
-    const skipRes = config.norecursedirs.map(globRegExp)
+    // pytest matches a pattern with a `/` (`tests/mypy_test_cases`) against the directory's path, any other against its name.
+    const skipRes = config.norecursedirs.map(p => (p.includes('/') ? { re: globRegExp(`*/${p}`), path: true } : { re: globRegExp(p), path: false }))
     const out = new Set<string>()
     const walk = (dir: string) => {
       let entries
@@ -225,7 +226,7 @@ export class PytestCheck implements Check {
       for (const entry of entries) {
         const rel = dir === '.' ? entry.name : `${dir}/${entry.name}`
         if (entry.isDirectory()) {
-          if (SKIP_DIRS.has(entry.name) || skipRes.some(r => r.test(entry.name)) || existsSync(join(this.root, rel, 'pyvenv.cfg'))) continue
+          if (SKIP_DIRS.has(entry.name) || skipRes.some(s => s.re.test(s.path ? `/${rel}` : entry.name)) || existsSync(join(this.root, rel, 'pyvenv.cfg'))) continue
           walk(rel)
         } else if (entry.isFile() && fileRes.some(r => r.test(entry.name))) out.add(rel)
       }
