@@ -4,6 +4,7 @@ import { installedInWorkspace, resolveFromWorkspace } from '../../workspace-modu
 import type { Toolchain } from '../toolchain.ts'
 import { VitestCheck } from './check.ts'
 import { WarmVitestCheck } from './warm.ts'
+import { TestMap } from '../../test-map.ts'
 
 /** `[node, <vitest.mjs>]` for the workspace's own vitest, without a package runner. */
 export function vitestCommand(root: string): string[] | undefined {
@@ -49,7 +50,7 @@ function configuresVitest(root: string): boolean {
 export const vitest: Toolchain = {
   name: 'vitest',
   profile: 'typescript',
-  contribute({ root, config, note, claimed }) {
+  contribute({ root, config, vault, note, claimed }) {
     if (config.tests === 'off' || (claimed.has('tests') && !configuresVitest(root))) return undefined
     const coverage = config.coverage.threshold > 0
     const command = vitestCommand(root)
@@ -67,7 +68,7 @@ export const vitest: Toolchain = {
     const older = major !== undefined && major < WARM_VITEST_MAJOR
     if (config.warmTests && older) note(`vitest ${version}: tests run through its CLI (the warm test runner needs the Node API of vitest ${WARM_VITEST_MAJOR} or later)`)
     const vitestNode = config.warmTests && !covered && !older ? resolveFromWorkspace(root, 'vitest/node') : undefined
-    const run = vitestNode ? new WarmVitestCheck({ root, vitestNode, mode: config.tests, extraArgs: config.testArgs, cli: tests, maxRssMb: config.warmTestsMaxRssMb }) : tests
+    const run = vitestNode ? new WarmVitestCheck({ root, vitestNode, mode: config.tests, extraArgs: config.testArgs, cli: tests, maxRssMb: config.warmTestsMaxRssMb, ...(config.testSelection === 'functions' ? { testMap: new TestMap(vault ? join(resolve(vault), 'test-map', 'vitest.json') : undefined) } : {}) }) : tests
     return { tests: [run], ...(covered ? { coverage: tests } : {}) }
   },
 }

@@ -6,14 +6,16 @@
  * runs under plain Node with no loader of ours, so the workspace's vitest
  * sees the process it would see from its own CLI.
  *
- *   node server.mjs <root> <vitest/node entry> <extra CLI arguments JSON>
+ *   node server.mjs <root> <vitest/node entry> <extra CLI arguments JSON> [<options JSON: { calls?: boolean }>]
  *
  * Messages in: { id, kind: 'run', changed: string[] | null, mode: 'related' | 'all' | 'files', files?: string[], pattern?: string, projects?: string[], list?: boolean, accepted?: Record<string, string | null> }
  *              (`list`: find the test files only, run nothing; `accepted`: absolute path → base64
  *              content (null: absent) served to the module graph in place of the disk's during this run)
  *              { kind: 'close' }
  * Messages out: { ready: true, version } | { unsupported: string }
- *               { id, ok: true, report, phases } | { id, ok: false, error }
+ *               { id, ok: true, report, phases, calls? } | { id, ok: false, error }
+ *              (`calls`: test file → workspace module → names of the functions it executed, from the
+ *              calls recorder; only for runs of whole test files on the disk's content)
  * The report is the one this package's CLI reporter writes (`dshReport`), so
  * the parent judges warm and CLI runs with one judge.
  */
@@ -25,12 +27,16 @@ import { dirname, join, resolve, sep } from 'node:path'
 import { fileURLToPath, pathToFileURL } from 'node:url'
 import { dshReport } from './reporter.mjs'
 
-const [root, entry, optionsJson] = process.argv.slice(2)
+const [root, entry, optionsJson, runnerJson] = process.argv.slice(2)
+/** `calls: false`: no calls recorder (the map of executed functions is not kept). */
+const runnerOptions = /** @type {{ calls?: boolean }} */ (JSON.parse(runnerJson || '{}'))
 /** @type {string[]} The check's extra vitest arguments (`testArgs`), read by vitest's own CLI parser. */
 const extraArgs = JSON.parse(optionsJson || '[]')
 
 /** The setup file that records each test file's file-system reads (see reads-recorder.mjs), and where it writes them. */
 const RECORDER = fileURLToPath(new URL('./reads-recorder.mjs', import.meta.url))
+/** The setup file that records the functions each test file executed (see calls-recorder.mjs), in the projects where that is sound. */
+const CALLS = fileURLToPath(new URL('./calls-recorder.mjs', import.meta.url))
 const readsDir = mkdtempSync(join(tmpdir(), 'dsh-vitest-reads-'))
 // The workers inherit this process's environment.
 process.env.DSH_VITEST_READS = readsDir
@@ -140,15 +146,58 @@ try {
     await shutdown(0)
   }
   // First setup file of every project: the reads recorder (the resolved config is serialized to the workers on each run).
+  // Second: the calls recorder, where a test file's executed functions are its own (see recordsCalls).
   for (const project of vitest.projects) {
     const setup = project.config.setupFiles
-    if (Array.isArray(setup) && !setup.includes(RECORDER)) project.config.setupFiles = [RECORDER, ...setup]
+    if (Array.isArray(setup) && !setup.includes(RECORDER)) project.config.setupFiles = [RECORDER, ...(recordsCalls(project) ? [CALLS] : []), ...setup]
   }
   await vitest.globTestSpecifications()
   send({ ready: true, version: vitest.version })
 } catch (error) {
   send({ startError: text(error) })
   await shutdown(1)
+}
+
+/**
+ * Whether a project's test files each run in a fresh module graph (isolated
+ * workers: a module's initialisers run again for every file, so what a file
+ * executed does not depend on which files ran before it in the worker), with
+ * the hooks in the `stack` order (the recorder's `afterAll` runs last), in
+ * Node (not a browser) and without coverage of its own (V8 keeps one
+ * coverage per worker).
+ */
+function recordsCalls(/** @type {any} */ project) {
+  const c = project.config
+  const pool = c.pool ?? 'forks'
+  if (runnerOptions.calls === false) return false
+  if (c.browser?.enabled || c.coverage?.enabled || vitest.config?.coverage?.enabled) return false
+  if (pool !== 'forks' && pool !== 'threads') return false
+  if (c.isolate === false || c.poolOptions?.[pool]?.isolate === false) return false
+  return (c.sequence?.hooks ?? 'stack') === 'stack'
+}
+
+/** Where the calls recorder writes a test file's record. */
+function callsFile(/** @type {string} */ test) {
+  return join(readsDir, `${createHash('sha1').update(test).digest('hex')}.calls.json`)
+}
+
+/**
+ * The calls records of test files that just ran (each read once, then
+ * removed): test file → module → function names. A file with no record
+ * (it failed before its hooks, its project does not record) is absent.
+ */
+function takeCalls(/** @type {string[]} */ files) {
+  /** @type {Record<string, Record<string, string[]>>} */
+  const out = {}
+  for (const file of new Set(files)) {
+    try {
+      out[file] = JSON.parse(readFileSync(callsFile(file), 'utf8'))
+      rmSync(callsFile(file), { force: true })
+    } catch {
+      // No record: the file did not reach its last hook, or its project does not record calls.
+    }
+  }
+  return out
 }
 
 /** mtime+size of every file the dependency walks read: an out-of-band change (a shell command, a rollback) is found by stat. */
@@ -316,13 +365,14 @@ async function related(/** @type {any[]} */ specs, /** @type {string[]} */ chang
 }
 
 /** @param {{ id: number, changed: string[] | null, mode: 'related' | 'all' | 'files', files?: string[], pattern?: string, projects?: string[], list?: boolean, accepted?: Record<string, string | null> }} request */
-async function run(request, /** @type {Record<string, number>} */ phases) {
-  if (!request.accepted) return runSpecs(request, phases)
+async function run(request, /** @type {Record<string, number>} */ phases, /** @type {{ calls?: Record<string, Record<string, string[]>> }} */ out) {
+  if (!request.accepted) return runSpecs(request, phases, out)
   const paths = Object.keys(request.accepted)
   served = new Map(paths.map(p => [p, request.accepted?.[p] == null ? null : Buffer.from(/** @type {string} */ (request.accepted[p]), 'base64')]))
   forget(paths)
   try {
-    return await runSpecs(request, phases)
+    // What ran on served content is not the disk's: no calls are reported.
+    return await runSpecs(request, phases, {})
   } finally {
     served = undefined
     forget(paths)
@@ -330,7 +380,7 @@ async function run(request, /** @type {Record<string, number>} */ phases) {
 }
 
 /** @param {{ id: number, changed: string[] | null, mode: 'related' | 'all' | 'files', files?: string[], pattern?: string, projects?: string[], list?: boolean }} request */
-async function runSpecs(request, /** @type {Record<string, number>} */ phases) {
+async function runSpecs(request, /** @type {Record<string, number>} */ phases, /** @type {{ calls?: Record<string, Record<string, string[]>> }} */ extra) {
   let t = performance.now()
   const lap = (/** @type {string} */ name) => {
     const now = performance.now()
@@ -357,11 +407,16 @@ async function runSpecs(request, /** @type {Record<string, number>} */ phases) {
   if (request.list) return dshReport(vitest.projects, specs.map((/** @type {any} */ s) => ({ projectName: s.project.name, filepath: s.moduleId, tasks: [] })), [])
   if (!specs.length) return dshReport(vitest.projects, [], [])
   if (request.pattern) vitest.setGlobalTestNamePattern(new RegExp(request.pattern))
+  const files = specs.map((/** @type {any} */ s) => s.moduleId)
+  for (const file of files) rmSync(callsFile(file), { force: true })
   try {
     const result = await vitest.runTestSpecifications(specs, request.mode === 'all')
     lap('runMs')
     stampGraph()
-    loadReads(specs.map((/** @type {any} */ s) => s.moduleId))
+    loadReads(files)
+    // A run limited by a test-name pattern executed part of each file: not a file's calls.
+    const calls = takeCalls(files)
+    if (!request.pattern) extra.calls = calls
     const key = (/** @type {string} */ project, /** @type {string} */ file) => `${project}\0${file}`
     const ran = new Set(specs.map((/** @type {any} */ s) => key(s.project.name, s.moduleId)))
     // The task state keeps earlier runs' modules: report only what this run ran.
@@ -411,8 +466,10 @@ process.on('message', (/** @type {any} */ message) => {
     try {
       /** @type {Record<string, number>} */
       const phases = {}
-      const r = await run(message, phases)
-      send({ id: message.id, ok: true, report: r, phases })
+      /** @type {{ calls?: Record<string, Record<string, string[]>> }} */
+      const out = {}
+      const r = await run(message, phases, out)
+      send({ id: message.id, ok: true, report: r, phases, ...(out.calls ? { calls: out.calls } : {}) })
     } catch (error) {
       send({ id: message.id, ok: false, error: text(error) })
     }

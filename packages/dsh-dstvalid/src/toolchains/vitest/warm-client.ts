@@ -38,8 +38,11 @@ export interface WarmRunPhases {
   testsMs?: number
 }
 
+/** Test file → workspace module → names of the functions it executed (absolute paths; `""` is the module's own code). */
+export type RunCalls = Record<string, Record<string, string[]>>
+
 export type WarmRunAnswer =
-  | { status: 'ok'; report: DshVitestReport; rssKb?: number; phases?: WarmRunPhases }
+  | { status: 'ok'; report: DshVitestReport; rssKb?: number; phases?: WarmRunPhases; calls?: RunCalls }
   | { status: 'timeout' }
   /** The runner crashed, could not start, or answered with an error. */
   | { status: 'error'; error: string }
@@ -50,7 +53,7 @@ type ServerMessage =
   | { ready: true; version?: string }
   | { unsupported: string }
   | { startError: string }
-  | { id: number; ok: true; report: DshVitestReport; phases?: WarmRunPhases }
+  | { id: number; ok: true; report: DshVitestReport; phases?: WarmRunPhases; calls?: RunCalls }
   | { id: number; ok: false; error: string }
 
 export interface WarmClientOptions {
@@ -61,6 +64,8 @@ export interface WarmClientOptions {
   extraArgs: string[]
   /** Heap bound of the runner's main process in MB (0: Node's default). */
   maxHeapMb?: number
+  /** Record the functions each test file executes (the calls recorder; default true). */
+  recordCalls?: boolean
 }
 
 const SERVER = fileURLToPath(new URL('./server.mjs', import.meta.url))
@@ -103,7 +108,7 @@ export class WarmVitestClient {
     if (this._ready && this._child?.running) return this._ready
     this._starts++
     const heap = this.options.maxHeapMb ? [`--max-old-space-size=${this.options.maxHeapMb}`] : []
-    const child = startProcess([process.execPath, ...heap, SERVER, this.options.root, this.options.vitestNode, JSON.stringify(this.options.extraArgs)], {
+    const child = startProcess([process.execPath, ...heap, SERVER, this.options.root, this.options.vitestNode, JSON.stringify(this.options.extraArgs), JSON.stringify({ calls: this.options.recordCalls !== false })], {
       cwd: this.options.root,
       env: checkEnv({ CI: '1' }),
       ipc: true,
@@ -123,7 +128,7 @@ export class WarmVitestClient {
           if (pending?.id !== message.id) return
           this._pending = undefined
           // The runner's process group (vitest and its workers), measured from here right after the run.
-          pending.settle(message.ok ? { status: 'ok', report: message.report, rssKb: child.pid === undefined ? undefined : processGroupRssKb(child.pid), phases: message.phases } : { status: 'error', error: message.error.split('\n')[0]! })
+          pending.settle(message.ok ? { status: 'ok', report: message.report, rssKb: child.pid === undefined ? undefined : processGroupRssKb(child.pid), phases: message.phases, ...(message.calls ? { calls: message.calls } : {}) } : { status: 'error', error: message.error.split('\n')[0]! })
         }
       })
       void child.exited.then(exit => {

@@ -1,11 +1,13 @@
-import { existsSync } from 'node:fs'
+import { existsSync, readFileSync } from 'node:fs'
 import { join } from 'node:path'
 import { toPosixRelative } from 'dsh-common'
 import { seconds } from '../../run.ts'
 import type { Change, Check, CheckIO, Measurement, Problem } from '../../types.ts'
-import { WarmVitestClient, type WarmRunAnswer, type WarmRunPhases, type WarmRunRequest } from './warm-client.ts'
+import { WarmVitestClient, type RunCalls, type WarmRunAnswer, type WarmRunPhases, type WarmRunRequest } from './warm-client.ts'
 import { confirmAlone } from '../runner.ts'
 import { VitestJudge, type VitestCheck, type VitestRun } from './check.ts'
+import { bodyEdit, predictedNames } from '../../body-edit.ts'
+import { contentHash, DiskHashes, type MapSelection, type TestMap } from '../../test-map.ts'
 
 /** Files whose change makes the warm runner's configuration or module resolution stale: it is restarted. */
 const TEST_CONFIG_FILE = /(?:^|\/)(?:vite(?:st)?\.(?:config|workspace|projects)(?:\.[\w-]+)?\.[cm]?[jt]s|vitest\.workspace\.json|package\.json|tsconfig[^/]*\.json)$/
@@ -25,6 +27,13 @@ export interface WarmVitestOptions {
   cli: VitestCheck
   /** Resident memory of the runner and its workers, in MB, above which it is recycled after a run (0: never). */
   maxRssMb: number
+  /**
+   * The map of the functions each test file executed (ADR 0020): recorded
+   * from every run, and a body-only edit runs only the related test files
+   * that executed a changed function. Absent: nothing recorded, related
+   * test files selected by imports alone.
+   */
+  testMap?: TestMap
 }
 
 /**
@@ -39,6 +48,8 @@ export interface WarmVitestOptions {
  * it, and a runner past `maxRssMb` is recycled.
  */
 const MODULE_FILE = /\.(?:[cm]?[jt]sx?|vue|svelte)$/
+/** Modules whose edits the map can judge (parsed as JavaScript or TypeScript). */
+const SCRIPT_FILE = /\.[cm]?[jt]sx?$/
 
 export class WarmVitestCheck implements Check {
   readonly name = 'test'
@@ -48,9 +59,10 @@ export class WarmVitestCheck implements Check {
   private _unsupported?: string
   private _lastRssKb?: number
   private _lastPhases?: WarmRunPhases
+  private readonly _hashes = new DiskHashes()
 
   constructor(private readonly options: WarmVitestOptions) {
-    this._client = new WarmVitestClient({ root: options.root, vitestNode: options.vitestNode, extraArgs: options.extraArgs ?? [] })
+    this._client = new WarmVitestClient({ root: options.root, vitestNode: options.vitestNode, extraArgs: options.extraArgs ?? [], recordCalls: !!options.testMap })
     this._judge = new VitestJudge(options.root, this.name)
   }
 
@@ -105,10 +117,76 @@ export class WarmVitestCheck implements Check {
       await this._client.dispose()
     }
     const related = !!change && this.options.mode === 'related' && !change.files.some(f => RERUN_ALL.test(f))
+    // A judgement's re-recordings can be undone by a byte-identical rollback (see restore).
+    if (change?.before) this.options.testMap?.begin()
+    if (related && !config.length) {
+      const byMap = await this.measureByMap(change, io)
+      if (byMap) return byMap
+    }
     const request: WarmRunRequest = { changed: change?.paths ?? null, mode: related ? 'related' : 'all' }
     const argv = related ? ['vitest', 'related', ...change!.files, '--run'] : ['vitest', 'run']
     const m = await this._judge.judge(only => this.runWarm({ ...request, ...(only ? { projects: only } : {}) }, projectArgv(argv, only), io), io, change?.files)
     return m ?? this.options.cli.measure(change, io)
+  }
+
+  /**
+   * A body-only edit, judged by the map: only the related test files that
+   * executed a changed function (and those the map cannot vouch for) run,
+   * said in a note. Undefined when the map does not apply (said in a
+   * notice when the edit was looked at): the related test files run.
+   */
+  private async measureByMap(change: Change, io: CheckIO): Promise<Measurement | undefined> {
+    const map = this.options.testMap
+    if (!map || !change.before) return undefined
+    const edits = new Map<string, string[]>()
+    const before = new Map<string, string>()
+    const after = new Map<string, string>()
+    for (const [i, abs] of change.paths.entries()) {
+      const file = change.files[i]!
+      const bytes = change.before.get(abs)
+      if (!SCRIPT_FILE.test(file) || !bytes) return undefined
+      let now: Buffer
+      try {
+        now = readFileSync(abs)
+      } catch {
+        // Deleted by the write: today's rules.
+        return undefined
+      }
+      const edit = await bodyEdit(file, bytes.toString('utf8'), now.toString('utf8'))
+      if (edit.kind === 'other') {
+        // A test file that only itself relates to (nothing imports it) runs whatever changed in it.
+        const alone = await this.relatedTestFiles({ paths: [abs], files: [file] }, io)
+        if (alone?.length !== 1 || alone[0] !== file) {
+          io.notice('info', `tests: related test files by imports (${edit.reason})`)
+          return undefined
+        }
+      }
+      edits.set(file, edit.kind === 'body' ? edit.functions : [])
+      before.set(file, contentHash(bytes))
+      after.set(file, contentHash(now))
+    }
+    const related = await this.relatedTestFiles(change, io)
+    if (!related?.length) return undefined
+    for (const [i, file] of change.files.entries()) {
+      const predicted = await predictedNames(file, change.before.get(change.paths[i]!)!.toString('utf8'))
+      const unknown = [...map.namesRan(file, related)].find(n => !predicted?.has(n))
+      if (unknown !== undefined) {
+        io.notice('info', `tests: related test files by imports (${file}: its recorded function \`${unknown}\` is not one this file names)`)
+        return undefined
+      }
+    }
+    const disk = this._hashes
+    const selection = map.select(related, edits, f => before.get(f) ?? disk.of(join(this.options.root, f)), f => after.get(f))
+    map.save()
+    if (selection.run.length === related.length) return undefined
+    const note = selectionNote(selection, related.length, edits)
+    io.notice('info', note)
+    if (!selection.run.length) return { status: 'ok', problems: [], passed: [], scope: [], notes: [note] }
+    const request: WarmRunRequest = { changed: change.paths, mode: 'files', files: selection.run.map(f => join(this.options.root, f)) }
+    const argv = ['vitest', 'run', ...selection.run]
+    const m = await this._judge.judge(only => this.runWarm({ ...request, ...(only ? { projects: only } : {}) }, projectArgv(argv, only), io), io, change.files)
+    if (!m) return undefined
+    return { ...m, notes: [...m.notes ?? [], note] }
   }
 
   /** The related test files, from the runner's module graph without running them; undefined when the runner cannot say. */
@@ -164,8 +242,25 @@ export class WarmVitestCheck implements Check {
     }, p => names.get(p.key)?.project ?? '')
   }
 
+  /** A byte-identical rollback: the map entries the write's runs re-recorded are put back. */
+  restore(): void {
+    this.options.testMap?.undo()
+    this.options.testMap?.save()
+  }
+
   dispose(): Promise<void> {
+    this.options.testMap?.save()
     return this._client.dispose()
+  }
+
+  /** A run's calls into the map (modules hashed as they are on disk: what the run loaded). */
+  private recordCalls(calls: RunCalls, ran: readonly string[]): void {
+    const map = this.options.testMap
+    if (!map) return
+    const rel = (abs: string) => toPosixRelative(this.options.root, abs)
+    const relative = Object.fromEntries(Object.entries(calls).map(([test, modules]) => [rel(test), Object.fromEntries(Object.entries(modules).map(([m, names]) => [rel(m), names]))]))
+    map.record(relative, ran.map(rel), f => this._hashes.of(join(this.options.root, f)))
+    map.save()
   }
 
   /** One warm run, recorded; undefined when the CLI must do it instead (said in a notice). */
@@ -182,6 +277,7 @@ export class WarmVitestCheck implements Check {
         io.record({ check: this.name, argv, cwd, exitCode, durationMs, outcome: exitCode ? 'fail' : 'pass' })
         this._lastRssKb = answer.rssKb
         this._lastPhases = answer.phases
+        if (answer.calls) this.recordCalls(answer.calls, report.modules.map(m => m.file))
         if (this.options.maxRssMb && answer.rssKb !== undefined && answer.rssKb > this.options.maxRssMb * 1024) {
           io.notice('info', `warm test runner uses ${Math.round(answer.rssKb / 1024)} MB (bound ${this.options.maxRssMb} MB): recycling it`)
           void this._client.dispose().then(() => this._client.start())
@@ -202,6 +298,25 @@ export class WarmVitestCheck implements Check {
         return undefined
     }
   }
+}
+
+/**
+ * What the verdict says of a map selection, e.g.
+ * `tests: 3 of 412 related test files: those that ran \`splitPath\``
+ * (`, and 1 not mapped yet`, `, and 2 whose map is stale`, `, and 1 changed test file`).
+ */
+export function selectionNote(selection: MapSelection, related: number, edits: ReadonlyMap<string, readonly string[]>): string {
+  const names = [...new Set([...edits.values()].flat())].map(n => `\`${n}\``)
+  const head = `tests: ${selection.run.length} of ${related} related test file${related === 1 ? '' : 's'}: `
+  if (!names.length && selection.run.length === 0) return `${head}no function changed`
+  const changedTests = selection.run.filter(f => edits.has(f)).length
+  const extras = [
+    changedTests ? `${changedTests} changed test file${changedTests === 1 ? '' : 's'}` : '',
+    selection.unmapped.length ? `${selection.unmapped.length} not mapped yet` : '',
+    selection.stale.length ? `${selection.stale.length} whose map is stale` : '',
+  ].filter(Boolean)
+  const base = names.length ? `those that ran ${names.join(', ')}` : 'no function changed'
+  return `${head}${base}${extras.length ? `, and ${extras.join(' and ')}` : ''}`
 }
 
 /** The run as the equivalent CLI arguments, for the record. */

@@ -1,0 +1,202 @@
+import { existsSync, readFileSync, writeFileSync } from 'node:fs'
+import { join } from 'node:path'
+import { describe, expect, it } from 'vitest'
+import { bodyEdit, predictedNames } from 'dsh-dstvalid'
+import { boot, makeWorkspace, readText, runs, type Harness } from './helpers.ts'
+
+const line = (value: unknown) => JSON.stringify(value)
+
+const util = `export function splitPath(path: string): string[] {
+  return path.split('/').filter(part => part.length > 0)
+}
+
+export function shout(text: string): string {
+  return text.toUpperCase()
+}
+`
+
+const label = `import { shout, splitPath } from './util.ts'
+
+export function label(name: string): string {
+  return shout(name)
+}
+
+export function depth(path: string): number {
+  return splitPath(path).length
+}
+`
+
+/**
+ * \`count\` test files importing src/util.ts: t00 and t01 run \`splitPath\`, t02 up to
+ * \`direct\` \`shout\` directly, the rest \`label\` (src/label.ts, which runs \`shout\`).
+ */
+function files(count = 40, direct = 10): Record<string, string> {
+  const out: Record<string, string> = {
+    'package.json': '{ "name": "map-fixture", "private": true, "type": "module" }\n',
+    'tsconfig.json': JSON.stringify({ compilerOptions: { target: 'ES2022', module: 'ESNext', moduleResolution: 'bundler', allowImportingTsExtensions: true, strict: true, noEmit: true, skipLibCheck: true, types: [] }, include: ['src', 'tests'] }),
+    'src/util.ts': util,
+    'src/label.ts': label,
+  }
+  for (let i = 0; i < count; i++) {
+    const n = String(i).padStart(2, '0')
+    const body = i < 2
+      ? `import { splitPath } from '../src/util.ts'\nit('splits ${n}', () => { expect(splitPath('a/b')).toEqual(['a', 'b']) })\n`
+      : i < direct
+        ? `import { shout } from '../src/util.ts'\nit('shouts ${n}', () => { expect(shout('a/b')).toBe('A/B') })\n`
+        : `import '../src/util.ts'\nimport { label } from '../src/label.ts'\nit('labels ${n}', () => { expect(label('/x')).toBe('/X') })\n`
+    out[`tests/t${n}.test.ts`] = `import { expect, it } from 'vitest'\n${body}`
+  }
+  return out
+}
+
+/** The test runs of the session so far, as `argv (outcome)`. */
+function testRuns(h: Harness): string[] {
+  return runs(h.session).filter(r => r.check === 'test').map(r => `${r.argv.join(' ')} (${r.outcome})`)
+}
+
+/** `vitest run` of these test files, as the warm runner records a run of named files. */
+function ran(numbers: number[]): string {
+  return `vitest run ${numbers.map(i => `tests/t${String(i).padStart(2, '0')}.test.ts`).join(' ')} (warm)`
+}
+
+describe('the map of executed functions (test selection for body-only edits)', () => {
+  it('decides body-only edits on the syntax tree and names functions as V8 does', async () => {
+    const base = [
+      "import { x } from './x'",
+      '/** doc */',
+      'export function add(a: number, b: number): number { return a + b }',
+      'export const mul = (a: number, b: number) => a * b',
+      'export class Box { f = () => 1; constructor(public v: number) {} get double() { return this.v * 2 } scale(k: number) { const h = () => k; return new Box(mul(this.v, h())) } }',
+      'const t = [1].map(v => v + 1)',
+      '',
+    ].join('\n')
+    const cases: [string, string][] = [
+      ['/** doc */', '/** other doc */\n// more'],
+      ['return a + b', 'return b + a'],
+      ['a * b', 'b * a'],
+      ['const h = () => k', 'const h = () => k + 0'],
+      ['return new Box', 'void 0; return new Box'],
+      ['this.v * 2', 'this.v * 3'],
+      ['f = () => 1', 'f = () => 2'],
+      ['v => v + 1', 'v => v + 2'],
+      ['add(a: number, b: number)', 'add(a: number, b = 1)'],
+      ["'./x'", "'./y'"],
+      ['return a + b', 'return a +'],
+    ]
+    const outcomes = await Promise.all(cases.map(([from, to]) => bodyEdit('src/calc.ts', base, base.replace(from, to))))
+    expect(outcomes).toEqual([
+      { kind: 'body', functions: [] },
+      { kind: 'body', functions: ['add'] },
+      { kind: 'body', functions: ['mul'] },
+      { kind: 'body', functions: ['h'] },
+      { kind: 'body', functions: ['scale'] },
+      { kind: 'body', functions: ['get double'] },
+      { kind: 'body', functions: ['f'] },
+      { kind: 'other', reason: 'src/calc.ts: a function without a name changed at line 6' },
+      { kind: 'other', reason: 'src/calc.ts: code outside function bodies changed' },
+      { kind: 'other', reason: 'src/calc.ts: code outside function bodies changed' },
+      { kind: 'other', reason: 'src/calc.ts does not parse' },
+    ])
+    expect([...(await predictedNames('src/calc.ts', base))!].sort()).toEqual(['', '<instance_members_initializer>', '<static_initializer>', '<static_members_initializer>', 'Box', 'add', 'f', 'get double', 'h', 'mul', 'scale'])
+  })
+
+  it('a body edit runs the 2 of 40 test files that ran the function and catches its break; a top-level edit runs the import closure; a stale entry runs and is re-recorded', async () => {
+    const root = makeWorkspace('', files(40, 37))
+    const h = await boot(root)
+    // The guard of this session's workspace, with its vault (the map is kept there).
+    h.ctx.dstvalid.guardFor(root, h.session.vault)
+    await h.ready()
+    expect(testRuns(h)).toEqual(['vitest run (warm) (pass)'])
+    const mapFile = join(h.session.vault, 'test-map', 'vitest.json')
+    expect(existsSync(mapFile)).toBe(true)
+
+    // A body edit of splitPath, behaviour kept: the two test files that ran it.
+    const note = 'tests: 2 of 40 related test files: those that ran `splitPath`'
+    const kept = await h.exec('edit_file', { path: 'src/util.ts', old_string: 'part => part.length > 0', new_string: 'part => part !== \'\'' })
+    expect(kept).toEqual({ content: `edited src/util.ts\n${note}` })
+    expect(testRuns(h).at(-1)).toBe(`${ran([0, 1])} (pass)`)
+
+    // Broken: caught by those two, rolled back.
+    const broken = await h.exec('edit_file', { path: 'src/util.ts', old_string: 'part => part !== \'\'', new_string: 'part => part !== \'a\'' })
+    expect(broken.isError).toBe(true)
+    expect(broken.content.split('\n')).toEqual([
+      'rolled back: test failed after edit_file on src/util.ts',
+      "tests/t00.test.ts:3 FAIL splits 00 — AssertionError: expected [ 'b' ] to deeply equal [ 'a', 'b' ]",
+      "tests/t01.test.ts:3 FAIL splits 01 — AssertionError: expected [ 'b' ] to deeply equal [ 'a', 'b' ]",
+    ])
+    expect(testRuns(h).slice(2)).toEqual([
+      `${ran([0, 1])} (fail)`,
+      // Each failure alone (their accepted result is the baseline's, still current).
+      'vitest run tests/t00.test.ts -t ^(splits 00)$ (warm) (fail)',
+      'vitest run tests/t01.test.ts -t ^(splits 01)$ (warm) (fail)',
+    ])
+
+    // A top-level change: every test file that imports it (the import closure), and the notice says why.
+    const topLevel = await h.exec('edit_file', { path: 'src/util.ts', old_string: 'export function shout', new_string: 'export const SEPARATOR = \'/\'\n\nexport function shout' })
+    expect(topLevel).toEqual({ content: 'edited src/util.ts' })
+    expect(testRuns(h).at(-1)).toBe('vitest related src/util.ts --run (warm) (pass)')
+    expect(h.notices.map(n => n.text)).toContain('tests: related test files by imports (src/util.ts: code outside function bodies changed)')
+
+    // Behind the guard's back, label starts running splitPath: the entries of t37–t39 are stale (label.ts is
+    // not what they ran on), so a body edit of splitPath runs them too — and the break they catch rolls it back.
+    writeFileSync(join(root, 'src/label.ts'), label.replace('return shout(name)', "return '/' + shout(splitPath(name).join('/'))"))
+    const staleBreak = await h.exec('edit_file', { path: 'src/util.ts', old_string: 'part => part !== \'\'', new_string: 'part => part !== \'x\'' })
+    expect(staleBreak.content.split('\n')[0]).toBe('rolled back: test failed after edit_file on src/util.ts')
+    expect(staleBreak.content.split('\n').slice(1)).toEqual([37, 38, 39].map(i => `tests/t${i}.test.ts:4 FAIL labels ${i} — AssertionError: expected '/' to be '/X' // Object.is equality`))
+    const stale = h.notices.map(n => n.text).filter(t => t.startsWith('tests: ')).at(-1)
+    expect(stale).toBe('tests: 5 of 40 related test files: those that ran `splitPath`, and 3 whose map is stale')
+
+    // The rollback put back the entries as they were before it (recorded on the label.ts that is gone): still
+    // stale, so the next body edit runs t37–t39 again; kept, that run re-records them, and the one after finds
+    // them among those that ran splitPath.
+    const again = await h.exec('edit_file', { path: 'src/util.ts', old_string: 'part => part !== \'\'', new_string: 'part => part.length !== 0' })
+    expect(again).toEqual({ content: 'edited src/util.ts\ntests: 5 of 40 related test files: those that ran `splitPath`, and 3 whose map is stale' })
+    const mapped = await h.exec('edit_file', { path: 'src/util.ts', old_string: 'part => part.length !== 0', new_string: 'part => part.length >= 1' })
+    expect(mapped).toEqual({ content: 'edited src/util.ts\ntests: 5 of 40 related test files: those that ran `splitPath`' })
+    expect(JSON.parse(readFileSync(mapFile, 'utf8')).tests['tests/t37.test.ts']['src/util.ts'].ran).toContain('splitPath')
+
+    // A comment: no function changed, no test runs.
+    const before = testRuns(h).length
+    expect(await h.exec('edit_file', { path: 'src/util.ts', old_string: 'export function shout', new_string: '/** Upper case. */\nexport function shout' }))
+      .toEqual({ content: 'edited src/util.ts\ntests: 0 of 40 related test files: no function changed' })
+    expect(testRuns(h).length).toBe(before)
+    expect(readText(root, 'src/util.ts')).toContain('/** Upper case. */')
+  }, 240_000)
+
+  it('a call added in the same step (in another source, in a test file) runs the tests that start executing the function', async () => {
+    const root = makeWorkspace('', files(10, 5))
+    const script = [
+      // splitPath keeps a leading empty part (t00/t01 do not see it) while label starts calling it: only the
+      // label tests, which never ran splitPath before, catch it.
+      line({ text: 'Two writes in one step.', toolCalls: [
+        { id: 'w1', name: 'edit_file', arguments: { path: 'src/util.ts', old_string: 'part => part.length > 0', new_string: 'part => part === part' } },
+        { id: 'w2', name: 'edit_file', arguments: { path: 'src/label.ts', old_string: 'return shout(name)', new_string: "return shout(name) + (splitPath(name).length === 1 ? '' : '?')" } },
+      ] }),
+      // shout merges double slashes while a test file that never ran shout starts calling it.
+      line({ text: 'A test file starts calling shout.', toolCalls: [
+        { id: 'w3', name: 'edit_file', arguments: { path: 'src/util.ts', old_string: 'return text.toUpperCase()', new_string: "return text.toUpperCase().replace('//', '/')" } },
+        { id: 'w4', name: 'edit_file', arguments: { path: 'tests/t00.test.ts', old_string: "import { splitPath } from '../src/util.ts'\n", new_string: "import { shout, splitPath } from '../src/util.ts'\nit('shouts a double slash', () => { expect(shout('a//b')).toBe('A//B') })\n" } },
+      ] }),
+      line({ text: 'Done.' }),
+    ].join('\n')
+    const h = await boot(root, { per: 'step' }, { script })
+    h.ctx.dstvalid.guardFor(root, h.session.vault)
+    await h.ready()
+    const agent = h.ctx.agents.create(h.session)
+    expect(await agent.send('go')).toBe('completed')
+    const results = Object.fromEntries(h.session.ofType('tool/result').map(e => [e.data.callId, e.data]))
+    const first = String(results.w2!.content).split('\n')
+    expect(first[0]).toBe('rolled back: test failed after edit_file on src/util.ts, src/label.ts')
+    expect(first).toContain("tests/t05.test.ts:4 FAIL labels 05 — AssertionError: expected '/X?' to be '/X' // Object.is equality")
+    const notes = h.notices.map(n => n.text).filter(t => t.startsWith('tests: '))
+    expect(notes[0]).toBe('tests: 7 of 10 related test files: those that ran `splitPath`, `label`')
+    // The rollback was byte for byte: the entries re-recorded on the rolled-back content are put back, so
+    // the next step finds them current. Its test file runs (it changed); its new test fails: a warning.
+    expect(String(results.w4!.content).split('\n')).toEqual([
+      'edited tests/t00.test.ts',
+      'warning: kept, but test has new problems in tests (test-first work? make them pass):',
+      "tests/t00.test.ts:3 FAIL shouts a double slash — AssertionError: expected 'A/B' to be 'A//B' // Object.is equality",
+      'tests: 9 of 10 related test files: those that ran `shout`, and 1 changed test file',
+    ])
+  }, 240_000)
+})
