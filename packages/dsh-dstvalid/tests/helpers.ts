@@ -163,7 +163,9 @@ async function start(root: string, config: Partial<Config>, options: BootOptions
     ...(options.script !== undefined ? { script: options.script, agent: { maxSteps: 20 } } : {}),
   })
   const ctx = kit.ctx
-  const fiber = await kit.load([DstValidService, { warmOnStart: false, testArgs: ['--pool=threads'], ...config }])
+  // Related test files by imports unless a spec asks for the map of executed functions (test-map.spec.ts):
+  // these specs make comment and body edits to have their related tests run.
+  const fiber = await kit.load([DstValidService, { warmOnStart: false, testArgs: ['--pool=threads'], testSelection: 'files', ...config }])
   const notices: DstvalidNotice[] = []
   const results: VerifyResult[] = []
   const learnings: VerifyLearning[] = []

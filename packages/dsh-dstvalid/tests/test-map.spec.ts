@@ -102,7 +102,7 @@ describe('the map of executed functions (test selection for body-only edits)', (
 
   it('a body edit runs the 2 of 40 test files that ran the function and catches its break; a top-level edit runs the import closure; a stale entry runs and is re-recorded', async () => {
     const root = makeWorkspace('', files(40, 37))
-    const h = await boot(root)
+    const h = await boot(root, { testSelection: 'functions' })
     // The guard of this session's workspace, with its vault (the map is kept there).
     h.ctx.dstvalid.guardFor(root, h.session.vault)
     await h.ready()
@@ -179,7 +179,7 @@ describe('the map of executed functions (test selection for body-only edits)', (
       ] }),
       line({ text: 'Done.' }),
     ].join('\n')
-    const h = await boot(root, { per: 'step' }, { script })
+    const h = await boot(root, { per: 'step', testSelection: 'functions' }, { script })
     h.ctx.dstvalid.guardFor(root, h.session.vault)
     await h.ready()
     const agent = h.ctx.agents.create(h.session)

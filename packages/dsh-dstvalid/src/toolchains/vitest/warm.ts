@@ -305,7 +305,7 @@ export class WarmVitestCheck implements Check {
  * `tests: 3 of 412 related test files: those that ran \`splitPath\``
  * (`, and 1 not mapped yet`, `, and 2 whose map is stale`, `, and 1 changed test file`).
  */
-export function selectionNote(selection: MapSelection, related: number, edits: ReadonlyMap<string, readonly string[]>): string {
+function selectionNote(selection: MapSelection, related: number, edits: ReadonlyMap<string, readonly string[]>): string {
   const names = [...new Set([...edits.values()].flat())].map(n => `\`${n}\``)
   const head = `tests: ${selection.run.length} of ${related} related test file${related === 1 ? '' : 's'}: `
   if (!names.length && selection.run.length === 0) return `${head}no function changed`
