@@ -1,5 +1,5 @@
 /**
- * The map of executed functions (ADR 0020) on the generated library
+ * The map of executed functions (ADR 0021) on the generated library
  * (bench/gen-library.ts: 320 modules, 160 test files, 4,160 tests, three
  * vitest projects), side by side in one run:
  *

@@ -124,7 +124,7 @@ export { nativeTscCommand, workspaceTypescript, type WorkspaceTypescript } from 
 export { VitestCheck, type VitestCheckOptions } from './toolchains/vitest/check.ts'
 export { WarmVitestCheck, type WarmVitestOptions } from './toolchains/vitest/warm.ts'
 export type { WarmRunPhases } from './toolchains/vitest/warm-client.ts'
-// Test selection by the functions each test file executed (ADR 0020).
+// Test selection by the functions each test file executed (ADR 0021).
 export { bodyEdit, predictedNames, type BodyEdit } from './body-edit.ts'
 export { TestMap, type MapSelection } from './test-map.ts'
 export { vitestCommand } from './toolchains/vitest/index.ts'

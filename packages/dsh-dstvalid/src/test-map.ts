@@ -1,5 +1,5 @@
 /**
- * The map of what each test file executed (ADR 0020): per test file, every
+ * The map of what each test file executed (ADR 0021): per test file, every
  * workspace module it loaded, with the hash of the content it ran on and
  * the names of the functions of it that ran. Recorded from the runs the
  * guard makes anyway; kept per workspace in the vault.

@@ -4,7 +4,7 @@
  * test files each run alone (isolated workers, `sequence.hooks: 'stack'`,
  * no coverage of their own): records which functions of the workspace each
  * test file executed, for the map that selects the test files a body-only
- * edit can reach (ADR 0020). Plain JavaScript with Node built-ins only.
+ * edit can reach (ADR 0021). Plain JavaScript with Node built-ins only.
  *
  * V8's precise coverage in function granularity (`callCount`, not
  * `detailed`: an invocation counter per function, no block counters) is

@@ -28,7 +28,7 @@ export interface WarmVitestOptions {
   /** Resident memory of the runner and its workers, in MB, above which it is recycled after a run (0: never). */
   maxRssMb: number
   /**
-   * The map of the functions each test file executed (ADR 0020): recorded
+   * The map of the functions each test file executed (ADR 0021): recorded
    * from every run, and a body-only edit runs only the related test files
    * that executed a changed function. Absent: nothing recorded, related
    * test files selected by imports alone.
