@@ -1,4 +1,5 @@
 import type { ToolResult } from 'dsh-tools'
+import { isObject, type JsonObject } from './settings.ts'
 
 /**
  * What one hook call of an agent means to the suite, once its adapter has
@@ -99,4 +100,77 @@ export interface HookAdapter {
   install(target: InstallTarget): ConfigEdit[]
   /** The configuration files after taking out exactly what `install` added (an absent file stays absent). */
   uninstall(workspace: string, isOurs: (command: string) => boolean): ConfigEdit[]
+}
+
+/** `payload[name]` as a non-empty string. @throws Error naming the agent and the field when it is not one. */
+export function payloadField(agent: string, payload: JsonObject, name: string): string {
+  const v = payload[name]
+  if (typeof v !== 'string' || !v) throw new Error(`${agent} hook payload without "${name}"`)
+  return v
+}
+
+/** The parts of an agent's hook protocol that differ between agents; {@link hookTranslator} does the rest. */
+export interface HookProtocol {
+  /** The agent's name in error messages (`Claude Code`). */
+  agent: string
+  /** The agent's event names: each maps to one {@link HookCall} kind (any other event is ignored). */
+  events: { sessionStart: string; prompt: string; stop: string; preTool: string; postTool: readonly string[] }
+  /** How the agent names the suite's MCP tools (`mcp__dsh__`): a call of one is a `suite-tool` call before it runs. */
+  mcpPrefix: string
+  /** What a tool does: `write` or `shell` when the suite guards it; undefined: ignored. */
+  effects(name: string): PlannedTool['effects'] | undefined
+  /** The id pairing a call's pre-tool and post-tool payloads. */
+  callId(name: string, input: JsonObject, payload: JsonObject): string
+  /** A writer's paths, from its input. */
+  paths(name: string, input: JsonObject, payload: JsonObject): string[]
+  /** A tool's result, from the post-tool payload. */
+  result(event: string, name: string, payload: JsonObject, callId: string): ToolResult
+}
+
+/**
+ * An adapter's `translate`: session start, prompt and stop events as they
+ * are; a tool event of a guarded tool as a pre-tool or post-tool call; a
+ * call of the suite's own MCP tool as a suite-tool call (before it runs).
+ */
+export function hookTranslator(p: HookProtocol): HookAdapter['translate'] {
+  return (event, payload) => {
+    if (!isObject(payload)) throw new Error(`${p.agent} hook payload is not a JSON object`)
+    const sessionId = payloadField(p.agent, payload, 'session_id')
+    if (event === p.events.sessionStart) return { kind: 'session-start', sessionId }
+    if (event === p.events.prompt) return { kind: 'prompt', sessionId, text: typeof payload.prompt === 'string' ? payload.prompt : '' }
+    if (event === p.events.stop) return { kind: 'stop', sessionId }
+    const pre = event === p.events.preTool
+    if (!pre && !p.events.postTool.includes(event)) return { kind: 'ignore' }
+    const name = payloadField(p.agent, payload, 'tool_name')
+    const input = isObject(payload.tool_input) ? payload.tool_input : {}
+    if (name.startsWith(p.mcpPrefix)) return pre ? { kind: 'suite-tool', sessionId, name: name.slice(p.mcpPrefix.length), arguments: input } : { kind: 'ignore' }
+    const effects = p.effects(name)
+    if (!effects) return { kind: 'ignore' }
+    const callId = p.callId(name, input, payload)
+    if (!pre) return { kind: 'post-tool', sessionId, callId, name, result: p.result(event, name, payload, callId) }
+    return { kind: 'pre-tool', sessionId, callId, tool: { name, effects, paths: effects === 'write' ? p.paths(name, input, payload) : [], arguments: input } }
+  }
+}
+
+/**
+ * An adapter's `reply`: a block as `decision: "block"` with its reason (the
+ * reason replaces the tool's result); context as
+ * `hookSpecificOutput.additionalContext` on the events in `contextEvents`
+ * (nothing on the others); a deny as Claude Code's `permissionDecision`
+ * (Claude Code, Codex CLI) or, `denyAsDecision`, as `decision: "deny"`
+ * (Gemini CLI).
+ */
+export function hookReplier(contextEvents: ReadonlySet<string>, denyAsDecision = false): HookAdapter['reply'] {
+  return (event, answer) => {
+    switch (answer.kind) {
+      case 'deny':
+        return denyAsDecision
+          ? { decision: 'deny', reason: answer.reason }
+          : { hookSpecificOutput: { hookEventName: event, permissionDecision: 'deny', permissionDecisionReason: answer.reason } }
+      case 'block':
+        return { decision: 'block', reason: answer.reason }
+      case 'continue':
+        return answer.context && contextEvents.has(event) ? { hookSpecificOutput: { hookEventName: event, additionalContext: answer.context } } : undefined
+    }
+  }
 }

@@ -1,7 +1,6 @@
 import { join } from 'node:path'
 import type { ToolResult } from 'dsh-tools'
-import type { ConfigEdit, HookAdapter, HookCall, HookEntry, InstallTarget } from '../adapter.ts'
-import { hookSpecificReply } from './hook-output.ts'
+import { hookReplier, hookTranslator, payloadField, type ConfigEdit, type HookAdapter, type HookEntry, type InstallTarget } from '../adapter.ts'
 import { addToList, editJson, isObject, mergeHookGroups, removeFromList, removeHookGroups, setEntry } from '../settings.ts'
 
 // Claude Code (`@anthropic-ai/claude-code` 2.1.x): hooks in `.claude/settings.json`
@@ -26,12 +25,6 @@ const HOOKS: HookEntry[] = [
   { event: 'Stop', timeoutSeconds: 30, context: false, bootWaitSeconds: 0 },
 ]
 
-function field(payload: Record<string, unknown>, name: string): string {
-  const v = payload[name]
-  if (typeof v !== 'string' || !v) throw new Error(`Claude Code hook payload without "${name}"`)
-  return v
-}
-
 /** A tool's result as text: a string as is; Bash's `{stdout, stderr}` joined; anything else as JSON. */
 function resultText(response: unknown): string {
   if (typeof response === 'string') return response
@@ -50,36 +43,20 @@ function postResult(event: string, tool: string, p: Record<string, unknown>): To
   return { content: resultText(p.tool_response), ...(tool === 'Bash' ? { exitCode: 0 } : {}) }
 }
 
-function translate(event: string, payload: unknown): HookCall {
-  if (!isObject(payload)) throw new Error('Claude Code hook payload is not a JSON object')
-  const sessionId = field(payload, 'session_id')
-  switch (event) {
-    case 'SessionStart':
-      return { kind: 'session-start', sessionId }
-    case 'UserPromptSubmit':
-      return { kind: 'prompt', sessionId, text: typeof payload.prompt === 'string' ? payload.prompt : '' }
-    case 'Stop':
-      return { kind: 'stop', sessionId }
-    case 'PreToolUse':
-    case 'PostToolUse':
-    case 'PostToolUseFailure': {
-      const name = field(payload, 'tool_name')
-      const input = isObject(payload.tool_input) ? payload.tool_input : {}
-      if (name.startsWith(MCP_PREFIX)) return event === 'PreToolUse' ? { kind: 'suite-tool', sessionId, name: name.slice(MCP_PREFIX.length), arguments: input } : { kind: 'ignore' }
-      const pathField = WRITERS[name]
-      if (!pathField && name !== 'Bash') return { kind: 'ignore' }
-      const callId = field(payload, 'tool_use_id')
-      if (event !== 'PreToolUse') return { kind: 'post-tool', sessionId, callId, name, result: postResult(event, name, payload) }
-      if (!pathField) return { kind: 'pre-tool', sessionId, callId, tool: { name, effects: 'shell', paths: [], arguments: input } }
-      const path = input[pathField]
-      return { kind: 'pre-tool', sessionId, callId, tool: { name, effects: 'write', paths: typeof path === 'string' && path ? [path] : [], arguments: input } }
-    }
-    default:
-      return { kind: 'ignore' }
-  }
-}
+const translate = hookTranslator({
+  agent: 'Claude Code',
+  events: { sessionStart: 'SessionStart', prompt: 'UserPromptSubmit', stop: 'Stop', preTool: 'PreToolUse', postTool: ['PostToolUse', 'PostToolUseFailure'] },
+  mcpPrefix: MCP_PREFIX,
+  effects: name => (WRITERS[name] ? 'write' : name === 'Bash' ? 'shell' : undefined),
+  callId: (_name, _input, payload) => payloadField('Claude Code', payload, 'tool_use_id'),
+  paths: (name, input) => {
+    const path = input[WRITERS[name]!]
+    return typeof path === 'string' && path ? [path] : []
+  },
+  result: postResult,
+})
 
-const reply = hookSpecificReply(CONTEXT_EVENTS)
+const reply = hookReplier(CONTEXT_EVENTS)
 
 function settingsFile(workspace: string): string {
   return join(workspace, '.claude', 'settings.json')

@@ -1,8 +1,7 @@
 import { closeSync, existsSync, fstatSync, openSync, readFileSync, readSync } from 'node:fs'
 import { join, resolve } from 'node:path'
 import type { ToolResult } from 'dsh-tools'
-import type { ConfigEdit, HookAdapter, HookCall, HookEntry, InstallTarget } from '../adapter.ts'
-import { hookSpecificReply } from './hook-output.ts'
+import { hookReplier, hookTranslator, payloadField, type ConfigEdit, type HookAdapter, type HookEntry, type InstallTarget } from '../adapter.ts'
 import { editJson, isObject, mergeHookGroups, removeHookGroups, SettingsError, type JsonObject } from '../settings.ts'
 
 // Codex CLI (`@openai/codex` 0.171): hooks in `.codex/hooks.json` (Claude Code's
@@ -26,12 +25,6 @@ const HOOKS: HookEntry[] = [
   { event: 'PostToolUse', matcher: TOOLS, timeoutSeconds: 600, context: true, bootWaitSeconds: 60 },
   { event: 'Stop', timeoutSeconds: 30, context: false, bootWaitSeconds: 0 },
 ]
-
-function field(payload: JsonObject, name: string): string {
-  const v = payload[name]
-  if (typeof v !== 'string' || !v) throw new Error(`Codex hook payload without "${name}"`)
-  return v
-}
 
 const PATCH_PATH = /^\*\*\* (?:Add File|Update File|Delete File|Move to): (.+)$/gm
 
@@ -88,35 +81,18 @@ function postResult(tool: string, p: JsonObject, callId: string): ToolResult {
   return { content, ...(exitCode !== undefined ? { exitCode, isError: exitCode !== 0 } : {}) }
 }
 
-function translate(event: string, payload: unknown): HookCall {
-  if (!isObject(payload)) throw new Error('Codex hook payload is not a JSON object')
-  const sessionId = field(payload, 'session_id')
-  switch (event) {
-    case 'SessionStart':
-      return { kind: 'session-start', sessionId }
-    case 'UserPromptSubmit':
-      return { kind: 'prompt', sessionId, text: typeof payload.prompt === 'string' ? payload.prompt : '' }
-    case 'Stop':
-      return { kind: 'stop', sessionId }
-    case 'PreToolUse':
-    case 'PostToolUse': {
-      const name = field(payload, 'tool_name')
-      const input = isObject(payload.tool_input) ? payload.tool_input : {}
-      if (name.startsWith(MCP_PREFIX)) return event === 'PreToolUse' ? { kind: 'suite-tool', sessionId, name: name.slice(MCP_PREFIX.length), arguments: input } : { kind: 'ignore' }
-      if (name !== 'apply_patch' && name !== 'Bash') return { kind: 'ignore' }
-      const callId = field(payload, 'tool_use_id')
-      if (event === 'PostToolUse') return { kind: 'post-tool', sessionId, callId, name, result: postResult(name, payload, callId) }
-      if (name === 'Bash') return { kind: 'pre-tool', sessionId, callId, tool: { name, effects: 'shell', paths: [], arguments: input } }
-      const patch = typeof input.command === 'string' ? input.command : ''
-      return { kind: 'pre-tool', sessionId, callId, tool: { name, effects: 'write', paths: patchPaths(patch, field(payload, 'cwd')), arguments: input } }
-    }
-    default:
-      return { kind: 'ignore' }
-  }
-}
+const translate = hookTranslator({
+  agent: 'Codex',
+  events: { sessionStart: 'SessionStart', prompt: 'UserPromptSubmit', stop: 'Stop', preTool: 'PreToolUse', postTool: ['PostToolUse'] },
+  mcpPrefix: MCP_PREFIX,
+  effects: name => (name === 'apply_patch' ? 'write' : name === 'Bash' ? 'shell' : undefined),
+  callId: (_name, _input, payload) => payloadField('Codex', payload, 'tool_use_id'),
+  paths: (_name, input, payload) => patchPaths(typeof input.command === 'string' ? input.command : '', payloadField('Codex', payload, 'cwd')),
+  result: (_event, name, payload, callId) => postResult(name, payload, callId),
+})
 
 // Codex gives the model a block's reason in place of the tool's output.
-const reply = hookSpecificReply(CONTEXT_EVENTS)
+const reply = hookReplier(CONTEXT_EVENTS)
 
 const hooksFile = (workspace: string) => join(workspace, '.codex', 'hooks.json')
 const configFile = (workspace: string) => join(workspace, '.codex', 'config.toml')

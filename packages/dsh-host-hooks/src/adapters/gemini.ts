@@ -1,7 +1,7 @@
 import { createHash } from 'node:crypto'
 import { join, resolve } from 'node:path'
 import type { ToolResult } from 'dsh-tools'
-import type { ConfigEdit, HookAdapter, HookAnswer, HookCall, HookEntry, InstallTarget } from '../adapter.ts'
+import { hookReplier, hookTranslator, payloadField, type ConfigEdit, type HookAdapter, type HookEntry, type InstallTarget } from '../adapter.ts'
 import { editJson, isObject, mergeHookGroups, removeHookGroups, setEntry, type JsonObject } from '../settings.ts'
 
 // Gemini CLI (`@google/gemini-cli` 0.61): hooks and MCP servers in
@@ -26,12 +26,6 @@ const HOOKS: HookEntry[] = [
   { event: 'AfterTool', matcher: TOOLS, timeoutSeconds: 600, context: true, bootWaitSeconds: 60 },
   { event: 'AfterAgent', timeoutSeconds: 30, context: false, bootWaitSeconds: 0 },
 ]
-
-function field(payload: JsonObject, name: string): string {
-  const v = payload[name]
-  if (typeof v !== 'string' || !v) throw new Error(`Gemini CLI hook payload without "${name}"`)
-  return v
-}
 
 /**
  * Gemini CLI gives its hooks no call id: BeforeTool and AfterTool of one
@@ -62,45 +56,21 @@ function postResult(name: string, response: unknown): ToolResult {
   return { content, exitCode, isError: exitCode !== 0 }
 }
 
-function translate(event: string, payload: unknown): HookCall {
-  if (!isObject(payload)) throw new Error('Gemini CLI hook payload is not a JSON object')
-  const sessionId = field(payload, 'session_id')
-  switch (event) {
-    case 'SessionStart':
-      return { kind: 'session-start', sessionId }
-    case 'BeforeAgent':
-      return { kind: 'prompt', sessionId, text: typeof payload.prompt === 'string' ? payload.prompt : '' }
-    case 'AfterAgent':
-      return { kind: 'stop', sessionId }
-    case 'BeforeTool':
-    case 'AfterTool': {
-      const name = field(payload, 'tool_name')
-      const input = isObject(payload.tool_input) ? payload.tool_input : {}
-      if (name.startsWith(MCP_PREFIX)) return event === 'BeforeTool' ? { kind: 'suite-tool', sessionId, name: name.slice(MCP_PREFIX.length), arguments: input } : { kind: 'ignore' }
-      const pathField = WRITERS[name]
-      if (!pathField && name !== SHELL) return { kind: 'ignore' }
-      const callId = callIdOf(name, input)
-      if (event === 'AfterTool') return { kind: 'post-tool', sessionId, callId, name, result: postResult(name, payload.tool_response) }
-      if (!pathField) return { kind: 'pre-tool', sessionId, callId, tool: { name, effects: 'shell', paths: [], arguments: input } }
-      const path = input[pathField]
-      const paths = typeof path === 'string' && path ? [resolve(field(payload, 'cwd'), path)] : []
-      return { kind: 'pre-tool', sessionId, callId, tool: { name, effects: 'write', paths, arguments: input } }
-    }
-    default:
-      return { kind: 'ignore' }
-  }
-}
+const translate = hookTranslator({
+  agent: 'Gemini CLI',
+  events: { sessionStart: 'SessionStart', prompt: 'BeforeAgent', stop: 'AfterAgent', preTool: 'BeforeTool', postTool: ['AfterTool'] },
+  mcpPrefix: MCP_PREFIX,
+  effects: name => (WRITERS[name] ? 'write' : name === SHELL ? 'shell' : undefined),
+  callId: callIdOf,
+  paths: (name, input, payload) => {
+    const path = input[WRITERS[name]!]
+    return typeof path === 'string' && path ? [resolve(payloadField('Gemini CLI', payload, 'cwd'), path)] : []
+  },
+  result: (_event, name, payload) => postResult(name, payload.tool_response),
+})
 
-function reply(event: string, answer: HookAnswer): unknown {
-  switch (answer.kind) {
-    case 'deny':
-    case 'block':
-      // BeforeTool: the tool does not run; AfterTool: the reason replaces the tool's result.
-      return { decision: answer.kind, reason: answer.reason }
-    case 'continue':
-      return answer.context && CONTEXT_EVENTS.has(event) ? { hookSpecificOutput: { hookEventName: event, additionalContext: answer.context } } : undefined
-  }
-}
+// BeforeTool: a deny keeps the tool from running; AfterTool: a block's reason replaces the tool's result.
+const reply = hookReplier(CONTEXT_EVENTS, true)
 
 const settingsFile = (workspace: string) => join(workspace, '.gemini', 'settings.json')
 
