@@ -2,10 +2,11 @@ import type { Context, Fiber } from '@deepseek-ai/cordis'
 import { cpSync, existsSync, mkdirSync, readFileSync, symlinkSync, unlinkSync, writeFileSync } from 'node:fs'
 import { dirname, join } from 'node:path'
 import { fileURLToPath } from 'node:url'
-import { afterAll, beforeAll, expect, onTestFinished } from 'vitest'
+import { afterAll, beforeAll, expect, it, onTestFinished } from 'vitest'
 import { resolveInside } from 'dsh-common'
 import type { Session } from 'dsh-session'
 import type { ToolResult } from 'dsh-tools'
+import type { RunRecord } from '../src/types.ts'
 import DstValidService, { type Config, type DstvalidNotice, type VerifyLearning, type VerifyResult } from 'dsh-dstvalid'
 import * as Snapshot from 'dsh-snapshot'
 import type { CommitRequest, RollbackRequest } from 'dsh-snapshot'
@@ -213,4 +214,65 @@ export function bootForSuite(root: () => string, config: Partial<Config> = {}, o
 /** `verify/run` events of a session. */
 export function runs(session: Session) {
   return session.ofType('verify/run').map(e => e.data)
+}
+
+/**
+ * What one test runner's toolchain answers on the small sum / total / legacy
+ * project every runner spec builds in its own module system (`src/sum.js`,
+ * `src/total.js` importing it, `src/legacy.js` whose test always failed),
+ * for {@link runnerScenarios}.
+ */
+export interface RunnerAnswers {
+  /** Where the test files are (`test`, `tests`). */
+  testDir: string
+  /** What the runs of a good edit of `src/total.js` look like (the accepted state of its related tests, then the same after the write). */
+  goodEditRuns(runs: RunRecord[]): void
+  /** The failure lines of `return a - b` in `src/sum.js` (after the rollback line). */
+  behaviourBreak: string[]
+  /** Some argument of the runs that says the failing test was re-run alone. */
+  rerunAlone: string
+  /** The failure lines of `return a +` in `src/sum.js`. */
+  syntaxError: string[]
+  /** A test-first test file (written to `<testDir>/<name>`) and the lines of its warning. */
+  testFirst: { name: string; content: string; failure: string }
+}
+
+/**
+ * The scenarios every test runner must pass, as `it`s of the calling
+ * `describe` on its booted `suite`: a good edit kept next to a pre-existing
+ * failure (only related test files run), a behaviour change rolled back byte
+ * for byte after a re-run alone, a syntax error rolled back, a test-first
+ * test file kept with the warning.
+ */
+export function runnerScenarios(suite: { readonly h: Harness }, answers: RunnerAnswers): void {
+  it('keeps an unrelated good edit next to a pre-existing failure, running only the related test files', async () => {
+    const { h } = suite
+    const r = await h.exec('edit_file', { path: 'src/total.js', old_string: 'list.reduce(sum, 0)', new_string: 'list.reduce((a, b) => sum(a, b), 0)' })
+    expect(r).toEqual({ content: 'edited src/total.js' })
+    answers.goodEditRuns(runs(h.session))
+  })
+
+  it('rolls back a behaviour change failing tests through an import, byte for byte, after re-running them alone', async () => {
+    const { h } = suite
+    await expectRolledBack(h, 'edit_file', { path: 'src/sum.js', old_string: 'return a + b', new_string: 'return a - b' },
+      'rolled back: test failed after edit_file on src/sum.js', ...answers.behaviourBreak)
+    expect(runs(h.session).flatMap(x => x.argv)).toContain(answers.rerunAlone)
+  })
+
+  it('rolls back a syntax error in an edited source file: the test files that load it, and the parse error itself', async () => {
+    await expectRolledBack(suite.h, 'edit_file', { path: 'src/sum.js', old_string: 'return a + b', new_string: 'return a +' },
+      'rolled back: test failed after edit_file on src/sum.js', ...answers.syntaxError)
+  })
+
+  it('keeps a test-first test file with the warning', async () => {
+    const { name, content, failure } = answers.testFirst
+    const path = `${answers.testDir}/${name}`
+    expect(await suite.h.exec('write_file', { path, content })).toEqual({
+      content: [
+        `created ${path} (${Buffer.byteLength(content)} bytes)`,
+        'warning: kept, but test has new problems in tests (test-first work? make them pass):',
+        failure,
+      ].join('\n'),
+    })
+  })
 }

@@ -1,6 +1,6 @@
 import { ownParseErrors } from '../src/toolchains/runner.ts'
 import { describe, expect, it } from 'vitest'
-import { bootForSuite, expectRolledBack, makeWorkspace, readText, runs } from './helpers.ts'
+import { bootForSuite, expectRolledBack, makeWorkspace, readText, runnerScenarios, runs } from './helpers.ts'
 
 /*
  * The test runners real projects use, on small layouts: a library whose
@@ -147,46 +147,28 @@ const jestProject: Record<string, string> = {
 describe('Jest (a jest key in package.json): --findRelatedTests with its JSON report', () => {
   const suite = bootForSuite(() => makeWorkspace('', jestProject, { nodeModules: 'package' }), { testArgs: [] })
 
-  it('keeps an unrelated good edit next to a pre-existing failure, with the workspace\'s own jest', async () => {
-    const { h } = suite
-    const r = await h.exec('edit_file', { path: 'src/total.js', old_string: 'list.reduce(sum, 0)', new_string: 'list.reduce((a, b) => sum(a, b), 0)' })
-    expect(r).toEqual({ content: 'edited src/total.js' })
-    const argv = runs(h.session).map(x => x.argv)
-    expect(argv.map(a => a.slice(1, 4))).toEqual([
+  runnerScenarios(suite, {
+    testDir: 'tests',
+    // The workspace's own jest.
+    goodEditRuns: runs => expect(runs.map(x => x.argv.slice(1, 4))).toEqual([
       [expect.stringMatching(/node_modules\/jest\/bin\/jest\.js$/), '--findRelatedTests', 'src/total.js'],
       [expect.stringMatching(/node_modules\/jest\/bin\/jest\.js$/), '--findRelatedTests', 'src/total.js'],
-    ])
-  })
-
-  it('rolls back a behaviour change failing a test, byte for byte, after re-running it alone', async () => {
-    const { h } = suite
-    await expectRolledBack(h, 'edit_file', { path: 'src/sum.js', old_string: 'return a + b', new_string: 'return a - b' },
-      'rolled back: test failed after edit_file on src/sum.js',
+    ]),
+    behaviourBreak: [
       'tests/sum.test.js:3 FAIL adds — Error: expect(received).toBe(expected) // Object.is equality',
       'tests/total.test.js:4 FAIL total > sums a list — Error: expect(received).toBe(expected) // Object.is equality',
-    )
-    expect(runs(h.session).map(x => x.argv[2])).toContain('--runTestsByPath')
-  })
-
-  it('rolls back a syntax error in an edited source file', async () => {
-    await expectRolledBack(suite.h, 'edit_file', { path: 'src/sum.js', old_string: 'return a + b', new_string: 'return a +' },
-      'rolled back: test failed after edit_file on src/sum.js',
+    ],
+    rerunAlone: '--runTestsByPath',
+    syntaxError: [
       'tests/sum.test.js FAIL test file failed: Jest encountered an unexpected token',
       'tests/total.test.js FAIL test file failed: Jest encountered an unexpected token',
       'src/sum.js:3 PARSE_ERROR SyntaxError: Unexpected token',
-    )
-  })
-
-  it('keeps a test-first test file with the warning', async () => {
-    const { h } = suite
-    const r = await h.exec('write_file', { path: 'tests/twice.test.js', content: "const { sum } = require('../src/sum')\n\ntest('doubles', () => expect(sum(2)).toBe(4))\n" })
-    expect(r).toEqual({
-      content: [
-        'created tests/twice.test.js (85 bytes)',
-        'warning: kept, but test has new problems in tests (test-first work? make them pass):',
-        'tests/twice.test.js:3 FAIL doubles — Error: expect(received).toBe(expected) // Object.is equality',
-      ].join('\n'),
-    })
+    ],
+    testFirst: {
+      name: 'twice.test.js',
+      content: "const { sum } = require('../src/sum')\n\ntest('doubles', () => expect(sum(2)).toBe(4))\n",
+      failure: 'tests/twice.test.js:3 FAIL doubles — Error: expect(received).toBe(expected) // Object.is equality',
+    },
   })
 })
 
