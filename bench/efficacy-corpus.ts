@@ -11,8 +11,8 @@ import { join } from 'node:path'
 import type { Layout, LayoutKind } from 'dsh-testkit'
 
 export type BadKind = 'export-renamed' | 'export-removed' | 'signature' | 'syntax' | 'behaviour' | 'deleted-import' | 'new-file-type-error' | 'cross-package-import'
-  | 'internal-signature' | 'unexported-module' | 'fixture-changed' | 'deleted-through-shell' | 'moved-module'
-export type GoodKind = 'docs' | 'refactor' | 'rename-all' | 'new-module' | 'new-test' | 'fixture' | 'unused-deleted'
+  | 'internal-signature' | 'unexported-module' | 'fixture-changed' | 'deleted-through-shell' | 'moved-module' | 'hidden-test'
+export type GoodKind = 'docs' | 'refactor' | 'rename-all' | 'new-module' | 'new-test' | 'fixture' | 'unused-deleted' | 'removed-test'
 
 /** One tool call, as the model would send it. */
 export interface ToolCall {
@@ -28,7 +28,7 @@ export interface CorpusEdit {
   call: (root: string) => ToolCall
 }
 
-export type CorpusWorkspace = LayoutKind | 'demo' | 'setups' | 'python'
+export type CorpusWorkspace = LayoutKind | 'demo' | 'setups' | 'go' | 'python'
 
 const edit = (path: string, old_string: string, new_string: string) => (): ToolCall => ({ tool: 'edit_file', args: { path, old_string, new_string } })
 const write = (path: string, content: string) => (): ToolCall => ({ tool: 'write_file', args: { path, content } })
@@ -251,5 +251,36 @@ export function pythonCorpus(): CorpusEdit[] {
     good('report/lines.py moved to line.py, its importer updated (one shell call)', 'rename-all', sh("mv src/inventory/report/lines.py src/inventory/report/line.py && sed -i 's/from .lines import/from .line import/' src/inventory/report/__init__.py")),
     bad('price adds the discount', 'behaviour', edit('src/inventory/pricing.py', '(100 - percent)', '(100 + percent)')),
     good('new module tax.py and its test (one shell call)', 'new-module', sh("printf 'def tax(cents):\\n    return (cents * 20 + 50) // 100\\n' > src/inventory/tax.py && printf 'from inventory.tax import tax\\n\\n\\ndef test_tax():\\n    assert tax(1005) == 201\\n' > tests/test_tax.py")),
+    bad('tests hidden by conftest collect_ignore_glob', 'hidden-test', write('tests/conftest.py', 'collect_ignore_glob = ["test_*.py"]\n')),
+    good('test_empty removed on purpose (a warning)', 'removed-test', edit('tests/test_stock.py', '\n\ndef test_empty():\n    assert stock.level(0, 0) == 0\n', '\n')),
+  ]
+}
+
+/**
+ * A small Go module (issue 28 item 3): a package with two tests and a
+ * package importing it with one. `go` from the machine.
+ */
+export function goModuleFiles(): Record<string, string> {
+  return {
+    'go.mod': 'module example.com/till\n\ngo 1.19\n',
+    '.gitignore': '.dsh\n',
+    'money/money.go': '// Package money does cent arithmetic.\npackage money\n\n// Add returns a + b.\nfunc Add(a, b int) int {\n\treturn a + b\n}\n\n// Percent returns p percent of a, rounded down.\nfunc Percent(a, p int) int {\n\treturn a * p / 100\n}\n',
+    'money/money_test.go': 'package money\n\nimport "testing"\n\nfunc TestAdd(t *testing.T) {\n\tif Add(2, 3) != 5 {\n\t\tt.Fatal("Add")\n\t}\n}\n\nfunc TestPercent(t *testing.T) {\n\tif Percent(200, 15) != 30 {\n\t\tt.Fatal("Percent")\n\t}\n}\n',
+    'till/till.go': '// Package till totals a sale.\npackage till\n\nimport "example.com/till/money"\n\n// Total adds the lines.\nfunc Total(lines ...int) int {\n\tsum := 0\n\tfor _, l := range lines {\n\t\tsum = money.Add(sum, l)\n\t}\n\treturn sum\n}\n',
+    'till/till_test.go': 'package till\n\nimport "testing"\n\nfunc TestTotal(t *testing.T) {\n\tif Total(1, 2, 3) != 6 {\n\t\tt.Fatal("Total")\n\t}\n}\n',
+  }
+}
+
+/** The edits for the Go module ({@link goModuleFiles}). */
+export function goCorpus(): CorpusEdit[] {
+  return [
+    good('money: doc comment', 'docs', edit('money/money.go', '// Add returns a + b.', '// Add returns the sum of a and b.')),
+    bad('test hidden by a Go build tag', 'hidden-test', edit('money/money_test.go', 'package money', '//go:build slowtests\n\npackage money')),
+    bad('Percent rounds up', 'behaviour', edit('money/money.go', 'return a * p / 100', 'return (a*p + 199) / 100')),
+    bad('Add renamed (till calls it)', 'export-renamed', edit('money/money.go', 'func Add(', 'func Plus(')),
+    good('TestPercent removed on purpose (a warning)', 'removed-test', (root: string) => {
+      const text = readFileSync(join(root, 'money/money_test.go'), 'utf8')
+      return { tool: 'edit_file', args: { path: 'money/money_test.go', old_string: text.slice(text.indexOf('\nfunc TestPercent')), new_string: '' } }
+    }),
   ]
 }

@@ -1,8 +1,8 @@
 /**
  * Efficacy of dsh-dstvalid on the layouts real repositories have: a corpus
  * of scripted edits (bench/efficacy-corpus.ts) over every layout of
- * dsh-testkit's layouts.ts, examples/demo, the setups workspace and a
- * Python package, each labelled bad (must be rolled back, byte for byte)
+ * dsh-testkit's layouts.ts, examples/demo, the setups workspace, a Go
+ * module and a Python package, each labelled bad (must be rolled back, byte for byte)
  * or good (must be kept), run through the real harness: session, tools,
  * workspace tools, dsh-snapshot (with `shell: git`, so a deleting `rm` is
  * undone too) and dsh-dstvalid with its defaults
@@ -12,7 +12,7 @@
  * per-edit check (cold type-check of every project + the whole test suite)
  * measured once on the same workspace. Goal: 0 / 0 / 0.
  *
- *   tsx bench/efficacy.bench.ts [vite-app|library|monorepo|jest|demo|setups|python …]
+ *   tsx bench/efficacy.bench.ts [vite-app|library|monorepo|jest|demo|setups|go|python …]
  *   DSH_BENCH_VERBOSE=1 tsx bench/efficacy.bench.ts   # every result in full
  */
 import { spawnSync } from 'node:child_process'
@@ -26,13 +26,13 @@ import ToolService, { type ToolResult } from 'dsh-tools'
 import * as WorkspaceTools from 'dsh-tools-workspace'
 import * as Snapshot from 'dsh-snapshot'
 import DstValidService from 'dsh-dstvalid'
-import { demoCorpus, layoutCorpus, pythonCorpus, pythonPackageFiles, setupsCorpus, setupsFiles, type CorpusEdit, type CorpusWorkspace, type ToolCall } from './efficacy-corpus.ts'
+import { demoCorpus, goCorpus, goModuleFiles, layoutCorpus, pythonCorpus, pythonPackageFiles, setupsCorpus, setupsFiles, type CorpusEdit, type CorpusWorkspace, type ToolCall } from './efficacy-corpus.ts'
 import { generateLayout, LAYOUT_KINDS, repoNodeModules, type Layout } from 'dsh-testkit'
 
 const here = dirname(fileURLToPath(import.meta.url))
 const verbose = !!process.env.DSH_BENCH_VERBOSE
 const wanted = process.argv.slice(2)
-const WORKSPACES: CorpusWorkspace[] = [...LAYOUT_KINDS, 'demo', 'setups', 'python']
+const WORKSPACES: CorpusWorkspace[] = [...LAYOUT_KINDS, 'demo', 'setups', 'go', 'python']
 const selected = wanted.length ? WORKSPACES.filter(w => wanted.includes(w)) : WORKSPACES
 if (!selected.length) {
   console.error(`efficacy: no workspace matches ${wanted.join(', ')} (have: ${WORKSPACES.join(', ')})`)
@@ -64,13 +64,13 @@ function prepareWorkspace(w: CorpusWorkspace): { root: string; corpus: CorpusEdi
     symlinkSync(repoNodeModules, join(dir, 'node_modules'), 'dir')
     writeFileSync(join(dir, '.gitignore'), 'node_modules\n.dsh\n')
     result = { root: dir, corpus: demoCorpus() }
-  } else if (w === 'setups' || w === 'python') {
-    for (const [rel, text] of Object.entries(w === 'setups' ? setupsFiles() : pythonPackageFiles())) {
+  } else if (w === 'setups' || w === 'go' || w === 'python') {
+    for (const [rel, text] of Object.entries(w === 'setups' ? setupsFiles() : w === 'go' ? goModuleFiles() : pythonPackageFiles())) {
       mkdirSync(dirname(join(dir, rel)), { recursive: true })
       writeFileSync(join(dir, rel), text)
     }
     if (w === 'setups') symlinkSync(repoNodeModules, join(dir, 'node_modules'), 'dir')
-    result = { root: dir, corpus: w === 'setups' ? setupsCorpus() : pythonCorpus() }
+    result = { root: dir, corpus: w === 'setups' ? setupsCorpus() : w === 'go' ? goCorpus() : pythonCorpus() }
   } else {
     const layout = generateLayout(w, dir)
     result = { root: layout.root, corpus: layoutCorpus(layout), layout }
@@ -101,10 +101,12 @@ function classify(result: ToolResult): Outcome {
   return 'kept'
 }
 
-/** The naive per-edit check on this workspace: a cold type-check of every project and the whole test suite (Python: a compile of every file and the whole pytest suite). */
+/** The naive per-edit check on this workspace: a cold type-check of every project and the whole test suite (Python: a compile of every file and the whole pytest suite; Go: build, vet and test every package). */
 function naive(root: string, w: CorpusWorkspace): { ms: number; argv: string[][] } {
-  if (w === 'python') {
-    const argv = [['python3', '-m', 'compileall', '-q', 'src', 'tests'], ['python3', '-m', 'pytest', '-q', '-p', 'no:cacheprovider']]
+  if (w === 'python' || w === 'go') {
+    const argv = w === 'go'
+      ? [['go', 'build', './...'], ['go', 'vet', './...'], ['go', 'test', './...']]
+      : [['python3', '-m', 'compileall', '-q', 'src', 'tests'], ['python3', '-m', 'pytest', '-q', '-p', 'no:cacheprovider']]
     const started = performance.now()
     for (const [cmd, ...args] of argv) spawnSync(cmd!, args, { cwd: root, stdio: 'ignore', env: { ...process.env, PYTHONDONTWRITEBYTECODE: '1' } })
     return { ms: performance.now() - started, argv }
@@ -136,7 +138,7 @@ async function runWorkspace(w: CorpusWorkspace): Promise<{ rows: Row[]; naiveMs:
   await load(ToolService)
   await load(WorkspaceTools, {})
   await load(Snapshot, { fsync: 'off', shell: 'git' })
-  await load(DstValidService, { warmOnStart: false, shell: true, testArgs: w === 'jest' || w === 'python' ? [] : ['--pool=threads'] })
+  await load(DstValidService, { warmOnStart: false, shell: true, testArgs: w === 'jest' || w === 'go' || w === 'python' ? [] : ['--pool=threads'] })
   const session = ctx.sessions.create(undefined, { cwd: root })
   let calls = 0
   const rows: Row[] = []

@@ -22,7 +22,15 @@ export interface Comparison {
    * did not touch: nothing to compare with, so neither blamed nor excused.
    */
   unknown: Problem[]
+  /** Tests that passed in the accepted state and that the measurement no longer reports (not collected, or skipped). */
+  vanished: { key: string; file: string }[]
 }
+
+/** The code of a problem naming tests that passed in the accepted state and no longer run. */
+export const GONE = 'GONE'
+
+/** How many vanished test names one problem line shows. */
+const GONE_NAMES = 5
 
 /**
  * The accepted state of one check: the problems it had, and the test ids
@@ -88,10 +96,27 @@ export class AcceptedState {
   compare(m: Measurement, rules: JudgeRules, touched: ReadonlySet<string> = new Set()): Comparison {
     const scope = m.scope === 'all' ? undefined : new Set(m.scope)
     const before = scope ? this._problems.filter(p => scope.has(p.file)) : this._problems
-    const out: Comparison = { regressions: [], warnings: [], unknown: [] }
+    const out: Comparison = { regressions: [], warnings: [], unknown: [], vanished: this.vanished(m, scope) }
     for (const p of newProblems(before, m.problems)) {
       const blame = this.blame(p, rules, touched)
       out[blame === 'regression' ? 'regressions' : blame === 'warning' ? 'warnings' : 'unknown'].push(p)
+    }
+    return out
+  }
+
+  /**
+   * Tests that passed in the accepted state, belong to what `m` measured,
+   * and `m` reports neither passing nor failing: no longer collected, or
+   * skipped. A test file (package) that fails as a whole in `m` is blamed
+   * as such, not for each of its tests.
+   */
+  private vanished(m: Measurement, scope: ReadonlySet<string> | undefined): { key: string; file: string }[] {
+    const reported = new Set([...(m.passed ?? []).map(p => p.key), ...m.problems.map(p => p.key)])
+    const broken = new Set(m.problems.filter(p => p.key.endsWith(FILE_LEVEL)).map(p => p.file))
+    const out: { key: string; file: string }[] = []
+    for (const [key, file] of this._passed) {
+      if ((scope && !scope.has(file)) || reported.has(key) || broken.has(file)) continue
+      out.push({ key, file })
     }
     return out
   }
@@ -113,4 +138,25 @@ export class AcceptedState {
     // A test the accepted state never had (written before its implementation).
     return 'warning'
   }
+}
+
+/**
+ * One problem per test file (package) for tests that no longer run: how
+ * many, and the first few names (`calc GONE 2 tests that passed no longer run …: TestAdd, TestDiscount`).
+ */
+export function goneProblems(check: string, tests: readonly { key: string; file: string }[], what: (one: boolean) => string): Problem[] {
+  const byFile = new Map<string, string[]>()
+  for (const t of tests) byFile.set(t.file, [...(byFile.get(t.file) ?? []), testName(t)])
+  return [...byFile].sort(([a], [b]) => a.localeCompare(b)).map(([file, names]) => {
+    names.sort()
+    const shown = names.slice(0, GONE_NAMES).join(', ')
+    const more = names.length > GONE_NAMES ? `, … ${names.length - GONE_NAMES} more` : ''
+    const one = names.length === 1
+    return { check, kind: 'test' as const, key: `${file}\u0000${GONE}`, file, code: GONE, message: `${names.length} test${one ? '' : 's'} ${what(one)}: ${shown}${more}` }
+  })
+}
+
+/** A test's name without its file or package (`TestAdd`, `test_add[2]`, `money > adds`). */
+export function testName(test: { key: string; file: string }): string {
+  return test.key.startsWith(test.file) ? test.key.slice(test.file.length).replace(/^(?:::| > )/, '') : test.key
 }

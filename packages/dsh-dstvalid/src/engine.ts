@@ -1,5 +1,6 @@
 import { readFileSync } from 'node:fs'
-import { AcceptedState, type JudgeRules } from './accepted.ts'
+import { join } from 'node:path'
+import { AcceptedState, GONE, goneProblems, testName, type JudgeRules } from './accepted.ts'
 import { withImportersOfDeleted } from './deleted.ts'
 import { listFiles } from './message.ts'
 import { SerialQueue } from './queue.ts'
@@ -151,7 +152,8 @@ export class Guard {
    */
   private markCurrent(check: Check, m: Measurement): void {
     if (!check.lazyBaseline || m.scope === 'all') return
-    if (m.scope.some(f => !MODULE_FILE.test(f))) {
+    const seen = (f: string) => check.inImportGraph?.(f) ?? MODULE_FILE.test(f)
+    if (m.scope.some(f => !seen(f))) {
       this._current.delete(check)
       return
     }
@@ -282,14 +284,22 @@ export class Guard {
       return { ...base, outcome: 'error', error: `${check.name} has no measured accepted state to compare with${why ? ` (${why})` : ''}` }
     }
     const touched = new Set(change.files)
-    let { regressions, warnings, unknown } = state.compare(m, this.options.rules, touched)
+    const compared = state.compare(m, this.options.rules, touched)
+    let { regressions, warnings } = compared
+    const { unknown, vanished } = compared
+    // A test that passed and no longer runs: hidden (a regression), unless the write removed its declaration.
+    const onPurpose = vanished.filter(t => this.removedOnPurpose(check, t, change))
+    const hidden = vanished.filter(t => !onPurpose.includes(t))
+    regressions.push(...goneProblems(check.name, hidden, one => `that passed no longer ${one ? 'runs' : 'run'} (not collected, or skipped)`))
+    const removed = goneProblems(check.name, onPurpose, one => `that passed ${one ? 'was' : 'were'} removed or renamed by this write`)
     if (check.advisory) {
       // An advisory check warns, never rolls back.
       warnings = [...regressions, ...warnings]
       regressions = []
     }
     let flaky: Problem[] = []
-    const tests = regressions.filter(p => p.kind === 'test')
+    // A test that no longer runs cannot be re-run alone.
+    const tests = regressions.filter(p => p.kind === 'test' && p.code !== GONE)
     if (tests.length && this.options.confirmFlaky && check.confirm) {
       io.notice('info', `re-running ${tests.length} newly failing test${tests.length === 1 ? '' : 's'} alone…`, 'start')
       const still = await check.confirm(tests, this.checkIO(io))
@@ -302,18 +312,38 @@ export class Guard {
     }
     // A flaky test passed alone: the accepted state keeps it as passing.
     const flakyKeys = new Set(flaky.map(p => p.key))
-    measurements.set(check, flaky.length
+    let kept = flaky.length
       ? { ...m, problems: m.problems.filter(p => !flakyKeys.has(p.key)), passed: [...(m.passed ?? []), ...flaky.map(p => ({ key: p.key, file: p.file }))] }
-      : m)
+      : m
+    // Removed tests leave the accepted state with the write (a deleted test file is in no later scope).
+    if (removed.length && kept.scope !== 'all') kept = { ...kept, scope: [...new Set([...kept.scope, ...removed.map(p => p.file)])] }
+    measurements.set(check, kept)
+    const gone = removed.length ? { removed } : {}
     if (!regressions.length && unknown.length) {
       const files = [...new Set(unknown.map(p => p.file))]
       const why = this._unmeasured.get(check)
       return {
-        ...base, outcome: 'error', warnings, flaky, unknown,
+        ...base, outcome: 'error', warnings, flaky, unknown, ...gone,
         error: `${check.name}: ${plural(unknown.length, 'failing test')} in ${listFiles(files)} with no accepted result to compare with${why ? ` (measuring them before the write failed: ${why})` : ''}`,
       }
     }
-    return { ...base, outcome: regressions.length ? 'fail' : 'pass', regressions, warnings, flaky }
+    return { ...base, outcome: regressions.length ? 'fail' : 'pass', regressions, warnings, flaky, ...gone }
+  }
+
+  /**
+   * Whether a test that no longer runs was removed or renamed by the write
+   * itself: a file that may declare it was touched, and no such file
+   * declares it any more (or exists). A test hidden while its declaration
+   * stays (a build tag, a skip mark, a conftest ignore) is not.
+   */
+  private removedOnPurpose(check: Check, test: { key: string; file: string }, change: Change): boolean {
+    const source = check.testSource?.(test, change) ?? quotedTitle(test)
+    const touched = new Set(change.files)
+    if (!source.files.some(f => touched.has(f))) return false
+    return !source.files.some(f => {
+      const text = readIfPresent(join(this.options.root, f))
+      return !!text && source.declaration.test(text.toString('utf8'))
+    })
   }
 
   /**
@@ -329,7 +359,9 @@ export class Guard {
     const created = new Set(change.files.filter((_, i) => change.before?.get(change.paths[i]!) === null))
     // Current: measured since the last change nobody judged (a shell command, a fixture no import graph sees).
     const current = this._current.get(check)
-    const files = [...new Set(m.problems.filter(p => p.kind === 'test' && !p.own && !current?.has(p.file) && !created.has(p.file)).map(p => p.file))].sort()
+    // Failing, or declaring tests that no longer run (did they pass before?).
+    const candidates = [...m.problems.filter(p => p.kind === 'test' && !p.own).map(p => p.file), ...m.suspect ?? []]
+    const files = [...new Set(candidates.filter(f => !current?.has(f) && !created.has(f)))].sort()
     if (!files.length) return
     io.notice('info', `measuring the accepted state of ${plural(files.length, 'failing test file')}: ${check.verb} on the content before the write…`, 'start')
     const accepted = await check.measureAccepted!(files, change, this.checkIO(io))
@@ -425,8 +457,8 @@ export class Guard {
         errors.push(m.error ?? `${check.name} ${m.status}`)
         continue
       }
-      const { regressions } = state.compare(m, this.options.rules, new Set(change.files))
-      leftover.push(...regressions)
+      const { regressions, vanished } = state.compare(m, this.options.rules, new Set(change.files))
+      leftover.push(...regressions, ...goneProblems(check.name, vanished, one => `that passed still ${one ? 'does' : 'do'} not run`))
       io.notice(regressions.length ? 'error' : 'info', regressions.length ? `${check.name}: the accepted state is NOT back` : `${check.name}: accepted state confirmed`, 'end')
     }
     return { leftover, errors }
@@ -489,4 +521,11 @@ function summarise(v: CheckVerdict): string {
   if (v.outcome === 'fail') return `${v.check} failed: ${plural(v.regressions.length, 'new problem')} (${(v.durationMs / 1000).toFixed(1)} s)`
   const extra = v.warnings.length ? `, ${plural(v.warnings.length, 'warning')}` : ''
   return `${v.check} passed${extra} (${(v.durationMs / 1000).toFixed(1)} s)`
+}
+
+/** The default {@link Check.testSource}: the test's own file, declaring its last title quoted (`it('adds', …)`). */
+function quotedTitle(test: { key: string; file: string }): { files: string[]; declaration: RegExp } {
+  const title = testName(test).split(' > ').at(-1)!.replace(/\s*\[[^\]]*\]$/, '')
+  const escaped = title.replace(/[.*+?^${}()|[\]\\]/g, '\\$&')
+  return { files: [test.file], declaration: new RegExp(`(['"\`])${escaped}\\1`) }
 }

@@ -81,7 +81,7 @@ export async function conclude(
     for (const verdict of judgement.checks) {
       const pass = verdict.outcome === 'pass'
       const outcome = verdict.outcome === 'error' ? 'error' : outcomeOf(verdict.check, pass)
-      const problems = pass ? verdict.warnings : verdict.outcome === 'fail' ? verdict.regressions : []
+      const problems = pass ? [...verdict.warnings, ...verdict.removed ?? []] : verdict.outcome === 'fail' ? verdict.regressions : []
       const newProblems = problems.map(formatProblem)
       if (verdict.outcome === 'error' && verdict.error) newProblems.push(verdict.error)
       for (const w of writes) {

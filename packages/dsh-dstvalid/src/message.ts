@@ -77,6 +77,10 @@ export function keptNotes(verdicts: readonly CheckVerdict[], limits: MessageLimi
         : `warning: kept, but ${v.check} has new problems in tests (test-first work? make them pass):`)
       lines.push(...problemLines(v.warnings, limits))
     }
+    if (v.removed?.length) {
+      lines.push(`warning: kept, but tests that passed no longer run (${v.check}): was removing them intended?`)
+      lines.push(...problemLines(v.removed, limits))
+    }
     if (v.outcome === 'error') lines.push(`warning: not verified: ${v.error}`)
     lines.push(...v.notes ?? [])
   }

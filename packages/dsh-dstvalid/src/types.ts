@@ -58,6 +58,16 @@ export interface Measurement {
   readings?: Record<string, number>
   /** Lines for the model about what this measurement could not cover (e.g. `not type-checked: <file> is in no tsconfig program`), appended to a kept write's result. */
   notes?: string[]
+  /**
+   * Test files (packages) in scope that declare tests this run did not
+   * report as passed or failed (skipped, no longer collected, removed): a
+   * test that passed in the accepted state and no longer runs is a
+   * regression, so their accepted result is needed to judge the write even
+   * when nothing in them fails.
+   */
+  suspect?: string[]
+  /** Tests the run reported as skipped (neither passed nor failed). */
+  skipped?: { key: string; file: string }[]
 }
 
 /** Which files a write changed, as the engine sees them. */
@@ -149,12 +159,26 @@ export interface Check {
    */
   servable?(change: Change): boolean
   /**
+   * Where a test is declared, to tell a test the write removed or renamed
+   * on purpose from one it hid: the workspace-relative files that may
+   * declare it (present or deleted) and what its declaration looks like.
+   * Absent: the test's own file and its name as a quoted title.
+   */
+  testSource?(test: { key: string; file: string }, change: Change): TestSource
+  /**
    * A rollback put every file of the judged write back byte for byte:
    * return to the state from before the write's measurement instead of
    * measuring again (a warm type-checker reinstates its earlier program
    * state). Must not throw.
    */
   restore?(io: CheckIO): Promise<void> | void
+  /**
+   * Whether an entry of this check's measured scope is something an import
+   * graph relates tests through; one that is not (a fixture read at run
+   * time) makes the guard forget which accepted results are current (ADR
+   * 0014). Absent: JS/TS modules, JSON, Vue and Svelte files.
+   */
+  inImportGraph?(entry: string): boolean
   /** Release processes or workers. Must not throw. */
   dispose?(): Promise<void> | void
   /** Start workers in the background (session start), so the first judged write does not wait for them. Must not throw. */
@@ -185,6 +209,13 @@ export interface Check {
    * accepted state of `change` is not measured again.
    */
   relatedTestFiles?(change: Change, io: CheckIO): Promise<string[] | undefined>
+}
+
+/** Where a test is declared (see {@link Check.testSource}). */
+export interface TestSource {
+  files: string[]
+  /** Matches the test's declaration in a file's text. */
+  declaration: RegExp
 }
 
 /** A toolchain profile: detected from the workspace, contributes checks. */
@@ -221,6 +252,12 @@ export interface CheckVerdict {
   error?: string
   /** Newly failing tests with no accepted result to compare with (reported as not verified, never blamed). */
   unknown?: Problem[]
+  /**
+   * Tests that passed in the accepted state and no longer run because the
+   * write removed or renamed them on purpose (their declaration is gone
+   * from a file it touched): kept, said to the model as a warning.
+   */
+  removed?: Problem[]
   /** From an advisory check: its warnings are not about tests (see {@link Check.advisory}). */
   advisory?: boolean
   /** The measurement's {@link Measurement.notes}. */

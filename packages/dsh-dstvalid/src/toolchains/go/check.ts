@@ -1,12 +1,12 @@
-import { mkdtempSync, readFileSync, rmSync, writeFileSync } from 'node:fs'
+import { mkdtempSync, readdirSync, readFileSync, rmSync, writeFileSync } from 'node:fs'
 import { tmpdir } from 'node:os'
 import { basename, dirname, join } from 'node:path'
 import { toPosixRelative } from 'dsh-common'
-import { FILE_LEVEL } from '../../accepted.ts'
+import { FILE_LEVEL, testName } from '../../accepted.ts'
 import { diagnostic, failingTest } from '../../problems.ts'
 import { buildPackage, describeBuildErrors, readGoTestRun, type GoBuildError } from './events.ts'
 import { runRecorded, whyNotJudged } from '../../run.ts'
-import type { Change, Check, CheckIO, Measurement, Problem } from '../../types.ts'
+import type { Change, Check, CheckIO, Measurement, Problem, TestSource } from '../../types.ts'
 import type { CoverageReading, CoverageSource } from '../../modes/coverage.ts'
 
 const GO_POSITION = /^(?:vet: )?(?:\.\/)?([^\s:][^:]*\.go):(\d+)(?::\d+)?: (.+)$/
@@ -143,13 +143,112 @@ export class GoTestCheck implements Check, CoverageSource {
     const packages = await this.listPackages(io)
     if (!packages) return { status: 'error', problems: [], scope: [], error: 'go list failed; cannot tell which packages a change affects' }
     let targets = ['./...']
+    let dirs: string[] | undefined
     if (change && this.mode === 'related') {
-      const dirs = affectedDirs(packages, change)
+      dirs = affectedDirs(packages, change)
       if (!dirs.length) return { status: 'ok', problems: [], passed: [], scope: [] }
       targets = dirs.map(target)
     }
     const m = await this.runTests(targets, [], io, cover)
-    return m.status === 'ok' ? this.withPendingFiles(m, io) : m
+    if (m.status !== 'ok') return m
+    const measured = await this.withPendingFiles(m, io, change)
+    if (!change || !dirs || measured.scope === 'all') return measured
+    // Every package asked for is measured, even one that now reports no test (a build tag hid them all).
+    const labels = packages.filter(p => dirs.includes(p.dir)).map(p => p.label)
+    const scope = [...new Set([...measured.scope, ...labels])]
+    const suspect = labels.filter(label => this.declaredButNotRun(label, measured, change))
+    return { ...measured, scope, ...(suspect.length ? { suspect } : {}) }
+  }
+
+  /** Scope entries are packages: a change reaches their tests only through Go files (a fixture selects no package). */
+  inImportGraph(): boolean {
+    return true
+  }
+
+  /**
+   * Go serves the accepted content of changed `.go` files through `go test
+   * -overlay` (see {@link measureAccepted}). Not with the coverage mode: it
+   * compares each changed file's coverage with the accepted one, measured
+   * before the write.
+   */
+  servable(change: Change): boolean {
+    return !this.coverage && !!change.before && change.files.every(f => f.endsWith('.go'))
+  }
+
+  /**
+   * The accepted result of `files` (packages that fail after a write, or
+   * whose declared tests no longer run): `go test -overlay` maps each path
+   * of the write to the bytes it held before (a created file to none), so
+   * the compiler builds the accepted content while the workspace keeps the
+   * write. `-vet=off`: vet does not read overlays (go vet is its own check).
+   */
+  async measureAccepted(files: string[], change: Change, io: CheckIO): Promise<Measurement | undefined> {
+    if (!change.before || !this.servable(change)) return undefined
+    const packages = files.map(label => this._packages.find(p => p.label === label)).filter((p): p is GoPackage => !!p)
+    if (!packages.length) return { status: 'ok', problems: [], passed: [], scope: files }
+    const leaveOut = this.overlayFor(packages)
+    const m = await this.runTests(packages.map(p => target(p.dir)), ['-vet=off'], io, undefined, leaveOut, change.before)
+    if (m.status !== 'ok') return m
+    // A test file left out because it never built is pending in the accepted content too (not compiled there).
+    const existed = (file: string) => change.before!.get(join(this.root, file)) !== null
+    const pending = leaveOut.filter(existed).map(f => failingTest(this.name, `${f}${FILE_LEVEL}`, f, undefined, 'test file does not build yet (left out of the run)'))
+    return { ...m, problems: [...m.problems, ...pending], scope: [...new Set([...(m.scope === 'all' ? [] : m.scope), ...files, ...pending.map(p => p.file)])] }
+  }
+
+  /** A Go test is declared `func TestX(t *testing.T)` in one of its package's `_test.go` files (a subtest: its quoted name). */
+  testSource(test: { key: string; file: string }, change: Change): TestSource {
+    const dir = this._packages.find(p => p.label === test.file)?.dir ?? test.file
+    const files = new Set([...this.testFilesIn(dir), ...change.files.filter(f => f.endsWith('_test.go') && (dirname(f) || '.') === dir)])
+    const [top, ...sub] = testName(test).split('/')
+    const declaration = sub.length
+      ? new RegExp(`"${escapeRegExp(sub.at(-1)!).replace(/_/g, '[ _]')}"`)
+      : new RegExp(`^func\\s+${escapeRegExp(top!)}\\s*\\(`, 'm')
+    return { files: [...files], declaration }
+  }
+
+  /** Workspace-relative `_test.go` files on disk in a package directory. */
+  private testFilesIn(dir: string): string[] {
+    try {
+      return readdirSync(join(this.root, dir)).filter(f => f.endsWith('_test.go')).map(f => (dir === '.' ? f : `${dir}/${f}`))
+    } catch {
+      // The directory is gone (a write deleted the package).
+      return []
+    }
+  }
+
+  /**
+   * Whether a package declares a test (`func TestX(t *testing.T)`) that the
+   * run reported neither passing nor failing: left out of the build (a build
+   * tag, a `TestMain` that does not run them), removed by the write, or — in
+   * a test file the write touched — skipped. Declared: in the accepted
+   * content of the test files the write touched, and in the other test files
+   * without a build constraint (one that was there before hides its tests in
+   * both states). A skip in a file the write did not touch is taken as the
+   * test's own condition (`testing.Short()`, one CPU), not the write's.
+   */
+  private declaredButNotRun(label: string, m: Measurement, change: Change): boolean {
+    const dir = this._packages.find(p => p.label === label)?.dir
+    if (dir === undefined) return false
+    const touched = new Map(change.files.map((f, i) => [f, change.paths[i]!]))
+    const declared = new Map<string, boolean>()
+    const files = new Set([...this.testFilesIn(dir), ...[...touched.keys()].filter(f => f.endsWith('_test.go') && (dirname(f) || '.') === dir)])
+    for (const file of files) {
+      const path = touched.get(file)
+      const before = path === undefined ? undefined : change.before?.get(path)
+      let text: string
+      try {
+        text = before !== undefined ? (before?.toString('utf8') ?? '') : readFileSync(join(this.root, file), 'utf8')
+      } catch {
+        // Deleted and not known before: nothing to compare.
+        continue
+      }
+      if (BUILD_CONSTRAINT.test(text)) continue
+      for (const match of text.matchAll(TEST_FUNC)) declared.set(match[1]!, (declared.get(match[1]!) ?? false) || path !== undefined)
+    }
+    const top = (t: { key: string; file: string }) => testName(t).split('/')[0]!
+    const ran = new Set([...(m.passed ?? []), ...m.problems].filter(t => t.file === label).map(top))
+    const skipped = new Set((m.skipped ?? []).filter(t => t.file === label).map(top))
+    return [...declared].some(([name, inTouched]) => !ran.has(name) && (inTouched || !skipped.has(name)))
   }
 
   /** The accepted state advanced: every test file of a package whose tests built (minus pending ones) compiled. */
@@ -188,13 +287,17 @@ export class GoTestCheck implements Check, CoverageSource {
    * compiled in the accepted state: run them again without those files, and
    * report each such file as its own problem.
    */
-  private async withPendingFiles(m: GoMeasurement, io: CheckIO): Promise<Measurement> {
+  private async withPendingFiles(m: GoMeasurement, io: CheckIO, change?: Change): Promise<Measurement> {
     const pending = new Map<GoPackage, Map<string, GoBuildError[]>>()
+    // Pending: written by this change, or already left out before. A test file the change did not touch
+    // that no longer builds was broken by it (or already was: its accepted state says which).
+    const touched = new Set(change?.files ?? [])
+    const mayBePending = (file: string) => !this._compiled.has(file) && (!change || touched.has(file) || this._pending.has(file))
     for (const [importPath, errors] of m.buildFailed) {
       const pkg = this._packages.find(p => p.importPath === importPath)
       if (!pkg) continue
       for (const e of errors) {
-        if (!pkg.testFiles.includes(e.file) || this._compiled.has(e.file)) continue
+        if (!pkg.testFiles.includes(e.file) || !mayBePending(e.file)) continue
         const files = pending.get(pkg) ?? new Map<string, GoBuildError[]>()
         files.set(e.file, [...(files.get(e.file) ?? []), e])
         pending.set(pkg, files)
@@ -215,6 +318,7 @@ export class GoTestCheck implements Check, CoverageSource {
         status: 'ok',
         problems,
         passed: [...(m.passed ?? []).filter(p => !rerun.has(p.file)), ...(again.passed ?? [])],
+        skipped: [...(m.skipped ?? []).filter(p => !rerun.has(p.file)), ...(again.skipped ?? [])],
         scope: m.scope === 'all' ? 'all' : [...new Set([...m.scope, ...rerun])],
       }
     }
@@ -230,15 +334,26 @@ export class GoTestCheck implements Check, CoverageSource {
     return packages.flatMap(p => p.testFiles).filter(f => this._pending.has(f) && !this._compiled.has(f))
   }
 
-  private async runTests(targets: string[], extra: string[], io: CheckIO, cover?: 'all' | string[], leaveOut: string[] = []): Promise<GoMeasurement> {
-    const tmp = cover || leaveOut.length ? mkdtempSync(join(tmpdir(), 'dsh-gotest-')) : undefined
+  /** `accepted`: absolute path → the bytes go test builds instead of the file on disk (`null`: no such file). */
+  private async runTests(targets: string[], extra: string[], io: CheckIO, cover?: 'all' | string[], leaveOut: string[] = [], accepted?: ReadonlyMap<string, Buffer | null>): Promise<GoMeasurement> {
+    const tmp = cover || leaveOut.length || accepted?.size ? mkdtempSync(join(tmpdir(), 'dsh-gotest-')) : undefined
     try {
       const profile = tmp && cover ? join(tmp, 'cover.out') : undefined
       let overlay: string | undefined
-      if (tmp && leaveOut.length) {
+      if (tmp && (leaveOut.length || accepted?.size)) {
         // An empty replacement path: the file does not exist for this build.
+        const replace: Record<string, string> = Object.fromEntries(leaveOut.map(f => [join(this.root, f), '']))
+        let n = 0
+        for (const [path, bytes] of accepted ?? []) {
+          if (bytes === null) replace[path] = ''
+          else {
+            const copy = join(tmp, `accepted-${n++}-${basename(path)}`)
+            writeFileSync(copy, bytes)
+            replace[path] = copy
+          }
+        }
         overlay = join(tmp, 'overlay.json')
-        writeFileSync(overlay, JSON.stringify({ Replace: Object.fromEntries(leaveOut.map(f => [join(this.root, f), ''])) }))
+        writeFileSync(overlay, JSON.stringify({ Replace: replace }))
       }
       const argv = ['go', 'test', '-json', ...(overlay ? [`-overlay=${overlay}`] : []), ...(profile ? [`-coverprofile=${profile}`] : []), ...this.extraArgs, ...extra, ...targets]
       const r = await runRecorded(this.name, argv, this.root, io)
@@ -271,6 +386,15 @@ export class GoTestCheck implements Check, CoverageSource {
     })
     return this._packages
   }
+}
+
+/** A `//go:build` (or older `// +build`) line: the file is built only under some condition. */
+const BUILD_CONSTRAINT = /^\/\/(?:go:build|\s*\+build)\s/m
+/** `func TestX(t *testing.T)` at the start of a line (not `TestMain(m *testing.M)`). */
+const TEST_FUNC = /^func\s+(Test\w*)\s*\(\s*\w*\s+\*testing\.T\s*\)/gm
+
+function escapeRegExp(text: string): string {
+  return text.replace(/[.*+?^${}()|[\]\\]/g, '\\$&')
 }
 
 interface GoMeasurement extends Measurement {

@@ -100,6 +100,7 @@ function testOutput(lines: readonly string[]): string {
 export function readGoTestRun(check: string, stdout: string, stderr: string, labelOf: (pkg: string) => string): GoTestRun {
   const problems: Problem[] = []
   const passed: { key: string; file: string }[] = []
+  const skipped: { key: string; file: string }[] = []
   const scope = new Set<string>()
   const output = new Map<string, string[]>()
   const failedTests = new Set<string>()
@@ -135,6 +136,7 @@ export function readGoTestRun(check: string, stdout: string, stderr: string, lab
       if (!e.Test && BUILD_FAILED.test(e.Output.trim())) buildFailed.add(e.Package)
     }
     if (e.Action === 'pass' && e.Test) passed.push({ key: id, file: label })
+    if (e.Action === 'skip' && e.Test) skipped.push({ key: id, file: label })
     if (e.Action === 'fail') {
       if (e.FailedBuild) {
         buildFailed.add(e.Package)
@@ -166,7 +168,7 @@ export function readGoTestRun(check: string, stdout: string, stderr: string, lab
       : `package failed: ${(output.get(id) ?? []).map(l => l.trim()).find(l => ERROR_LINE.test(l)) ?? (testOutput(output.get(id) ?? []) || 'a test binary crashed')}`
     problems.push(failingTest(check, id, label, undefined, why))
   }
-  return { measurement: { status: 'ok', problems, passed, scope: [...scope] }, buildFailed: attributed }
+  return { measurement: { status: 'ok', problems, passed, skipped, scope: [...scope] }, buildFailed: attributed }
 }
 
 /** Parse `go test -json` output (and its stderr); `labelOf` maps an import path to the package's name in problems. */

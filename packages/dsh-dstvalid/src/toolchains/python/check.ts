@@ -1,13 +1,13 @@
-import { existsSync, mkdtempSync, readdirSync, readFileSync, rmSync } from 'node:fs'
+import { cpSync, existsSync, lstatSync, mkdirSync, mkdtempSync, readdirSync, readFileSync, rmSync, symlinkSync, writeFileSync } from 'node:fs'
 import { tmpdir } from 'node:os'
-import { basename, dirname, isAbsolute, join } from 'node:path'
+import { basename, dirname, isAbsolute, join, relative } from 'node:path'
 import { decodeXmlText } from 'dsh-common'
-import { FILE_LEVEL } from '../../accepted.ts'
+import { FILE_LEVEL, testName } from '../../accepted.ts'
 import { diagnostic, failingTest } from '../../problems.ts'
 import { checkEnv, runRecorded, whyNotJudged } from '../../run.ts'
 import { findImporters } from '../../impact.ts'
 import { pythonFiles, pythonGraph } from './impact.ts'
-import type { Change, Check, CheckIO, Measurement, Problem } from '../../types.ts'
+import type { Change, Check, CheckIO, Measurement, Problem, TestSource } from '../../types.ts'
 import { globRegExp, readPytestConfig, sourceRoots, type PytestConfig } from './pytest-config.ts'
 
 const SKIP_DIRS = new Set(['node_modules', 'venv', '.venv', '__pycache__', 'build', 'dist', 'site-packages'])
@@ -131,6 +131,7 @@ function splitClassname(root: string, classname: string): { file: string; rest: 
 export function parseJunit(check: string, root: string, xml: string): Measurement {
   const problems: Problem[] = []
   const passed: { key: string; file: string }[] = []
+  const skipped: { key: string; file: string }[] = []
   const scope = new Set<string>()
   for (const m of xml.matchAll(/<testcase\b([^>]*?)(?:\/>|>([\s\S]*?)<\/testcase>)/g)) {
     const head = m[1]!
@@ -152,9 +153,10 @@ export function parseJunit(check: string, root: string, xml: string): Measuremen
     const failure = /(<(failure|error)\b[^>]*?)(?:\/>|>([\s\S]*?)<\/\2>)/.exec(body)
     // pytest quotes absolute paths (a setup error's `file /abs/tests/x.py, line 4`): keep them workspace-relative.
     if (failure) problems.push(failingTest(check, key, file, undefined, `${[...rest, name].join('::')} — ${(attr(failure[1]!, 'message') ?? firstLine(failure[3] ?? '') ?? failure[2]!).split(`${root}/`).join('')}`))
-    else if (!/<skipped\b/.test(body)) passed.push({ key, file })
+    else if (/<skipped\b/.test(body)) skipped.push({ key, file })
+    else passed.push({ key, file })
   }
-  return { status: 'ok', problems, passed, scope: [...scope] }
+  return { status: 'ok', problems, passed, skipped, scope: [...scope] }
 }
 
 /**
@@ -183,9 +185,131 @@ export class PytestCheck implements Check {
   async measure(change: Change | undefined, io: CheckIO): Promise<Measurement> {
     const config = readPytestConfig(this.root)
     if (!change || this.mode === 'all' || (config.file && change.files.includes(config.file))) return this.run([], io, config)
-    const targets = this.relatedTests(change.files, config)
-    if (!targets.length) return { status: 'ok', problems: [], passed: [], scope: [] }
-    return this.run(targets, io, config)
+    const { targets, files } = this.relatedTargets(change.files, config)
+    // A test file the write deleted: its tests no longer run (on purpose, since the write removed them).
+    const fileRes = config.pythonFiles.map(globRegExp)
+    const deleted = change.files.filter((f, i) => f.endsWith('.py') && fileRes.some(r => r.test(basename(f))) && !existsSync(change.paths[i]!))
+    if (!targets.length) return { status: 'ok', problems: [], passed: [], scope: deleted }
+    const m = await this.run(targets, io, config, { covers: files })
+    if (m.status !== 'ok' || m.scope === 'all') return m
+    const scope = [...new Set([...m.scope, ...files, ...deleted])]
+    const suspect = scope.filter(file => this.declaredButNotRun(file, m, change))
+    return { ...m, scope, ...(suspect.length ? { suspect } : {}) }
+  }
+
+  /** Scope entries are test files; a change reaches them only through Python modules (a fixture selects none). */
+  inImportGraph(entry: string): boolean {
+    return entry.endsWith('.py')
+  }
+
+  /**
+   * pytest is served the accepted content in a temporary copy of the
+   * workspace (see {@link measureAccepted}); a workspace too large to copy
+   * measures its accepted state before each write instead.
+   */
+  servable(change: Change): boolean {
+    return !!change.before && this.copyable()
+  }
+
+  /**
+   * The accepted result of `files` (test files that fail after a write, or
+   * declare tests that no longer run): pytest runs in a temporary copy of
+   * the workspace where the write's paths hold what they held before (a
+   * created file absent, a deleted one back), so imports, fixtures,
+   * `conftest.py` and listings all see the accepted state while the
+   * workspace keeps the write. The copy's source roots come first on
+   * `PYTHONPATH`, ahead of an editable install of the workspace.
+   */
+  async measureAccepted(files: string[], change: Change, io: CheckIO): Promise<Measurement | undefined> {
+    if (!change.before || !this.copyable()) return undefined
+    const dir = mkdtempSync(join(tmpdir(), 'dsh-pytest-accepted-'))
+    try {
+      const copy = join(dir, 'workspace')
+      copyWorkspace(this.root, copy)
+      for (const [path, bytes] of change.before) {
+        const rel = relative(this.root, path)
+        if (rel.startsWith('..') || isAbsolute(rel)) return undefined
+        const target = join(copy, rel)
+        if (bytes === null) rmSync(target, { force: true, recursive: true })
+        else {
+          mkdirSync(dirname(target), { recursive: true })
+          rmSync(target, { force: true, recursive: true })
+          writeFileSync(target, bytes)
+        }
+      }
+      const config = readPytestConfig(copy)
+      const targets = files.filter(f => existsSync(join(copy, f)))
+      if (!targets.length) return { status: 'ok', problems: [], passed: [], scope: files }
+      const path = sourceRoots(copy, config).map(r => join(copy, r))
+      const m = await this.run(targets, io, config, { cwd: copy, env: { PYTHONPATH: [...path, process.env.PYTHONPATH].filter(Boolean).join(':') } })
+      return m.status === 'ok' && m.scope !== 'all' ? { ...m, scope: [...new Set([...m.scope, ...files])] } : m
+    } finally {
+      rmSync(dir, { recursive: true, force: true })
+    }
+  }
+
+  /** A pytest test is declared `def test_x(` in its file (a parametrized id without its parameters). */
+  testSource(test: { key: string; file: string }): TestSource {
+    const name = testName(test).split('::').at(-1)!.replace(/\[.*\]$/, '')
+    return { files: [test.file], declaration: new RegExp(`^\\s*(?:async\\s+)?def\\s+${name.replace(/\W/g, '')}\\s*\\(`, 'm') }
+  }
+
+  private _copyable?: boolean
+
+  /** Whether the workspace is small enough to copy for an accepted-state run (counted once). */
+  private copyable(): boolean {
+    if (this._copyable === undefined) {
+      let files = 0
+      let bytes = 0
+      const walk = (dir: string): boolean => {
+        let entries
+        try {
+          entries = readdirSync(dir, { withFileTypes: true })
+        } catch {
+          return true
+        }
+        for (const entry of entries) {
+          if (!copied(entry.name)) continue
+          const path = join(dir, entry.name)
+          if (entry.isDirectory()) {
+            if (isVirtualenv(path)) continue
+            if (!walk(path)) return false
+          } else if (entry.isFile()) {
+            files++
+            bytes += lstatSync(path).size
+            if (files > MAX_COPY_FILES || bytes > MAX_COPY_BYTES) return false
+          }
+        }
+        return true
+      }
+      this._copyable = walk(this.root)
+    }
+    return this._copyable
+  }
+
+  /**
+   * Whether a test file in scope declares a test (`def test_x(`) that the run
+   * reported neither passing nor failing: no longer collected (a
+   * `conftest.py` ignore), removed, or — in a file the write touched —
+   * skipped. Declared: in the accepted content when the write touched the
+   * file, else on disk. A skip in a file the write did not touch is taken as
+   * the test's own condition (a platform, a missing tool), not the write's.
+   */
+  private declaredButNotRun(file: string, m: Measurement, change: Change): boolean {
+    const i = change.files.indexOf(file)
+    const touched = i >= 0
+    const before = i < 0 ? undefined : change.before?.get(change.paths[i]!)
+    let text: string
+    try {
+      text = before !== undefined ? (before?.toString('utf8') ?? '') : readFileSync(join(this.root, file), 'utf8')
+    } catch {
+      return false
+    }
+    const declared = new Set([...text.matchAll(TEST_DEF)].map(x => x[1]!))
+    if (!declared.size) return false
+    const name = (t: { key: string; file: string }) => testName(t).split('::').at(-1)!.replace(/\[.*\]$/, '')
+    const run = new Set([...(m.passed ?? []), ...m.problems, ...(touched ? [] : m.skipped ?? [])].filter(t => t.file === file).map(name))
+    return [...declared].some(n => !run.has(n))
   }
 
   async confirm(problems: Problem[], io: CheckIO): Promise<Problem[] | undefined> {
@@ -198,15 +322,36 @@ export class PytestCheck implements Check {
 
   /** The test files a change can affect, workspace-relative. */
   relatedTests(changed: readonly string[], config: PytestConfig = readPytestConfig(this.root)): string[] {
+    return this.relatedTargets(changed, config).files
+  }
+
+  /**
+   * What pytest is given for a change (`targets`) and the test files they
+   * cover (`files`). The tests under a reached `conftest.py` are given as
+   * their directory (or the `testpaths` inside it), as a plain `pytest`
+   * collects them: a conftest's `collect_ignore` applies to what pytest
+   * finds in a directory, never to a file named on its command line.
+   */
+  relatedTargets(changed: readonly string[], config: PytestConfig = readPytestConfig(this.root)): { targets: string[]; files: string[] } {
     const py = changed.filter(f => f.endsWith('.py'))
-    if (!py.length) return []
+    if (!py.length) return { targets: [], files: [] }
     const tests = this.testFiles(config)
     const files = pythonFiles(this.root)
     const edges = pythonGraph(this.root, files, sourceRoots(this.root, config))
     const reached = new Set([...py, ...findImporters(edges, py, Number.MAX_SAFE_INTEGER).importers.map(i => i.file)])
     const conftestDirs = [...reached].filter(f => basename(f) === 'conftest.py').map(f => dirname(f))
-    const under = (file: string, dir: string) => dir === '.' || file.startsWith(`${dir}/`)
-    return tests.filter(t => reached.has(t) || conftestDirs.some(d => under(t, d)))
+    const under = (file: string, dir: string) => dir === '.' || file === dir || file.startsWith(`${dir}/`)
+    const selected = tests.filter(t => reached.has(t) || conftestDirs.some(d => under(t, d)))
+    // Directories pytest collects like a plain run: the conftest's, narrowed to the testpaths inside it.
+    const dirs = new Set<string>()
+    const globbed = config.testpaths.some(t => /[*?[]/.test(t))
+    for (const d of conftestDirs) {
+      if (globbed) continue
+      if (!config.testpaths.length) dirs.add(d)
+      else for (const t of config.testpaths) if (under(t, d)) dirs.add(t); else if (under(d, t)) dirs.add(d)
+    }
+    const inDir = (t: string) => [...dirs].some(d => under(t, d))
+    return { targets: [...[...dirs].sort(), ...selected.filter(t => !inDir(t))], files: selected }
   }
 
   /** The test files pytest would collect without arguments: below `testpaths` (else the rootdir), `python_files`, minus `norecursedirs`. */
@@ -244,33 +389,72 @@ export class PytestCheck implements Check {
     return [...out].sort()
   }
 
-  private async run(targets: string[], io: CheckIO, config: PytestConfig): Promise<Measurement> {
+  /**
+   * `cwd`: where pytest runs (the workspace, or a copy of it holding the
+   * accepted content); `covers`: the test files `targets` stand for (a
+   * directory given for a conftest's tests).
+   */
+  private async run(targets: string[], io: CheckIO, config: PytestConfig, options: { cwd?: string; env?: Record<string, string>; covers?: string[] } = {}): Promise<Measurement> {
+    const { cwd = this.root, env = {}, covers = targets } = options
     const dir = mkdtempSync(join(tmpdir(), 'dsh-pytest-'))
     const out = join(dir, 'junit.xml')
     try {
       this.announcer.announce(io)
       const argv = [this.announcer.python.command, '-m', 'pytest', '-q', '-p', 'no:cacheprovider', '--continue-on-collection-errors', `--junitxml=${out}`, ...this.extraArgs, ...targets]
-      const r = await runRecorded(this.name, argv, this.root, io, {
+      const r = await runRecorded(this.name, argv, cwd, io, {
         // Judging must not leave __pycache__ behind in the workspace.
-        env: checkEnv({ PYTHONDONTWRITEBYTECODE: '1' }),
+        env: checkEnv({ PYTHONDONTWRITEBYTECODE: '1', ...env }),
         passed: x => x.exitCode === 0 || x.exitCode === 5,
       })
       // 0 passed, 1 tests failed, 2 interrupted, 5 no tests: all leave a report.
       if (r.exitCode === 5) return { status: 'ok', problems: [], passed: [], scope: [] }
       if (!r.timedOut && r.exitCode === 4 && /ImportError while loading conftest|while loading conftest/.test(r.output)) {
         // A conftest.py that does not load stops pytest before any report: every test file it covers stopped loading.
-        return conftestFailure(this.name, r.output, this.root, targets.length ? targets : this.testFiles(config))
+        return conftestFailure(this.name, r.output, cwd, covers.length ? covers : this.testFiles(config))
       }
       if (r.outcome === 'timeout' || r.outcome === 'error' || !existsSync(out)) {
         return { status: r.timedOut ? 'timeout' : 'error', problems: [], scope: [], error: whyNotJudged('pytest', r, io.timeoutMs) }
       }
-      const base = config.rootdir === '.' ? this.root : join(this.root, config.rootdir)
+      const base = config.rootdir === '.' ? cwd : join(cwd, config.rootdir)
       const m = parseJunit(this.name, base, readFileSync(out, 'utf8'))
       return config.rootdir === '.' ? m : rebase(m, config.rootdir)
     } finally {
       rmSync(dir, { recursive: true, force: true })
     }
   }
+}
+
+/** `def test_x(` (also `async def`), the default `python_functions`. */
+const TEST_DEF = /^[ \t]*(?:async[ \t]+)?def[ \t]+(test\w*)[ \t]*\(/gm
+/** A workspace larger than this is not copied for an accepted-state run. */
+const MAX_COPY_FILES = 20_000
+const MAX_COPY_BYTES = 256 * 1024 * 1024
+/** Not copied for an accepted-state run: version control, caches, dsh's own state. */
+const NOT_COPIED = new Set(['.git', '.hg', '.svn', '.dsh', 'node_modules', '__pycache__', '.pytest_cache', '.mypy_cache', '.ruff_cache', '.tox', '.nox'])
+
+function copied(name: string): boolean {
+  return !NOT_COPIED.has(name)
+}
+
+function isVirtualenv(dir: string): boolean {
+  return existsSync(join(dir, 'pyvenv.cfg'))
+}
+
+/** A copy of the workspace's files at `to`; its virtualenvs are linked, not copied (the interpreter keeps its paths). */
+function copyWorkspace(from: string, to: string): void {
+  const venvs: string[] = []
+  cpSync(from, to, {
+    recursive: true,
+    filter: src => {
+      if (!copied(basename(src))) return false
+      if (src !== from && isVirtualenv(src)) {
+        venvs.push(src)
+        return false
+      }
+      return true
+    },
+  })
+  for (const venv of venvs) symlinkSync(venv, join(to, relative(from, venv)))
 }
 
 /** Ancestor directories of a workspace-relative file, nearest first. */
@@ -287,6 +471,7 @@ function rebase(m: Measurement, rootdir: string): Measurement {
     ...m,
     problems: m.problems.map(p => ({ ...p, key: at(p.key), file: at(p.file) })),
     passed: m.passed?.map(p => ({ key: at(p.key), file: at(p.file) })),
+    skipped: m.skipped?.map(p => ({ key: at(p.key), file: at(p.file) })),
     scope: m.scope === 'all' ? 'all' : m.scope.map(at),
   }
 }
