@@ -60,6 +60,12 @@ export interface ParsedJournal {
   tornCapture?: { path: string; size: number; have: number; offset: number }
   /** The last record is a capture whose bytes are all there but lack the closing newline: kept (its checksum is checked on use). */
   unframed?: string
+  /**
+   * The file ends inside a record's line (no newline, not a whole record):
+   * where the line starts, the bytes of it there are, and the record type its
+   * text names (`cap`, `verdict`…) when the cut came after it.
+   */
+  tornLine?: { offset: number; bytes: number; type?: string }
 }
 
 /** Bytes of captured content that follow a record's line. */

@@ -32,6 +32,41 @@ function readLine(fd: number, pos: number, size: number): { text: string; next: 
   }
 }
 
+/**
+ * The file ends inside a line at `pos`. A whole record that lacks only its
+ * newline is used (a capture's bytes then are all missing: a torn capture);
+ * anything else is a torn line, with the record type its text names, if any.
+ */
+function readTail(fd: number, pos: number, size: number, gen: number, parsed: ParsedJournal) {
+  const buf = Buffer.alloc(size - pos)
+  readSync(fd, buf, 0, buf.length, pos)
+  const text = buf.toString('utf8')
+  let record: (JournalRecord & { g?: number }) | undefined
+  try {
+    record = JSON.parse(text)
+  } catch {
+    // Cut inside the JSON: a torn line.
+  }
+  if (record && typeof record === 'object') {
+    // Another generation's record ends the journal, as in the loop.
+    if (record.g !== gen) return
+    delete record.g
+    const psize = payloadSize(record)
+    if (!psize) {
+      parsed.records.push({ record })
+      // `end` stays before it: a writer that adopts the journal drops it, as it drops an unframed capture.
+      parsed.unframed = describeRecord(record)
+      return
+    }
+    parsed.torn = true
+    if (record.t === 'cap') parsed.tornCapture = { path: record.entry.path, size: psize, have: 0, offset: size }
+    return
+  }
+  parsed.torn = true
+  const type = /^\{"t":"(\w+)"/.exec(text)?.[1]
+  parsed.tornLine = { offset: pos, bytes: size - pos, ...(type ? { type } : {}) }
+}
+
 function isHeader(value: unknown): value is JournalHeader {
   const h = value as JournalHeader
   return !!h && h.format === JOURNAL_FORMAT && h.version === 1 && Number.isInteger(h.gen) && Number.isInteger(h.len) && typeof h.root === 'string' && !!h.owner
@@ -69,7 +104,7 @@ export function readJournal(file: string): ParsedJournal {
     while (pos < size) {
       const line = readLine(fd, pos, size)
       if (!line) {
-        parsed.torn = true
+        readTail(fd, pos, size, header.gen, parsed)
         break
       }
       let record: JournalRecord & { g?: number }

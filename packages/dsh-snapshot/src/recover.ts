@@ -20,7 +20,8 @@ export interface RecoveredScope extends RestoreOutcome {
   callIds: string[]
   step?: number
   verdict: 'none' | 'commit' | 'rollback'
-  action: 'rolled back' | 'finished rollback' | 'dropped' | 'nothing to do'
+  /** `not restored`: the journal cannot prove this scope's outcome (a cut or damaged record); its files were left as they are. */
+  action: 'rolled back' | 'finished rollback' | 'dropped' | 'nothing to do' | 'not restored'
   reason?: string
 }
 
@@ -35,10 +36,12 @@ export interface RecoveredJournal {
   debris: string[]
   /** The journal ended inside a record (a capture cut short: its write never ran). */
   torn: boolean
-  /** The journal was unreadable from some point on; it is kept as `<file>.damaged`. */
+  /** The journal was unreadable from some point on: kept in place, or, resolved with `restoreUnproven`, as `<file>.damaged`. */
   damage?: string
   /** The last record lacked its closing newline; its bytes were whole and used (what it was). */
   unframed?: string
+  /** The last record's line was cut short and did not hold a capture: what was found, and what was done about it. */
+  cut?: string
   /** The journal was resolved and deleted. */
   removed: boolean
   /** Why it could not be resolved, when it was not. */
@@ -61,6 +64,13 @@ export interface RecoverOptions {
   workspace?: string
   /** Decide per journal; overrides `force`. */
   accept?: (owner: JournalOwner, state: OwnerState) => boolean
+  /**
+   * Resolve a journal whose outcome cannot be proven (a record cut short
+   * that may be a verdict, a damaged record) from the records before the
+   * cut, as if the journal ended there. Default: nothing unproven is
+   * restored and the journal is kept.
+   */
+  restoreUnproven?: boolean
 }
 
 /**
@@ -129,13 +139,32 @@ export async function recoverVault(vault: string, options: RecoverOptions = {}):
       report.skipped.push({ file, reason: `it belongs to workspace ${parsed.header.root}` })
       continue
     }
-    report.journals.push(await resolveJournal(parsed, options.fsync ?? true))
+    report.journals.push(await resolveJournal(parsed, options.fsync ?? true, options.restoreUnproven))
   }
   return report
 }
 
-/** Resolve one parsed journal (see {@link recoverVault}). */
-export async function resolveJournal(parsed: ParsedJournal, fsync: boolean): Promise<RecoveredJournal> {
+/** Why a journal cannot prove how its open writes ended; `all`: not even a verdict on disk settles a scope (records after it are unreadable). */
+interface Doubt {
+  what: string
+  all: boolean
+}
+
+/**
+ * A damaged record hides whatever came after it. A last line cut inside
+ * its JSON lost what it recorded — a verdict, a capture whose write then
+ * ran, a rollback's end — whatever its first bytes say: a crash while
+ * appending and a journal truncated later look the same.
+ */
+function doubtOf(parsed: ParsedJournal): Doubt | undefined {
+  if (parsed.damage) return { what: `damaged journal: ${parsed.damage}; what follows it (verdicts, rollbacks, later writes) cannot be read`, all: true }
+  const cut = parsed.tornLine
+  if (!cut) return undefined
+  return { what: `the last record (${cut.type ? `${/^[aeiou]/.test(cut.type) ? 'an' : 'a'} ${cut.type} record` : 'cut before its type'}, ${cut.bytes} byte${cut.bytes === 1 ? '' : 's'} at byte ${cut.offset}) was cut short before its end: what it recorded is lost (a verdict, a capture, a rollback's end)`, all: false }
+}
+
+/** Resolve one parsed journal (see {@link recoverVault}; `restoreUnproven` as there). */
+export async function resolveJournal(parsed: ParsedJournal, fsync: boolean, restoreUnproven = false): Promise<RecoveredJournal> {
   const { file, header } = parsed
   const out: RecoveredJournal = {
     file, scopes: [], debris: [], torn: parsed.torn, removed: false,
@@ -152,6 +181,8 @@ export async function resolveJournal(parsed: ParsedJournal, fsync: boolean): Pro
     out.problem = unproven
     return out
   }
+  const doubt = doubtOf(parsed)
+  const held = doubt && !restoreUnproven ? doubt : undefined
   const scopes = header ? replayScopes(parsed.records) : []
   // Debris first: a half-written temp file would keep a directory the write created from being removed.
   if (header) out.debris = removeDebris(header.root, scopes, header.owner.pid)
@@ -168,6 +199,11 @@ export async function resolveJournal(parsed: ParsedJournal, fsync: boolean): Pro
         out.scopes.push({ ...base, action: verdict === 'commit' ? 'dropped' : 'nothing to do', restored: [], deleted: [], failed: [] })
         continue
       }
+      if (held && (held.all || verdict === 'none')) {
+        // The cut record may be this scope's verdict (or, damaged, anything after it): its files are left as they are.
+        out.scopes.push({ ...base, action: 'not restored', restored: [], deleted: [], failed: [] })
+        continue
+      }
       const outcome = await restoreScope(header!.root, scope, source, { fsync, vault: dirname(dirname(file)) })
       if (fsync) syncParents(header!.root, outcome.deleted)
       out.scopes.push({ ...base, action: verdict === 'none' ? 'rolled back' : 'finished rollback', ...outcome })
@@ -176,7 +212,11 @@ export async function resolveJournal(parsed: ParsedJournal, fsync: boolean): Pro
     closeSync(fd)
   }
   const failed = out.scopes.some(s => s.failed.length)
-  if (out.damage) {
+  const unresolved = out.scopes.filter(s => s.action === 'not restored')
+  if (doubt && !held && parsed.tornLine) out.cut = `${doubt.what}; resolved from the records before it, as asked (--restore-unproven)`
+  if (held) {
+    out.problem = keptUnproven(held, header?.root, file, scopes.filter(s => unresolved.some(u => u.scope === s.id)))
+  } else if (out.damage) {
     renameSync(file, `${file}.damaged`)
   } else if (failed) {
     out.problem = 'some paths could not be restored; journal kept (fix them and run dsh recover again)'
@@ -189,6 +229,20 @@ export async function resolveJournal(parsed: ParsedJournal, fsync: boolean): Pro
     out.removed = true
   }
   return out
+}
+
+/** What recovery found that it cannot prove, what it left alone, and what the user can do. */
+function keptUnproven(doubt: Doubt, root: string | undefined, file: string, scopes: readonly ScopeState[]): string {
+  if (!scopes.length) {
+    const settled = doubt.all ? 'nothing was restored' : 'every write the readable records show was settled'
+    return `${doubt.what}; ${settled}. The journal is kept: check the workspace for a write it no longer shows (e.g. git status), then delete ${file}`
+  }
+  const one = scopes.length === 1
+  const labels = scopes.map(labelOf).join(', ')
+  const paths = [...new Set(scopes.flatMap(s => s.items.map(i => i.entry.path)))]
+  const restore = `run dsh recover --workspace ${root ?? '<workspace>'} --restore-unproven to put back what the readable records captured`
+  const check = paths.length ? `${listPaths(paths)} (e.g. git diff)` : 'the workspace (e.g. git status)'
+  return `${doubt.what}; how ${labels} ended cannot be proven, so nothing of ${one ? 'it' : 'them'} was restored. The journal is kept: check ${check}, then ${restore}, or delete ${file} to keep the files as they are`
 }
 
 /**
@@ -261,17 +315,17 @@ export function formatRecovery(report: RecoveryReport): string {
   for (const j of report.journals) {
     const who = j.owner ? `, pid ${j.owner.pid}` : ''
     lines.push(`${basename(j.file)} (session ${j.sessionId ?? '?'}${who}):`)
-    if (j.torn && !j.problem) lines.push('  the last record was cut short by the crash (its write had not started); ignored')
+    if (j.torn && !j.problem) lines.push(`  ${j.cut ?? 'the last record was cut short by the crash (its write had not started); ignored'}`)
     if (j.unframed) lines.push(`  the last record (${j.unframed}) lacks its closing newline; its bytes are whole and were used`)
-    if (j.damage) lines.push(`  damaged journal: ${j.damage}; records after it were ignored; kept as ${basename(j.file)}.damaged`)
+    if (j.damage && !j.problem) lines.push(`  damaged journal: ${j.damage}; records after it were ignored; kept as ${basename(j.file)}.damaged`)
     if (!j.scopes.length && !j.problem) lines.push('  no open snapshot')
     for (const s of j.scopes) {
-      const why = s.verdict === 'none' ? 'no verdict' : s.verdict === 'commit' ? 'committed' : `rollback${s.reason ? `: ${s.reason}` : ''}`
+      const why = s.verdict === 'none' ? (s.action === 'not restored' ? 'no verdict that can be read' : 'no verdict') : s.verdict === 'commit' ? 'committed' : `rollback${s.reason ? `: ${s.reason}` : ''}`
       const parts: string[] = []
       if (s.restored.length) parts.push(`restored ${listPaths(s.restored)}`)
       if (s.deleted.length) parts.push(`deleted ${listPaths(s.deleted)}`)
       if (s.failed.length) parts.push(`could not restore ${listPaths(s.failed.map(f => `${f.path} (${f.error})`))}`)
-      if (!parts.length && (s.action === 'rolled back' || s.action === 'finished rollback')) parts.push(j.damage ? 'nothing to restore in the records before the damage' : 'nothing had changed')
+      if (!parts.length && (s.action === 'rolled back' || s.action === 'finished rollback')) parts.push(j.damage ? 'nothing to restore in the records before the damage' : j.cut ? 'nothing to restore in the records before the cut' : 'nothing had changed')
       lines.push(`  ${s.action} ${s.label} (${why})${parts.length ? `: ${parts.join('; ')}` : ''}`)
     }
     if (j.debris.length) lines.push(`  removed leftover temp files: ${listPaths(j.debris)}`)

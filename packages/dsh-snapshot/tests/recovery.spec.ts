@@ -1,5 +1,5 @@
 import { describe, expect, it } from 'vitest'
-import { appendFileSync, existsSync, mkdirSync, readdirSync, renameSync, rmSync, statSync, symlinkSync, truncateSync, writeFileSync } from 'node:fs'
+import { appendFileSync, existsSync, mkdirSync, readdirSync, realpathSync, renameSync, rmSync, statSync, symlinkSync, truncateSync, writeFileSync } from 'node:fs'
 import { basename, join } from 'node:path'
 import {
   currentOwner, formatRecovery, JournalWriter, listJournals, readJournal, recoverVault, Snapshots, type RecoveryReport,
@@ -43,7 +43,7 @@ describe('recovery of journals left by a dead process', () => {
     }])
   })
 
-  it('drops a committed scope, finishes a rollback cut short, ignores a torn last record, and says so', async () => {
+  it('drops a committed scope and finishes a rollback cut short; a last record cut inside its line keeps the journal, and says so', async () => {
     const root = workspace({ 'a.txt': 'a0', 'b.txt': 'b0' })
     const owner = deadOwner()
     const s = crashed(root, owner)
@@ -57,19 +57,20 @@ describe('recovery of journals left by a dead process', () => {
     const w = JournalWriter.adopt(readJournal(file), owner, 'off')
     w.append([{ record: { t: 'verdict', scope: 's2', verdict: 'rollback', reason: 'tests failed' } }])
     w.close()
-    appendFileSync(file, '{"t":"cap","scope":"s3","entry":{"kind":"file","path":"c.txt","mode":420,"size":9')
+    const at = statSync(file).size
+    const cut = '{"t":"cap","scope":"s3","entry":{"kind":"file","path":"c.txt","mode":420,"size":9'
+    appendFileSync(file, cut)
     const report = await recoverVault(join(root, '.dsh'), { fsync: false })
     expect(read(root, 'a.txt')).toBe('a0')
     expect(read(root, 'b.txt')).toBe('b1')
     expect(formatRecovery(report)).toBe([
       `${basename(file)} (session crashed, pid ${owner.pid}):`,
-      '  the last record was cut short by the crash (its write had not started); ignored',
       '  finished rollback call c2 (rollback: tests failed): restored a.txt',
       '  dropped call c1 (committed)',
-      '  journal removed',
+      `  the last record (a cap record, ${cut.length} bytes at byte ${at}) was cut short before its end: what it recorded is lost (a verdict, a capture, a rollback's end); every write the readable records show was settled. The journal is kept: check the workspace for a write it no longer shows (e.g. git status), then delete ${file}`,
       '',
     ].join('\n'))
-    expect(existsSync(file)).toBe(false)
+    expect(existsSync(file)).toBe(true)
   })
 
   it('removes the temp files a killed atomic write left, before removing the directories it created', async () => {
@@ -129,18 +130,121 @@ describe('recovery of journals left by a dead process', () => {
     expect(read(root, 'src/a.txt')).toBe('old')
   })
 
-  it('a damaged journal is resolved up to the damage and kept aside', async () => {
+  it('a damaged journal: nothing is restored (what follows the damage may have settled it), the journal stays where it is, the user is told what to do; resolved up to the damage only when asked', async () => {
     const root = workspace({ 'a.txt': 'old' })
     const s = crashed(root)
     s.capture({ key: 'call:c1', callId: 'c1' }, ['a.txt'])
     writeFileSync(join(root, 'a.txt'), 'new')
     const file = s.journalFile!
+    const at = statSync(file).size
     appendFileSync(file, 'this is not a record\n{"t":"verdict"}\n')
-    const report = await recoverVault(join(root, '.dsh'), { fsync: false })
+    for (let run = 0; run < 2; run++) {
+      const report = await recoverVault(join(root, '.dsh'), { fsync: false })
+      expect(read(root, 'a.txt')).toBe('new')
+      expect(formatRecovery(report).split('\n').slice(1)).toEqual([
+        '  not restored call c1 (no verdict that can be read)',
+        `  damaged journal: unreadable record at byte ${at}; what follows it (verdicts, rollbacks, later writes) cannot be read; how call c1 ended cannot be proven, so nothing of it was restored. The journal is kept: check a.txt (e.g. git diff), then run dsh recover --workspace ${realpathSync(root)} --restore-unproven to put back what the readable records captured, or delete ${file} to keep the files as they are`,
+        '',
+      ])
+      expect(listJournals(join(root, '.dsh'))).toEqual([file])
+    }
+    const asked = await recoverVault(join(root, '.dsh'), { fsync: false, restoreUnproven: true })
     expect(read(root, 'a.txt')).toBe('old')
-    expect(report.journals[0]!.damage).toMatch(/^unreadable record at byte \d+$/)
+    expect(asked.journals[0]!.damage).toBe(`unreadable record at byte ${at}`)
     expect(existsSync(`${file}.damaged`)).toBe(true)
     expect(listJournals(join(root, '.dsh'))).toEqual([])
+  })
+
+  describe('a last record cut inside its line', () => {
+    /** A dead writer's journal: c1 committed, c2 written and captured, then `tail` appended (a record being written when it died). */
+    function withTail(tail: (file: string, owner: ReturnType<typeof deadOwner>) => void) {
+      const root = workspace({ 'a.txt': 'a0', 'b.txt': 'b0' })
+      const owner = deadOwner()
+      const s = crashed(root, owner)
+      s.capture({ key: 'call:c1', callId: 'c1' }, ['b.txt'])
+      writeFileSync(join(root, 'b.txt'), 'b1')
+      s.capture({ key: 'call:c2', callId: 'c2' }, ['a.txt', 'gen/new.txt'])
+      writeFileSync(join(root, 'a.txt'), 'a1')
+      mkdirSync(join(root, 'gen'))
+      writeFileSync(join(root, 'gen/new.txt'), 'n')
+      s.commit({ callId: 'c1' })
+      const file = s.journalFile!
+      tail(file, owner)
+      return { root, file, real: realpathSync(root) }
+    }
+    /** Append whole records as the writer would, then cut the file `cut` bytes short. */
+    const appendCut = (records: Parameters<JournalWriter['append']>[0], cut: number) => (file: string, owner: ReturnType<typeof deadOwner>) => {
+      const w = JournalWriter.adopt(readJournal(file), owner, 'off')
+      w.append(records)
+      w.close()
+      truncateSync(file, statSync(file).size - cut)
+    }
+
+    it('a verdict cut short: the write it may have settled is not restored, the journal is kept, and what to do is said; restored only when asked', async () => {
+      for (const cut of [2, 20, 40]) {
+        const at = { size: 0 }
+        const { root, file, real } = withTail((f, owner) => {
+          at.size = statSync(f).size
+          appendCut([{ record: { t: 'verdict', scope: 's2', verdict: 'commit' } }], cut)(f, owner)
+        })
+        const line = `{"t":"verdict","scope":"s2","verdict":"commit","g":1}`.length - cut + 1
+        const report = await recoverVault(join(root, '.dsh'), { fsync: false })
+        expect(formatRecovery(report).split('\n').slice(1), `cut ${cut}`).toEqual([
+          '  not restored call c2 (no verdict that can be read)',
+          '  dropped call c1 (committed)',
+          `  the last record (a verdict record, ${line} bytes at byte ${at.size}) was cut short before its end: what it recorded is lost (a verdict, a capture, a rollback's end); how call c2 ended cannot be proven, so nothing of it was restored. The journal is kept: check a.txt, gen/new.txt (e.g. git diff), then run dsh recover --workspace ${real} --restore-unproven to put back what the readable records captured, or delete ${file} to keep the files as they are`,
+          '',
+        ])
+        expect([read(root, 'a.txt'), read(root, 'b.txt'), read(root, 'gen/new.txt')]).toEqual(['a1', 'b1', 'n'])
+        expect(listJournals(join(root, '.dsh'))).toEqual([file])
+        const asked = await recoverVault(join(root, '.dsh'), { fsync: false, restoreUnproven: true })
+        expect(formatRecovery(asked).split('\n').slice(1, 3)).toEqual([
+          `  the last record (a verdict record, ${line} bytes at byte ${at.size}) was cut short before its end: what it recorded is lost (a verdict, a capture, a rollback's end); resolved from the records before it, as asked (--restore-unproven)`,
+          '  rolled back call c2 (no verdict): restored a.txt; deleted gen/new.txt, gen/',
+        ])
+        expect([read(root, 'a.txt'), read(root, 'b.txt'), existsSync(join(root, 'gen'))]).toEqual(['a0', 'b1', false])
+        expect(listJournals(join(root, '.dsh'))).toEqual([])
+      }
+    })
+
+    it('cut before its type can be read: the same', async () => {
+      const { root, file } = withTail(f => appendFileSync(f, '{"t'))
+      const report = await recoverVault(join(root, '.dsh'), { fsync: false })
+      expect(report.journals[0]!.problem).toMatch(/^the last record \(cut before its type, 3 bytes at byte \d+\) was cut short before its end: what it recorded is lost \(a verdict, a capture, a rollback's end\); how call c2 ended cannot be proven/)
+      expect(read(root, 'a.txt')).toBe('a1')
+      expect(listJournals(join(root, '.dsh'))).toEqual([file])
+    })
+
+    it('a cut record that names a capture is no proof either (a journal truncated later looks the same); a rollback with its verdict on disk is finished whatever was cut after it', async () => {
+      const captured = withTail(f => appendFileSync(f, '{"t":"open","scope":"s3","key":"call:c3","callIds":["c3"],"ti'))
+      const first = await recoverVault(join(captured.root, '.dsh'), { fsync: false })
+      expect(first.journals[0]!.problem).toMatch(/^the last record \(an open record, 61 bytes at byte \d+\) was cut short before its end: what it recorded is lost \(a verdict, a capture, a rollback's end\); how call c2 ended cannot be proven/)
+      expect(read(captured.root, 'a.txt')).toBe('a1')
+
+      const rolling = withTail(appendCut([{ record: { t: 'verdict', scope: 's2', verdict: 'rollback', reason: 'tests failed' } }, { record: { t: 'done', scope: 's2', failed: 0 } }], 5))
+      const report = await recoverVault(join(rolling.root, '.dsh'), { fsync: false })
+      expect(formatRecovery(report).split('\n').slice(1)).toEqual([
+        '  finished rollback call c2 (rollback: tests failed): restored a.txt; deleted gen/new.txt, gen/',
+        '  dropped call c1 (committed)',
+        expect.stringMatching(/^ {2}the last record \(a done record, \d+ bytes at byte \d+\) was cut short before its end: what it recorded is lost \(a verdict, a capture, a rollback's end\); every write the readable records show was settled\. The journal is kept: check the workspace for a write it no longer shows \(e\.g\. git status\), then delete /),
+        '',
+      ])
+      expect(read(rolling.root, 'a.txt')).toBe('a0')
+      expect(listJournals(join(rolling.root, '.dsh'))).toEqual([rolling.file])
+    })
+
+    it('a whole record that lacks only its newline is used', async () => {
+      const { root } = withTail(appendCut([{ record: { t: 'verdict', scope: 's2', verdict: 'commit' } }], 1))
+      const report = await recoverVault(join(root, '.dsh'), { fsync: false })
+      expect(formatRecovery(report).split('\n').slice(1)).toEqual([
+        '  the last record (verdict record) lacks its closing newline; its bytes are whole and were used',
+        '  dropped call c2 (committed)',
+        '  dropped call c1 (committed)',
+        '  journal removed',
+        '',
+      ])
+      expect(read(root, 'a.txt')).toBe('a1')
+    })
   })
 
   it('a last capture that lacks only its closing newline is whole: it is used, and the file put back', async () => {
