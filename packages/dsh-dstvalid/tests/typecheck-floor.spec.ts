@@ -130,6 +130,16 @@ describe('a warm checker re-checks what an edit can affect, and nothing more', (
     expect(problems(own.check([edit(dir, 'packages/core/src/text.ts', 'shout(s: number): string', 'shout(s: string): string')]))).toEqual([BAD])
   })
 
+  it('a created file rolled back (gone again) is forgotten by revert: the next check parses the configs again and does not look for it', () => {
+    const created = join(root, 'packages/core/src/extra.ts')
+    writeFileSync(created, 'export const extra: number = 1\n')
+    expect(problems(checker.check([created]))).toEqual([BAD])
+    rmSync(created)
+    expect(checker.revert()).toBeGreaterThan(0)
+    const after = checker.check([join(root, 'packages/tools/src/tool.ts')])
+    expect(problems(after)).toEqual([BAD])
+  })
+
   it('a write put back byte for byte is forgotten by revert: the next check re-checks nothing and reports what it did before', () => {
     const path = join(root, 'packages/core/src/math.ts')
     const accepted = readFileSync(path)

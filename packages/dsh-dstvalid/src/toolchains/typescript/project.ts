@@ -81,6 +81,8 @@ export class TsProject {
   private _unsaved = false
   /** A file appeared or vanished: every module resolution of the old program may be wrong (a failed one would otherwise be reused). */
   private _resolutionsStale = false
+  /** The config was parsed (again) since the last check began: a revert of that check must parse it again too. */
+  private _parsedSinceCheck = true
   /**
    * The state before the last check (the builder's state without its
    * program, the files and diagnostics it reported), so a write that is
@@ -190,8 +192,10 @@ export class TsProject {
   check(): { diagnostics: readonly TS.Diagnostic[]; rechecked: string[]; restored: boolean } {
     const ts = this.ts
     // The config is parsed again for this check (a file was created or deleted): a revert must parse it again too.
-    const reparsed = !this._parsed
     const parsed = this.parsed
+    // Parsed again for this check (a file was created or deleted; possibly before it, for the project's references).
+    const reparsed = this._parsedSinceCheck
+    this._parsedSinceCheck = false
     this._stale = false
     if (!parsed.fileNames.length) {
       this._builder = undefined
@@ -374,6 +378,7 @@ export class TsProject {
     this._roots = new Set(this._parsed.fileNames.map(f => resolve(f)))
     this._host = undefined
     this._stale = true
+    this._parsedSinceCheck = true
   }
 
   private createHost(options: TS.CompilerOptions): RedirectingHost {
