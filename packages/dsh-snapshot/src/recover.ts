@@ -34,13 +34,13 @@ export interface RecoveredJournal {
   scopes: RecoveredScope[]
   /** Temp files a killed atomic write left next to captured paths, removed. */
   debris: string[]
-  /** The journal ended inside a record (a capture cut short: its write never ran). */
+  /** The journal ended inside a record (its line, or a capture's bytes). */
   torn: boolean
   /** The journal was unreadable from some point on: kept in place, or, resolved with `restoreUnproven`, as `<file>.damaged`. */
   damage?: string
   /** The last record lacked its closing newline; its bytes were whole and used (what it was). */
   unframed?: string
-  /** The last record's line was cut short and did not hold a capture: what was found, and what was done about it. */
+  /** The last record's line was cut short and the journal was resolved anyway (`restoreUnproven`): what was found, and that. */
   cut?: string
   /** The journal was resolved and deleted. */
   removed: boolean
