@@ -1,108 +1,68 @@
 /**
- * The suite guarding the real Gemini CLI (the pinned npm package, run
- * offline in a loopback-only network namespace) on a scripted Gemini API
- * model: `dsh hooks install --agent gemini` as a user runs it, then one
- * session that makes a good edit, a type-breaking edit, a `sed -i` through
- * its shell tool, a test-breaking edit and a checkpoint (the suite's MCP
- * tool) with a claim never run, and the session resumed for a next prompt.
+ * The suite guarding the real Gemini CLI (the pinned npm package) in the
+ * shared scenario (`agent-e2e.ts`) on a scripted Gemini API model: edits with
+ * `replace`, the `sed -i` through `run_shell_command`, a new file with
+ * `write_file`, and a checkpoint (the suite's MCP tool) with a claim never
+ * run. A recording hook next to dsh's pins the hook payloads the Gemini
+ * adapter reads.
  */
-import { cpSync, readFileSync, symlinkSync } from 'node:fs'
-import { dirname, join, resolve } from 'node:path'
-import { fileURLToPath } from 'node:url'
-import { afterAll, beforeAll, describe, expect, it } from 'vitest'
-import { ensureAgentCli } from '../../../scripts/agent-clis.ts'
-import { registryReachable } from '../../../scripts/deepseek-harness.ts'
-import { ADAPTERS, hostStatus, installHooks, MESSAGES } from 'dsh-host-hooks'
-import {
-  geminiFunctionResponses, geminiModel, geminiUserTexts, isGeminiTurnRequest, loopbackUnavailable, runGemini, startModelServer, tempDir,
-  type AgentRun, type ModelRequest, type ModelServer,
-} from 'dsh-testkit'
+import { expect, it } from 'vitest'
+import { geminiFunctionResponses, geminiModel, geminiUserTexts, isGeminiTurnRequest, runGemini } from 'dsh-testkit'
+import { CLAIM_MARKED, describeAgentE2E, e2eSkip, GOOD, ROUNDING, SED, SUMMARY_HEAD, testBreak, typeBreak, type Move } from './agent-e2e.ts'
 
-const repoRoot = resolve(dirname(fileURLToPath(import.meta.url)), '../../..')
-const offline = (await registryReachable()) ? undefined : 'the npm registry is unreachable, so the pinned Gemini CLI cannot be installed'
-const skip = offline ?? (await loopbackUnavailable())
-if (skip) console.warn(`Gemini CLI e2e skipped: ${skip}`)
+const skip = await e2eSkip('Gemini CLI')
 
-const ORIGINAL = readFileSync(join(repoRoot, 'examples/demo/workspace/src/money.ts'), 'utf8')
-const ROUNDING = 'return Math.round(amount * (1 - percent / 100))'
-const GOOD = `${ROUNDING} // rounded to the cent`
-const ADD = 'export function add(a: Cents, b: Cents): Cents {'
+const NOTES = '# Notes\n\nAmounts are in cents.\n'
 
-const TYPE_BREAK = "rolled back: typecheck failed after replace on src/money.ts\nsrc/money.ts:5 TS2322 Type 'string' is not assignable to type 'number'.\nsrc/cart.ts:10 TS2345 Argument of type 'number' is not assignable to parameter of type 'string'."
-const SED_BREAK = TYPE_BREAK.replace('after replace', 'after run_shell_command')
-const SUMMARY_HEAD = 'Proof chain — latest harness-verified result per check in this session (failures first):'
+describeAgentE2E({
+  label: 'Gemini CLI',
+  cli: 'gemini',
+  adapter: 'gemini',
+  edit: (from, to) => ({ name: 'replace', arguments: { file_path: 'src/money.ts', old_string: from, new_string: to, instruction: 'edit' } }),
+  shell: command => ({ name: 'run_shell_command', arguments: { command } }),
+  checkpoint: args => ({ name: 'mcp_dsh_checkpoint', arguments: args }),
+  script: () => [
+    'good', 'type-break', 'sed', 'test-break',
+    { text: 'A note.', toolCalls: [{ name: 'write_file', arguments: { file_path: 'NOTES.md', content: NOTES } }] },
+    'checkpoint',
+  ],
+  model: geminiModel,
+  turns: requests => requests.filter(isGeminiTurnRequest),
+  run: (options, resume) => runGemini({ ...options, ...(resume ? { extraArgs: ['--resume', 'latest'] } : {}), timeoutMs: 240_000 }),
+  record: { file: '.gemini/settings.json', events: ['SessionStart', 'BeforeAgent', 'BeforeTool', 'AfterTool'], timeoutScale: 1000 },
+}, skip, run => {
+  const lastResponse = (move: Move) => geminiFunctionResponses(run.after(move)).at(-1)
 
-describe.skipIf(!!skip)('dsh hooks with the real Gemini CLI', () => {
-  let ws: string
-  let server: ModelServer
-  let first: AgentRun
-  let second: AgentRun
-  let afterFirst: string
-
-  const turns = (): ModelRequest[] => server.requests.filter(isGeminiTurnRequest)
-  const lastResponse = (turn: number) => geminiFunctionResponses(turns()[turn]!).at(-1)
-
-  beforeAll(async () => {
-    const bin = await ensureAgentCli('gemini')
-    ws = join(tempDir('dsh-gemini-e2e-'), 'shop')
-    cpSync(join(repoRoot, 'examples/demo/workspace'), ws, { recursive: true })
-    symlinkSync(join(repoRoot, 'node_modules'), join(ws, 'node_modules'), 'dir')
-    installHooks(ADAPTERS.find(a => a.agent === 'gemini')!, ws)
-
-    const replace = (from: string, to: string) => ({ name: 'replace', arguments: { file_path: 'src/money.ts', old_string: from, new_string: to, instruction: 'edit' } })
-    server = await startModelServer(geminiModel([
-      { text: 'Note the rounding.', toolCalls: [replace(ROUNDING, GOOD)] },
-      { text: 'Let add take strings.', toolCalls: [replace(ADD, 'export function add(a: Cents, b: string): Cents {')] },
-      { text: 'With sed then.', toolCalls: [{ name: 'run_shell_command', arguments: { command: "sed -i 's/b: Cents): Cents {/b: string): Cents {/' src/money.ts" } }] },
-      { text: 'Discount adds instead.', toolCalls: [replace(GOOD, GOOD.replace('1 - percent', '1 + percent'))] },
-      { text: 'Checkpoint.', toolCalls: [{ name: 'mcp_dsh_checkpoint', arguments: { summary: 'Noted the rounding in src/money.ts.', verified: ['receipts print right — node scripts/receipt.mjs'], failed: [], next: ['Let add take strings.'] } }] },
-      { text: 'Done.' },
-      { text: 'Nothing else.' },
-    ]))
-    const home = tempDir('dsh-gemini-home-')
-    first = await runGemini({ bin, workspace: ws, prompt: 'Tidy up the money module.', server, home, timeoutMs: 240_000 })
-    afterFirst = readFileSync(join(ws, 'src/money.ts'), 'utf8')
-    second = await runGemini({ bin, workspace: ws, prompt: 'What is left?', server, home, extraArgs: ['--resume', 'latest'], timeoutMs: 240_000 })
-  }, 560_000)
-
-  afterAll(async () => {
-    await server?.close()
-    const status = ws ? await hostStatus(join(ws, '.dsh')) : undefined
-    if (status?.pid) process.kill(status.pid, 'SIGTERM')
-  })
-
-  it('runs both sessions to their end', () => {
-    expect(first.exitCode, first.stderr).toBe(0)
-    expect(second.exitCode, second.stderr).toBe(0)
-    expect(first.events.at(-1)).toMatchObject({ type: 'result', status: 'success' })
-  })
-
-  it('keeps the good edit and rolls back the type break, the sed -i and the test break byte for byte', () => {
-    expect(afterFirst).toBe(ORIGINAL.replace(ROUNDING, GOOD))
+  it('ends the first session with success', () => {
+    expect(run.first.events.at(-1)).toMatchObject({ type: 'result', status: 'success' })
   })
 
   it('gives the model the suite\'s rollback text in place of the tool\'s result', () => {
-    expect(lastResponse(1)).toMatchObject({ name: 'replace', response: { output: expect.stringContaining('Successfully modified file') } })
-    expect(lastResponse(2)).toEqual({ name: 'replace', response: { error: TYPE_BREAK } })
-    expect(lastResponse(3)).toEqual({ name: 'run_shell_command', response: { error: SED_BREAK } })
-    expect(lastResponse(4)).toMatchObject({ name: 'replace', response: { error: expect.stringMatching(/^rolled back: test failed after replace on src\/money\.ts\n/) } })
+    expect(lastResponse('good')).toMatchObject({ name: 'replace', response: { output: expect.stringContaining('Successfully modified file') } })
+    expect(lastResponse('type-break')).toEqual({ name: 'replace', response: { error: typeBreak('replace') } })
+    expect(lastResponse('sed')).toEqual({ name: 'run_shell_command', response: { error: typeBreak('run_shell_command') } })
+    expect(lastResponse('test-break')).toMatchObject({ name: 'replace', response: { error: expect.stringMatching(new RegExp(`^${testBreak('replace').replace(/\./g, '\\.')}`)) } })
   })
 
   it('marks the checkpoint\'s claim that nothing ran', () => {
-    const output = String(lastResponse(5)!.response.output)
-    expect(output).toContain([
-      'Recorded as given; 1 claim marked for the next agent, and one question:',
-      '- "receipts print right — node scripts/receipt.mjs": `node scripts/receipt.mjs` not seen run in this session — run it or drop the claim.',
-    ].join('\n'))
+    expect(String(lastResponse('checkpoint')!.response.output)).toContain(CLAIM_MARKED)
   })
 
   it('shows the proof summary at the next prompt', () => {
-    const resumed = turns().at(-1)!
+    const resumed = run.server.requests.filter(isGeminiTurnRequest).at(-1)!
     expect(geminiUserTexts(resumed).join('\n')).toContain(`<hook_context>${SUMMARY_HEAD}`)
   })
 
-  it('never says the guard was missing once it ran', () => {
-    const all = server.requests.map(r => JSON.stringify(r.body ?? '')).join('\n')
-    expect(all).not.toContain(MESSAGES.notVerified('').slice(0, 20))
+  it('sends hooks what the adapter reads: write_file, replace and run_shell_command inputs in tool_input, the cwd', () => {
+    const seen = run.payloads()
+    const firstSession = seen.slice(0, seen.findIndex((p, i) => i > 0 && p.hook_event_name === 'SessionStart'))
+    const tools = ['replace', 'replace', 'run_shell_command', 'replace', 'write_file', 'mcp_dsh_checkpoint']
+    expect(firstSession.map(p => `${String(p.hook_event_name)}${p.tool_name ? ` ${String(p.tool_name)}` : ''}`)).toEqual([
+      'SessionStart', 'BeforeAgent', ...tools.flatMap(t => [`BeforeTool ${t}`, `AfterTool ${t}`]),
+    ])
+    expect(firstSession.every(p => p.cwd === run.ws)).toBe(true)
+    expect(firstSession[2]).toMatchObject({ tool_input: { file_path: 'src/money.ts', old_string: ROUNDING, new_string: GOOD } })
+    expect(firstSession[6]).toMatchObject({ tool_input: { command: SED } })
+    expect(firstSession[10]).toMatchObject({ tool_input: { file_path: 'NOTES.md', content: NOTES } })
   })
 })
