@@ -178,7 +178,7 @@ export class Agent {
     try {
       await this.session.flush()
     } catch (error) {
-      this.ctx.logger('dsh-agent').warn('flush of session %s failed: %s', this.session.id, (error as Error).message)
+      if (this.ctx.bail('agent/flush-failed', this, error as Error) !== true) this.ctx.logger('dsh-agent').warn('flush of session %s failed: %s', this.session.id, (error as Error).message)
     }
     return reason
   }

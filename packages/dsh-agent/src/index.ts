@@ -17,6 +17,13 @@ declare module '@deepseek-ai/cordis' {
     'agent/turn-start'(agent: Agent, turn: number): Promise<void>
     /** A turn ended (after `turn/end` was logged), before the session flush. @mode parallel */
     'agent/turn-end'(agent: Agent, turn: number, reason: TurnEndReason): Promise<void>
+    /**
+     * The session's flush at the end of a turn failed (a full disk). A host
+     * that reports it itself (the CLI says at its end why the log was not
+     * saved) returns true; else dsh-agent logs a warning.
+     * @mode bail
+     */
+    'agent/flush-failed'(agent: Agent, error: Error): boolean | void
     /** A step started (after `step/start` was logged), before the model request. @mode parallel */
     'agent/step-start'(agent: Agent, turn: number, step: number): Promise<void>
     /** A step's tool results are logged; `step/end` follows. @mode parallel */

@@ -60,6 +60,8 @@ export async function runSession(options: RunOptions, io: CliIO): Promise<RunOut
   try {
     const harness = await bootHarness({ ...options, log: line => io.stderr(`${line}\n`) })
     const { session, agent } = harness.createSession(options.sessionId)
+    // A log that cannot be written is said once, at the end of the run (below).
+    harness.ctx.on('agent/flush-failed', failed => failed === agent || undefined)
     running = { harness, session, agent }
     const view = await attachProgress(harness.ctx, session, io, { mode: progressMode(io, options.json) })
     // The log so far (e.g. a handoff injected at creation), then live events.

@@ -108,7 +108,12 @@ export function explainFailure(output: string): string | undefined {
 /** Why a run left nothing to judge: the line that explains it, else how it ended with its last line. */
 function failureCause(r: RunResult, timeoutMs: number): string {
   if (r.spawnError || r.timedOut || r.aborted || r.exitCode === null) return describeExit(r, timeoutMs)
-  return explainFailure(r.output) ?? lastLine(r.output) ?? describeExit(r, timeoutMs)
+  return causeLine(r.output) ?? describeExit(r, timeoutMs)
+}
+
+/** The line of a failed run's output that says why: the one {@link explainFailure} finds, else its last line. */
+export function causeLine(output: string): string | undefined {
+  return explainFailure(output) ?? lastLine(output)
 }
 
 function lastLine(output: string): string | undefined {
@@ -121,7 +126,7 @@ function lastLine(output: string): string | undefined {
  * option `--includeTaskLocation`", "vitest timed out after 120 s (process group killed)".
  */
 export function whyNotJudged(label: string, r: RunResult, timeoutMs: number): string {
-  const why = r.timedOut ? undefined : explainFailure(r.output) ?? lastLine(r.output)
+  const why = r.timedOut ? undefined : causeLine(r.output)
   return `${label} ${describeExit(r, timeoutMs)}${why ? `: ${why}` : ''}`
 }
 

@@ -62,6 +62,14 @@ describe('generic commands', () => {
     expect(r.content).toBe('rolled back: compile failed after write_file on broken\n`test ! -e broken` exited 1')
     expect(() => readText(root, 'broken')).toThrow(/ENOENT/)
   })
+
+  it('a failing command is shown with the line that says why, not its last line', async () => {
+    const root = makeWorkspace('')
+    const script = "if [ -e broken ]; then echo 'checking 3 files'; echo 'Error: broken is not allowed' >&2; echo '1 of 3 failed'; exit 2; fi"
+    const h = await boot(root, { profiles: ['generic'], compileCommand: script })
+    const r = await h.exec('write_file', { path: 'broken', content: '' })
+    expect(r.content).toBe(`rolled back: compile failed after write_file on broken\n\`${script}\` exited 2: Error: broken is not allowed`)
+  })
 })
 
 /** Whether a process is alive and not a zombie (`/proc/<pid>/stat` state). */

@@ -93,6 +93,8 @@ async function chat(harness: Harness, io: CliIO, json: boolean, log: LogSink): P
     return 2
   }
   const { session, agent } = harness.createSession()
+  // A log that cannot be written is said once, at the end, with the session's outcome.
+  harness.ctx.on('agent/flush-failed', failed => failed === agent || undefined)
   const interactive = !json && !!(io.stdin as { isTTY?: boolean }).isTTY
   const view = await attachProgress(harness.ctx, session, io, { mode: progressMode(io, json), echoUser: !interactive })
   if (!json) log.write = line => view.say(line)

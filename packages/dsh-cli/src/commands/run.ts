@@ -58,7 +58,9 @@ export const runCommand: Command = {
         config: str(args, 'config'), vault: str(args, 'vault'), json: bool(args, 'json'),
       }, io)
       await outcome.harness.dispose()
-      if (!bool(args, 'json')) io.stderr(`session ${outcome.sessionId}: ${outcome.reason ?? 'no turn'} · ${describeSavedLog(outcome.harness.vault, outcome.sessionId, outcome.saveError)}\n`)
+      // Why the log was not saved was said just before (runSession): not again.
+      const saved = outcome.saveError ? 'log NOT saved (see above)' : describeSavedLog(outcome.harness.vault, outcome.sessionId)
+      if (!bool(args, 'json')) io.stderr(`session ${outcome.sessionId}: ${outcome.reason ?? 'no turn'} · ${saved}\n`)
       return outcome.exitCode
     } catch (error) {
       if (error instanceof ConfigError || error instanceof ScriptError) {

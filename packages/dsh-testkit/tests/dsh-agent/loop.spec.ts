@@ -1,7 +1,7 @@
 import { readFileSync } from 'node:fs'
 import { join } from 'node:path'
 import { describe, expect, it } from 'vitest'
-import { harness as boot } from 'dsh-testkit'
+import { harness as boot, logged } from 'dsh-testkit'
 
 /** The real core harness with a scripted model (dsh-testkit); `ws` is the session's workspace. */
 async function harness(script: object[], agent: { maxSteps?: number } = {}) {
@@ -168,6 +168,19 @@ describe('agent loop', () => {
     await h.agent.send('go')
     expect(batches).toEqual([['a', 'b'], []])
     expect(h.session.ofType('tool/result').map(e => [e.data.callId, e.data.content])).toEqual([['a', 'one\n[exit code 0]'], ['b', 'rewritten b']])
+  })
+
+  it('a failed flush after a turn is a warning, unless a host that reports it itself answers agent/flush-failed', async () => {
+    const h = await harness([{ text: 'one' }, { text: 'two' }])
+    const warnings = logged(h.ctx, 'warn')
+    h.ctx.on('session/flush', async () => { throw new Error('ENOSPC: no space left on device') })
+    expect(await h.agent.send('go')).toBe('completed')
+    expect(warnings).toEqual([`flush of session ${h.session.id} failed: ENOSPC: no space left on device`])
+    const seen: string[] = []
+    h.ctx.on('agent/flush-failed', (agent, error) => { seen.push(`${agent === h.agent} ${error.message}`); return true })
+    expect(await h.agent.send('again')).toBe('completed')
+    expect(seen).toEqual(['true ENOSPC: no space left on device'])
+    expect(warnings).toHaveLength(1)
   })
 
   it('a resumed session continues its turn numbering and its seq', async () => {

@@ -1,4 +1,4 @@
-import { runRecorded, whyNotJudged } from '../../run.ts'
+import { causeLine, runRecorded, whyNotJudged } from '../../run.ts'
 import type { Check, CheckIO, Measurement, Problem } from '../../types.ts'
 
 /**
@@ -20,14 +20,15 @@ export class CommandCheck implements Check {
     }
     const problems: Problem[] = []
     if (r.exitCode !== 0) {
-      const tail = r.output.trim().split('\n').filter(Boolean).slice(-1)[0]?.trim()
+      // The line that says why (an error, a missing command), as the other checks show it; else the last line.
+      const cause = causeLine(r.output)
       problems.push({
         check: this.name,
         kind: 'diagnostic',
         key: `${this.name}\u0000exit`,
         file: '',
         code: `\`${this.command}\``,
-        message: `exited ${r.exitCode}${tail ? `: ${tail.slice(0, 200)}` : ''}`,
+        message: `exited ${r.exitCode}${cause ? `: ${cause.slice(0, 200)}` : ''}`,
       })
     }
     return { status: 'ok', problems, scope: 'all' }
