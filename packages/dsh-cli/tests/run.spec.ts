@@ -83,8 +83,10 @@ describe('dsh run', () => {
       [['run', 'hello', '--workspace', ws], /^dsh run: no API key: set DEEPSEEK_API_KEY/],
       [['frob'], /^dsh: unknown command "frob"/],
     ]
-    for (const [args, pattern] of cases) {
-      const r = await dsh(args)
+    // All at once: on a loaded machine each process waits for a core, not for the others.
+    const results = await Promise.all(cases.map(([args]) => dsh(args)))
+    for (const [i, [args, pattern]] of cases.entries()) {
+      const r = results[i]!
       expect(r.exitCode, args.join(' ')).toBe(2)
       expect(r.stderr.trim().split('\n'), args.join(' ')).toHaveLength(1)
       expect(r.stderr, args.join(' ')).toMatch(pattern)
@@ -99,8 +101,9 @@ describe('dsh run', () => {
     const names = [...top.stdout.matchAll(/^  (\S+)\s{2,}/gm)].map(m => m[1]!)
     expect(names).toContain('run')
     expect(names).toContain('demo')
-    for (const name of names) {
-      const r = await dsh([name, '--help'])
+    const helps = await Promise.all(names.map(name => dsh([name, '--help'])))
+    for (const [i, name] of names.entries()) {
+      const r = helps[i]!
       expect(r.exitCode, name).toBe(0)
       expect(r.stdout, name).toMatch(new RegExp(`^Usage: dsh ${name}`))
     }
