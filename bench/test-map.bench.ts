@@ -95,7 +95,7 @@ try {
     rows.push({ file: m.path, fn, map: { ...counted(byMap), ms: mapMs }, related: { ...counted(byFiles), ms: relatedMs }, note })
     // Rolled back byte for byte (as a rollback would): the map's re-recorded entries are put back.
     writeFileSync(abs, before)
-    mapped.restore()
+    await mapped.restore()
 
     // The same function broken: both selections roll it back with the same failing tests.
     const broken = make ? text.replace('  return { id, label, tags: unique }', '  return { id: id + 1, label, tags: unique }') : text.replace('  return total\n', '  return total + 1\n')
@@ -105,7 +105,7 @@ try {
     const keys = (x: Measurement) => x.problems.map(p => p.key).sort().join('\n')
     breaks.push({ file: m.path, same: keys(brokenMap) === keys(brokenFiles) && brokenMap.problems.length > 0, related: brokenFiles.problems.length, map: brokenMap.problems.length })
     writeFileSync(abs, before)
-    mapped.restore()
+    await mapped.restore()
   }
 
   const load = loadavg().map(x => x.toFixed(1)).join(', ')

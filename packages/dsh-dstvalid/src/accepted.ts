@@ -96,7 +96,7 @@ export class AcceptedState {
   compare(m: Measurement, rules: JudgeRules, touched: ReadonlySet<string> = new Set()): Comparison {
     const scope = m.scope === 'all' ? undefined : new Set(m.scope)
     const before = scope ? this._problems.filter(p => scope.has(p.file)) : this._problems
-    const out: Comparison = { regressions: [], warnings: [], unknown: [], vanished: this.vanished(m, scope) }
+    const out: Comparison = { regressions: [], warnings: [], unknown: [], vanished: this.vanished(m, m.complete ? undefined : scope) }
     for (const p of newProblems(before, m.problems)) {
       const blame = this.blame(p, rules, touched)
       out[blame === 'regression' ? 'regressions' : blame === 'warning' ? 'warnings' : 'unknown'].push(p)

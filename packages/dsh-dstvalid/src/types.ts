@@ -66,6 +66,12 @@ export interface Measurement {
    * when nothing in them fails.
    */
   suspect?: string[]
+  /**
+   * The run was of every test there is (a whole-suite run whose scope lists
+   * the files it ran): a test that passed in the accepted state and is not
+   * in it is no longer collected, whatever its file.
+   */
+  complete?: boolean
   /** Tests the run reported as skipped (neither passed nor failed). */
   skipped?: { key: string; file: string }[]
 }

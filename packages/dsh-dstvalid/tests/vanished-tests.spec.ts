@@ -87,3 +87,28 @@ describe.skipIf(!hasPytest)('pytest: tests hidden by the write are regressions; 
     expect(deleted.content).toContain('warning: kept, but tests that passed no longer run (test): was removing them intended?')
   })
 })
+
+// The warm vitest runner: a type-checker and a runner boot; minutes on a loaded machine.
+describe('vitest: the same comparison, fed by the warm runner', { timeout: 600_000 }, () => {
+  it('an it.skip added to a passing test is rolled back (its accepted result measured on served content); a test the write removes is kept with a warning', async () => {
+    const root = makeWorkspace()
+    const h = await boot(root, { tsconfig: 'tsconfig.full.json' })
+    await expectRolledBack(h, 'edit_file', { path: 'tests/money.test.ts', old_string: "it('applies a percentage discount'", new_string: "it.skip('applies a percentage discount'" },
+      'rolled back: test failed after edit_file on tests/money.test.ts',
+      'tests/money.test.ts GONE 1 test that passed no longer runs (not collected, or skipped): money > applies a percentage discount')
+    expect(runs(h.session).filter(r => r.check === 'test').map(r => r.argv.join(' '))).toEqual([
+      'vitest related tests/money.test.ts --run (warm)',
+      'vitest run tests/money.test.ts (the content before the write) (warm)',
+    ])
+    // A test file excluded by a new vitest config: the config is not served, so the accepted state of every test is measured before it.
+    await expectRolledBack(h, 'write_file', { path: 'vitest.config.ts', content: "import { defineConfig } from 'vitest/config'\n\nexport default defineConfig({ test: { exclude: ['tests/money.test.ts', '**/node_modules/**'] } })\n" },
+      'rolled back: test failed after write_file on vitest.config.ts',
+      'tests/money.test.ts GONE 2 tests that passed no longer run (not collected, or skipped): money > adds cents, money > applies a percentage discount')
+    const removed = await h.exec('edit_file', { path: 'tests/money.test.ts', old_string: "  it('adds cents', () => expect(add(150, 275)).toBe(425))\n", new_string: '' })
+    expect(removed.content).toBe([
+      'edited tests/money.test.ts',
+      'warning: kept, but tests that passed no longer run (test): was removing them intended?',
+      'tests/money.test.ts GONE 1 test that passed was removed or renamed by this write: money > adds cents',
+    ].join('\n'))
+  })
+})

@@ -193,6 +193,9 @@ export class VitestJudge {
   parse(report: DshVitestReport, touched: readonly string[]): Measurement {
     const problems: Problem[] = []
     const passed: { key: string; file: string }[] = []
+    const skipped: { key: string; file: string }[] = []
+    // A test skipped in a test file the write touched (`it.skip`, `describe.skip`): did it pass before?
+    const suspect = new Set<string>()
     const scope = new Set<string>(touched)
     const multi = this._projects.length > 1
     const loadErrors: string[] = [...report.errors]
@@ -209,7 +212,10 @@ export class VitestJudge {
         const key = `${[file, ...path].join(' > ')}${tag}`
         this.names.set(key, { full: path.join(' '), project: multi ? mod.project : '' })
         if (t.state === 'pass') passed.push({ key, file })
-        else if (t.state === 'fail') {
+        else if (t.state === 'skip') {
+          skipped.push({ key, file })
+          if (touched.includes(file)) suspect.add(file)
+        } else if (t.state === 'fail') {
           failedTests++
           const why = firstLine(t.error)
           problems.push(failingTest(this.check, key, file, t.line, `${path.join(' > ')}${tag}${why ? ` — ${why}` : ''}`))
@@ -221,7 +227,7 @@ export class VitestJudge {
       }
     }
     problems.push(...ownParseErrors(this.check, this.root, touched, loadErrors))
-    return { status: 'ok', problems, passed, scope: [...scope] }
+    return { status: 'ok', problems, passed, skipped, scope: [...scope], ...(suspect.size ? { suspect: [...suspect] } : {}) }
   }
 }
 

@@ -116,6 +116,7 @@ export class WarmVitestCheck implements Check {
       io.notice('info', `${config.join(', ')} changed: restarting the warm test runner`)
       await this._client.dispose()
     }
+    this._configJudged = config.length > 0
     const related = !!change && this.options.mode === 'related' && !change.files.some(f => RERUN_ALL.test(f))
     // A judgement's re-recordings can be undone by a byte-identical rollback (see restore).
     if (change?.before) this.options.testMap?.begin()
@@ -126,7 +127,9 @@ export class WarmVitestCheck implements Check {
     const request: WarmRunRequest = { changed: change?.paths ?? null, mode: related ? 'related' : 'all' }
     const argv = related ? ['vitest', 'related', ...change!.files, '--run'] : ['vitest', 'run']
     const m = await this._judge.judge(only => this.runWarm({ ...request, ...(only ? { projects: only } : {}) }, projectArgv(argv, only), io), io, change?.files)
-    return m ?? this.options.cli.measure(change, io)
+    if (!m) return this.options.cli.measure(change, io)
+    // A whole run measured every test there is: one that passed before and is not in it is no longer collected.
+    return !related && m.status === 'ok' ? { ...m, complete: true } : m
   }
 
   /**
@@ -215,7 +218,8 @@ export class WarmVitestCheck implements Check {
    * a created file, a fixture read at run time) would see the write, so only changed modules are served.
    */
   servable(change: Change): boolean {
-    return !!change.before && [...change.before].every(([path, bytes]) => bytes !== null && MODULE_FILE.test(path))
+    // A test config is not served (the runner restarts on it): its accepted state, every test, is measured before.
+    return !!change.before && !change.files.some(f => TEST_CONFIG_FILE.test(f)) && [...change.before].every(([path, bytes]) => bytes !== null && MODULE_FILE.test(path))
   }
 
   private async measureWithContentBefore(files: string[], change: Change, io: CheckIO): Promise<Measurement | undefined> {
@@ -242,11 +246,20 @@ export class WarmVitestCheck implements Check {
     }, p => names.get(p.key)?.project ?? '')
   }
 
-  /** A byte-identical rollback: the map entries the write's runs re-recorded are put back. */
-  restore(): void {
+  /**
+   * A byte-identical rollback: the map entries the write's runs re-recorded
+   * are put back; a runner started on the write's test config starts again
+   * on the restored one.
+   */
+  async restore(): Promise<void> {
     this.options.testMap?.undo()
     this.options.testMap?.save()
+    if (this._configJudged) await this._client.dispose()
+    this._configJudged = false
   }
+
+  /** The last judged change touched a test config (the runner now runs on it). */
+  private _configJudged = false
 
   dispose(): Promise<void> {
     this.options.testMap?.save()
