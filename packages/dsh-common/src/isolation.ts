@@ -49,7 +49,10 @@ const SETUP = [
  * command's own processes (not the harness's, nor their environments),
  * every process it starts — `setsid`, double-forked, daemonised — dies
  * with it (PID 1 of a namespace takes the namespace down), and
- * `isolation`'s paths are read-only or hidden.
+ * `isolation`'s paths are read-only or hidden. Started through
+ * `setpriv --pdeathsig KILL` where util-linux has it: `unshare` is then
+ * killed when the process that started it dies, even by SIGKILL (no exit
+ * handler runs then), and `--kill-child` takes the namespace with it.
  */
 export function isolatedArgv(argv: readonly string[], isolation: Isolation = {}): string[] {
   const readOnly = isolation.readOnly ?? []
@@ -57,11 +60,21 @@ export function isolatedArgv(argv: readonly string[], isolation: Isolation = {})
   const uid = process.getuid?.() ?? 0
   const gid = process.getgid?.() ?? 0
   return [
+    ...(hasSetpriv() ? ['setpriv', '--pdeathsig', 'KILL'] : []),
     'unshare', '--map-root-user', '--pid', '--mount', '--fork', '--kill-child', '--mount-proc', '--',
     '/bin/sh', '-c', SETUP, 'dsh-isolate', String(uid), String(gid),
     String(readOnly.length), ...readOnly, String(hidden.length), ...hidden,
     ...argv,
   ]
+}
+
+const SETPRIV = Symbol.for('dsh-common/setpriv')
+const found = globalThis as { [SETPRIV]?: boolean }
+
+/** Whether `setpriv` (util-linux) runs here; asked once per process. */
+function hasSetpriv(): boolean {
+  found[SETPRIV] ??= spawnSync('setpriv', ['--version'], { stdio: 'ignore', timeout: 10_000 }).status === 0
+  return found[SETPRIV]
 }
 
 const KEY = Symbol.for('dsh-common/isolation-support')
