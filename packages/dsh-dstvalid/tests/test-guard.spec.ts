@@ -1,10 +1,7 @@
 import { writeFileSync } from 'node:fs'
 import { join } from 'node:path'
-import { afterEach, describe, expect, it } from 'vitest'
-import { boot, breakDiscount, discountTestFails, expectRolledBack, makeWorkspace, runs, type Harness } from './helpers.ts'
-
-let h: Harness | undefined
-afterEach(async () => { await h?.dispose(); h = undefined })
+import { describe, expect, it } from 'vitest'
+import { bootForSuite, breakDiscount, discountTestFails, expectRolledBack, makeWorkspace, runs } from './helpers.ts'
 
 const newTest = `import { expect, it } from 'vitest'
 import { add } from '../src/money.ts'
@@ -18,10 +15,11 @@ it('subtracts', () => expect(subtract(5, 3)).toBe(2))
 `
 
 describe('test guard through the vitest CLI (vitest related, type-checking tests too)', () => {
-  it('rolls back a test break; keeps test-first work with warnings; tolerates a flaky test', async () => {
-    const root = makeWorkspace()
-    h = await boot(root, { tsconfig: 'tsconfig.full.json', warmTests: false })
+  // One workspace for the steps below, in order (each its own test: none waits on the others' time).
+  const suite = bootForSuite(() => makeWorkspace(), { tsconfig: 'tsconfig.full.json', warmTests: false })
 
+  it('rolls back a test break, naming only the newly failing test, byte for byte', async () => {
+    const { h } = suite
     // pass → fail: rolled back, naming only the newly failing test; the file is restored byte for byte.
     await expectRolledBack(h, 'edit_file', breakDiscount, 'rolled back: test failed after edit_file on src/money.ts', discountTestFails)
     expect(h.results.map(x => [x.check, x.outcome])).toEqual([['typecheck', 'pass'], ['test', 'rolled-back']])
@@ -33,7 +31,10 @@ describe('test guard through the vitest CLI (vitest related, type-checking tests
     expect(tests[1]!.argv.slice(3, 5)).toEqual(['src/money.ts', '--run'])
     expect(tests[2]!.argv.slice(3, 6)).toEqual(['tests/money.test.ts', '-t', '^(money applies a percentage discount)$'])
 
-    // A new failing test, written before its implementation: kept, with a warning.
+  })
+
+  it('keeps a new failing test written before its implementation, with a warning', async () => {
+    const { h } = suite
     const first = await h.exec('write_file', { path: 'tests/subtract.test.ts', content: newTest })
     expect(first).toEqual({
       content: [
@@ -44,7 +45,10 @@ describe('test guard through the vitest CLI (vitest related, type-checking tests
     })
     expect(h.results.slice(2).map(x => [x.check, x.outcome, x.newProblems.length])).toEqual([['typecheck', 'pass', 0], ['test', 'pass', 1]])
 
-    // A test importing a function not written yet: its type error is a warning too.
+  })
+
+  it('keeps a test importing a function not written yet: its type error is a warning too', async () => {
+    const { h } = suite
     const unwritten = await h.exec('write_file', { path: 'tests/unwritten.test.ts', content: testOfUnwrittenCode })
     expect(unwritten.isError).toBeFalsy()
     expect(unwritten.content.split('\n').slice(0, 3)).toEqual([
@@ -53,15 +57,19 @@ describe('test guard through the vitest CLI (vitest related, type-checking tests
       `tests/unwritten.test.ts:2 TS2305 Module '"../src/money.ts"' has no exported member 'subtract'.`,
     ])
 
+  })
+
+  it('tolerates a flaky test; a real failure later is still caught', async () => {
+    const { h } = suite
     // Flaky: the test fails once, then passes alone — the edit is kept. (The first edit of
     // src/greeting.ts measures its related tests before it runs: arm the flake after that.)
     expect(await h.exec('edit_file', { path: 'src/greeting.ts', old_string: 'export function greet', new_string: '/** Greets. */\nexport function greet' })).toEqual({ content: 'edited src/greeting.ts' })
-    writeFileSync(join(root, '.flaky-armed'), '')
+    writeFileSync(join(h.root, '.flaky-armed'), '')
     const comment = await h.exec('edit_file', { path: 'src/greeting.ts', old_string: '/** Greets. */', new_string: '/** Greets someone. */' })
     expect(comment).toEqual({ content: 'edited src/greeting.ts' })
     expect(h.notices.map(n => n.text)).toContain('1 failure did not repeat (flaky); not blamed on the write')
     // It stays "passing" in the accepted state: a real failure later is still caught.
     const real = await h.exec('edit_file', { path: 'src/greeting.ts', old_string: 'Hello,', new_string: 'Hi,' })
     expect(real.content.split('\n')[0]).toBe('rolled back: test failed after edit_file on src/greeting.ts')
-  }, 180_000)
+  })
 })

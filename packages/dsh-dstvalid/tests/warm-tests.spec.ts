@@ -25,12 +25,9 @@ function groupAlive(pgid: number): boolean {
   }
 }
 
-async function until(what: () => boolean, ms = 20_000): Promise<void> {
-  const end = Date.now() + ms
-  while (!what()) {
-    if (Date.now() > end) throw new Error('condition not reached')
-    await new Promise(r => setTimeout(r, 50))
-  }
+/** Waits until `what()` holds: no budget of its own (a loaded machine is slow, not wrong); the test's timeout ends a wait that never ends. */
+async function until(what: () => boolean): Promise<void> {
+  while (!what()) await new Promise(r => setTimeout(r, 50))
 }
 
 /** Kills the process running it (the warm runner, under --pool=threads) once, when `.crash-armed` exists. */
