@@ -68,8 +68,8 @@ describe('dsh try', () => {
     expect(r.exitCode, r.output).toBe(0)
     const out = r.stdout
     expect(out).toContain('most-imported module: src/math.ts (2 importers, 1 of them test files)')
-    expect(out).toMatch(/^naive check: [\d.]+ s — tsc --noEmit [\d.]+ s, vitest run [\d.]+ s; peak RSS \d+ MB$/m)
-    expect(row(out, 'a comment in the most-imported module (src/math.ts)')).toMatch(/\| kept \| kept \| [\d.]+ s \| [\d.]+ s \| [\d.]+× \|/)
+    expect(out).toMatch(/^naive check: [\d.]+ s \(CPU [\d.]+ s\) — tsc --noEmit [\d.]+ s \(CPU [\d.]+ s\), vitest run [\d.]+ s \(CPU [\d.]+ s\); peak RSS \d+ MB$/m)
+    expect(row(out, 'a comment in the most-imported module (src/math.ts)')).toMatch(/\| kept \| kept \| [\d.]+ s \(CPU [\d.]+ s\) \| [\d.]+ s \(CPU [\d.]+ s\) \| [\d.]+× \(CPU [\d.]+×\) \| [\d.]+ \|/)
     expect(row(out, 'a body-only edit (src/math.ts)')).toMatch(/\| kept \| kept \|/)
     expect(row(out, 'an export renamed, breaking its importers (`add` in src/math.ts)')).toMatch(/\| rolled back \| rolled back: src\/(math|use)\.ts:\d+ TS\d+ /)
     expect(row(out, 'a behaviour change its tests catch (`add` throws)')).toMatch(/\| rolled back \| rolled back: src\/math\.test\.ts:\d+ FAIL adds/)
@@ -85,7 +85,7 @@ describe('dsh try', () => {
     const r = await dsh(['try', '--workspace', ws, '--no-naive'], { timeoutMs: 600_000 })
     expect(r.exitCode, r.output).toBe(0)
     expect(r.stdout).toContain('naive check: skipped (--no-naive)')
-    expect(row(r.stdout, 'a behaviour change its tests catch')).toBe('| a behaviour change its tests catch | rolled back | not made: no test file imports src/math.ts | — | — | — | — |')
+    expect(row(r.stdout, 'a behaviour change its tests catch')).toBe('| a behaviour change its tests catch | rolled back | not made: no test file imports src/math.ts | — | — | — | — | — |')
   }, 600_000)
 
   it('--timeout: a probe past it is reported timed out (its test run killed) and the run goes on to the next probe', async () => {
@@ -96,7 +96,7 @@ describe('dsh try', () => {
     expect(r.exitCode, r.output).toBe(1)
     expect(r.stderr).toContain('probe 1/6: timed out after 3 s — its call is aborted; waiting for the guard to settle before the next probe…')
     const comment = row(r.stdout, 'a comment in the most-imported module (src/math.ts)')
-    expect(comment).toMatch(/^\| [^|]+ \| kept \| timed out after 3 s \(the guard then said: [^)]+\) ✗ \| 3\.0 s \|/)
+    expect(comment).toMatch(/^\| [^|]+ \| kept \| timed out after 3 s \(the guard then said: [^)]+\) ✗ \| 3\.0 s \(CPU [\d.]+ s\) \|/)
     // Probes the type-check decides never reach the test: judged as without the limit.
     expect(row(r.stdout, 'a syntax error (src/math.ts)')).toContain('| rolled back | rolled back: src/math.ts:')
     expect(sleeping(marker)).toEqual([])

@@ -148,11 +148,11 @@ export function processGroupRssKb(pgid: number): number | undefined {
 }
 
 /**
- * Resident memory of a process and all its descendants (worker threads
- * included: they are the process's own), in kB (Linux `/proc`); undefined
- * where `/proc` cannot be read.
+ * The sum of `read(pid)` over a process and all its descendants (Linux
+ * `/proc`); `read` returns the process's parent and its value, undefined
+ * when it cannot be read (it exited). Undefined where `/proc` cannot be read.
  */
-export function processTreeRssKb(pid: number): number | undefined {
+function sumOverTree(pid: number, read: (entry: string) => { ppid: number; value: number } | undefined): number | undefined {
   let entries: string[]
   try {
     entries = readdirSync('/proc')
@@ -161,26 +161,58 @@ export function processTreeRssKb(pid: number): number | undefined {
     return undefined
   }
   const children = new Map<number, number[]>()
-  const rss = new Map<number, number>()
+  const values = new Map<number, number>()
   for (const entry of entries) {
     if (!/^\d+$/.test(entry)) continue
+    let got: { ppid: number; value: number } | undefined
     try {
-      const status = readFileSync(`/proc/${entry}/status`, 'utf8')
-      const ppid = Number(/PPid:\s+(\d+)/.exec(status)?.[1])
-      const kb = /VmRSS:\s+(\d+) kB/.exec(status)
-      const list = children.get(ppid) ?? []
-      list.push(Number(entry))
-      children.set(ppid, list)
-      if (kb) rss.set(Number(entry), Number(kb[1]))
+      got = read(entry)
     } catch {
       // The process exited while we read it.
     }
+    if (!got) continue
+    const list = children.get(got.ppid) ?? []
+    list.push(Number(entry))
+    children.set(got.ppid, list)
+    values.set(Number(entry), got.value)
   }
   let total = 0
   const queue = [pid]
   for (let p; (p = queue.pop()) !== undefined;) {
-    total += rss.get(p) ?? 0
+    total += values.get(p) ?? 0
     queue.push(...(children.get(p) ?? []))
   }
   return total
+}
+
+/**
+ * Resident memory of a process and all its descendants (worker threads
+ * included: they are the process's own), in kB (Linux `/proc`); undefined
+ * where `/proc` cannot be read.
+ */
+export function processTreeRssKb(pid: number): number | undefined {
+  return sumOverTree(pid, entry => {
+    const status = readFileSync(`/proc/${entry}/status`, 'utf8')
+    return { ppid: Number(/PPid:\s+(\d+)/.exec(status)?.[1]), value: Number(/VmRSS:\s+(\d+) kB/.exec(status)?.[1] ?? 0) }
+  })
+}
+
+/** Clock ticks per second of `/proc/<pid>/stat` times (USER_HZ: 100 on Linux). */
+const USER_HZ = 100
+
+/**
+ * CPU time of a process and all its descendants, in ms (Linux `/proc`):
+ * user + system of each live process (its threads included) and of the
+ * children it has waited for (so a command that ran and exited still
+ * counts in its parent). Undefined where `/proc` cannot be read. The
+ * difference of two readings is what the tree spent between them.
+ */
+export function processTreeCpuMs(pid: number): number | undefined {
+  const ticks = sumOverTree(pid, entry => {
+    const stat = readFileSync(`/proc/${entry}/stat`, 'utf8')
+    // Fields after the command name (which may hold spaces): state ppid … utime(14) stime cutime cstime.
+    const f = stat.slice(stat.lastIndexOf(')') + 2).split(' ')
+    return { ppid: Number(f[1]), value: Number(f[11]) + Number(f[12]) + Number(f[13]) + Number(f[14]) }
+  })
+  return ticks === undefined ? undefined : ticks * (1000 / USER_HZ)
 }

@@ -21,11 +21,13 @@ call through the guard, first write at once (no warm-up):
   5. a syntax error in that module                          expected: rolled back
   6. a new file with a type error next to it                expected: rolled back
 
-It prints each verdict with the time it took, next to the naive full check
-measured once in the same run on a second copy (TypeScript: tsc -b --force or
-tsc --noEmit, then vitest run or jest; Go: go build, go vet, go test ./...;
-Python: pytest), and the peak resident memory of the guard (this process, its
-workers and the runners it started) and of the naive check. A probe that
+It prints each verdict with the time it took (wall clock, and the CPU time of
+the guard: this process, its workers and the runners it started) and the load
+average when it ended, next to the naive full check measured once in the same
+run on a second copy (TypeScript: tsc -b --force or tsc --noEmit, then vitest
+run or jest; Go: go build, go vet, go test ./...; Python: pytest), and the peak
+resident memory of the guard and of the naive check. On a shared machine
+compare the CPU times, or wall times at a like load. A probe that
 cannot be made on this project (no importers, no tests, no function) is listed
 with the reason. A breaking probe the guard kept is undone on the copy before
 the next one. DIR itself is only read: that nothing in it changed is checked
@@ -109,6 +111,7 @@ export const tryCommand: Command = {
 }
 
 const sec = (ms: number) => `${(ms / 1000).toFixed(1)} s`
+const cpu = (ms: number | undefined) => (ms === undefined ? '' : ` (CPU ${sec(ms)})`)
 const mb = (kb: number | undefined) => (kb === undefined ? 'not measured' : `${Math.round(kb / 1024)} MB`)
 
 /** The report as text: the project, the naive check, one table row per probe, memory, and whether DIR was left alone. */
@@ -119,24 +122,25 @@ function formatReport(r: TryReport): string {
   lines.push(m ? `most-imported module: ${m.file} (${m.importers.length} importers, ${m.tests.length} of them test files)` : 'most-imported module: none (no source module is imported by another file)')
   const naive = r.naive
   if (naive) {
-    const steps = naive.steps.map(s => `${s.label} ${sec(s.ms)}${s.timedOut ? ' (timed out)' : s.exitCode === 0 ? '' : ` (exit ${s.exitCode})`}`).join(', ')
-    lines.push(`naive check: ${sec(naive.ms)} — ${steps || 'no step could run'}; peak RSS ${mb(naive.peakRssKb)}`)
+    const steps = naive.steps.map(s => `${s.label} ${sec(s.ms)}${cpu(s.cpuMs)}${s.timedOut ? ' (timed out)' : s.exitCode === 0 ? '' : ` (exit ${s.exitCode})`}`).join(', ')
+    lines.push(`naive check: ${sec(naive.ms)}${cpu(naive.cpuMs)} — ${steps || 'no step could run'}; peak RSS ${mb(naive.peakRssKb)}`)
   } else {
     lines.push('naive check: skipped (--no-naive)')
   }
   lines.push('')
-  lines.push('| probe | expected | verdict | guard | naive | guard / naive | what the guard ran |')
-  lines.push('|---|---|---|---|---|---|---|')
+  lines.push('| probe | expected | verdict | guard | naive | guard / naive | load | what the guard ran |')
+  lines.push('|---|---|---|---|---|---|---|---|')
   for (const p of r.probes) {
     if (!p.verdict) {
-      lines.push(`| ${p.probe.title} | ${p.probe.expect} | not made: ${p.probe.missing} | — | — | — | — |`)
+      lines.push(`| ${p.probe.title} | ${p.probe.expect} | not made: ${p.probe.missing} | — | — | — | — | — |`)
       continue
     }
     const mark = p.verdict === p.probe.expect ? '' : ' ✗'
     const verdict = `${p.verdict}${mark}${p.problem ? `: ${p.problem.split('\n')[0]!.slice(0, 120)}` : ''}${p.undone ? ' (undone on the copy)' : ''}`
-    const ratio = naive && naive.ms > 0 ? `${(p.ms! / naive.ms).toFixed(2)}×` : '—'
+    const cpuRatio = naive?.cpuMs && p.cpuMs !== undefined ? ` (CPU ${(p.cpuMs / naive.cpuMs).toFixed(2)}×)` : ''
+    const ratio = naive && naive.ms > 0 ? `${(p.ms! / naive.ms).toFixed(2)}×${cpuRatio}` : '—'
     const ran = p.runs.map(x => `${x.check} ${sec(x.ms)}${x.outcome === 'pass' ? '' : ` ${x.outcome}`}`).join(' · ') || 'nothing'
-    lines.push(`| ${p.probe.title} | ${p.probe.expect} | ${verdict} | ${sec(p.ms!)} | ${naive ? sec(naive.ms) : '—'} | ${ratio} | ${ran} |`)
+    lines.push(`| ${p.probe.title} | ${p.probe.expect} | ${verdict} | ${sec(p.ms!)}${cpu(p.cpuMs)} | ${naive ? `${sec(naive.ms)}${cpu(naive.cpuMs)}` : '—'} | ${ratio} | ${p.load === undefined ? '—' : p.load.toFixed(1)} | ${ran} |`)
   }
   lines.push('')
   lines.push(`peak RSS of the guard (with its workers and runners): ${mb(r.guardPeakRssKb)}`)

@@ -1,6 +1,6 @@
 import { existsSync, readFileSync } from 'node:fs'
 import { join } from 'node:path'
-import { processTreeRssKb, runCommand } from 'dsh-common'
+import { processTreeCpuMs, processTreeRssKb, runCommand } from 'dsh-common'
 import type { Language } from './sources.ts'
 
 /** One command of the naive check: what a guard without dsh would run after every write. */
@@ -12,12 +12,16 @@ export interface NaiveStep {
 export interface NaiveStepResult extends NaiveStep {
   exitCode: number | null
   ms: number
+  /** CPU time the step's processes spent (user + system), in ms; undefined without `/proc`. */
+  cpuMs?: number
   timedOut: boolean
 }
 
 export interface NaiveResult {
   steps: NaiveStepResult[]
   ms: number
+  /** CPU time of every step together, in ms; undefined without `/proc`. */
+  cpuMs?: number
   /** Peak resident memory of the commands (their process trees), in kB; undefined without `/proc`. */
   peakRssKb?: number
 }
@@ -75,11 +79,14 @@ export async function runNaive(root: string, steps: readonly NaiveStep[], timeou
     for (const step of steps) {
       onStep(step)
       const t = performance.now()
+      const cpu = processTreeCpuMs(process.pid)
       const r = await runCommand(step.argv, { cwd: root, timeoutMs, maxOutputBytes: 1 << 20, env: { CI: '1', GOFLAGS: process.env.GOFLAGS ?? '-count=1' } })
-      results.push({ ...step, exitCode: r.exitCode, ms: performance.now() - t, timedOut: r.timedOut })
+      const after = processTreeCpuMs(process.pid)
+      results.push({ ...step, exitCode: r.exitCode, ms: performance.now() - t, ...(cpu === undefined || after === undefined ? {} : { cpuMs: after - cpu }), timedOut: r.timedOut })
     }
   } finally {
     clearInterval(timer)
   }
-  return { steps: results, ms: performance.now() - started, ...(peak === undefined ? {} : { peakRssKb: Math.round(peak) }) }
+  const cpuMs = results.every(r => r.cpuMs !== undefined) ? results.reduce((n, r) => n + r.cpuMs!, 0) : undefined
+  return { steps: results, ms: performance.now() - started, ...(cpuMs === undefined ? {} : { cpuMs }), ...(peak === undefined ? {} : { peakRssKb: Math.round(peak) }) }
 }

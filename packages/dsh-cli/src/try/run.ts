@@ -1,8 +1,8 @@
 import type { Context } from '@deepseek-ai/cordis'
 import { mkdtempSync, readFileSync, rmSync, writeFileSync } from 'node:fs'
-import { tmpdir } from 'node:os'
+import { loadavg, tmpdir } from 'node:os'
 import { join } from 'node:path'
-import { processTreeRssKb } from 'dsh-common'
+import { processTreeCpuMs, processTreeRssKb } from 'dsh-common'
 import type { SessionEvent } from 'dsh-session'
 import type { DstvalidNotice } from 'dsh-dstvalid'
 import { bootHarness } from '../harness.ts'
@@ -38,6 +38,10 @@ export interface ProbeOutcome {
   /** The first new problem, as the model saw it. */
   problem?: string
   ms?: number
+  /** CPU time the guard (this process, its workers and the runners it started) spent on the probe, in ms; undefined without `/proc`. */
+  cpuMs?: number
+  /** The 1-minute load average when the probe ended (the machine may be shared: wall times compare only at a like load). */
+  load?: number
   /** The commands (or in-process checks) the guard ran for it, with their times. */
   runs: { check: string; ms: number; outcome: string }[]
   /** The probe was expected rolled back but was kept: it was undone outside the guard. */
@@ -137,6 +141,7 @@ async function runProbes(dir: string, planned: readonly Probe[], current: (probe
       const from = session.nextSeq
       const callId = `try-${probe.id}`
       const t = performance.now()
+      const cpu = processTreeCpuMs(process.pid)
       const abort = new AbortController()
       const limit = options.probeTimeoutMs
       let timedOut = false
@@ -156,8 +161,11 @@ async function runProbes(dir: string, planned: readonly Probe[], current: (probe
         clearTimeout(timer)
       }
       const ms = timedOut ? limit! : performance.now() - t
+      const cpuAfter = processTreeCpuMs(process.pid)
       const events = session.events.slice(session.events.findIndex(e => e.seq >= from)) as SessionEvent[]
       const outcome = judgeOutcome(probe, result, events, ms, callId)
+      if (cpu !== undefined && cpuAfter !== undefined) outcome.cpuMs = cpuAfter - cpu
+      outcome.load = loadavg()[0]
       const said = outcome.verdict
       if (timedOut) {
         outcome.timedOut = true
