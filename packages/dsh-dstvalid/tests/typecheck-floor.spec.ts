@@ -130,6 +130,19 @@ describe('a warm checker re-checks what an edit can affect, and nothing more', (
     expect(problems(own.check([edit(dir, 'packages/core/src/text.ts', 'shout(s: number): string', 'shout(s: string): string')]))).toEqual([BAD])
   })
 
+  it('a new syntax error is answered from the parse alone (no program rebuilt); put back and reverted, the next check re-checks nothing', () => {
+    const path = join(root, 'packages/core/src/math.ts')
+    const accepted = readFileSync(path)
+    const broken = checker.check([edit(root, 'packages/core/src/math.ts', 'return b + a', 'return b +')])
+    expect(problems(broken)).toEqual(['packages/core/src/math.ts:3 TS1109', BAD])
+    expect(broken.recheckedFiles).toEqual({})
+    writeFileSync(path, accepted)
+    expect(checker.revert()).toBe(0)
+    const after = checker.check([path])
+    expect(after.rechecked).toBe(0)
+    expect(problems(after)).toEqual([BAD])
+  })
+
   it('a created file rolled back (gone again) is forgotten by revert: the next check parses the configs again and does not look for it', () => {
     const created = join(root, 'packages/core/src/extra.ts')
     writeFileSync(created, 'export const extra: number = 1\n')

@@ -99,12 +99,15 @@ export class TsProgramChecker {
     const seen = new Set<string>()
     const all: { d: TS.Diagnostic; project: TsProject }[] = []
     const files = new Set<string>()
-    this._lastRebuilt = this._rediscovered ? undefined : projects.filter(p => p.stale)
+    // A new syntax error in a changed file decides the verdict alone: answered from the parse, nothing rebuilt (the projects stay stale).
+    const syntax = this._rediscovered ? undefined : this.newSyntaxErrors(changed, projects)
+    this._lastRebuilt = syntax ? [] : this._rediscovered ? undefined : projects.filter(p => p.stale)
     // Referenced projects first: a dependent takes its referenced sources' signatures from them.
     const checked = new Map<TsProject, ReturnType<TsProject['check']>>()
-    for (const project of this.referencesFirst(projects)) if (project.stale) checked.set(project, project.check())
+    if (!syntax) for (const project of this.referencesFirst(projects)) if (project.stale) checked.set(project, project.check())
     for (const project of projects) {
-      const fresh = checked.get(project) ?? { diagnostics: project.diagnostics, rechecked: undefined, restored: false }
+      const last = syntax ? project.diagnostics.filter(d => !d.file || !syntax.files.has(resolve(d.file.fileName))) : project.diagnostics
+      const fresh = checked.get(project) ?? { diagnostics: last, rechecked: undefined, restored: false }
       if (fresh.rechecked) {
         rechecked += fresh.rechecked.length
         recheckedFiles[this.rel(project.configPath)] = fresh.rechecked.map(f => this.rel(f))
@@ -123,7 +126,7 @@ export class TsProgramChecker {
     const withProgram = projects.filter(p => p.hasProgram)
     const diagnostics = [
       ...this.toPlain(all, withProgram.length > 1),
-      ...this.toPlain(orphans.diagnostics.map(d => ({ d, project: undefined })), false),
+      ...this.toPlain([...orphans.diagnostics, ...syntax?.diagnostics ?? []].map(d => ({ d, project: undefined })), false),
     ]
     return {
       diagnostics,
@@ -284,15 +287,35 @@ export class TsProgramChecker {
       else files.push(abs)
     }
     if (!files.length) return { files: [], diagnostics: [] }
+    const wanted = new Set(changed.map(c => this.rel(resolve(c))))
+    return { files: files.map(f => this.rel(f)).filter(f => wanted.has(f)), diagnostics: this.syntaxErrors(files) }
+  }
+
+  /**
+   * The syntax errors of changed files that a program holds, when one of
+   * them is new (not among the file's diagnostics of the last check): the
+   * write is worse whatever its types say, so the check answers from the
+   * parse alone (issue 26: a syntax error in fp-ts's most-imported module
+   * waited 130 s for its 177 importers to be re-checked).
+   */
+  private newSyntaxErrors(changed: readonly string[], projects: readonly TsProject[]): { files: Set<string>; diagnostics: TS.Diagnostic[] } | undefined {
+    const files = [...new Set(changed.map(p => resolve(p)))].filter(f => SOURCE.test(f) && statOf(f) && projects.some(p => p.reads(f)))
+    if (!files.length) return undefined
+    const diagnostics = this.syntaxErrors(files)
+    const key = (d: TS.Diagnostic) => `${resolve(d.file!.fileName)}\u0000${d.code}\u0000${this.ts.flattenDiagnosticMessageText(d.messageText, '\n')}`
+    const had = new Set(projects.flatMap(p => p.diagnostics.filter(d => d.file && files.includes(resolve(d.file.fileName))).map(key)))
+    return diagnostics.some(d => !had.has(key(d))) ? { files: new Set(files), diagnostics } : undefined
+  }
+
+  /** Syntax errors of `files` (absolute), each parsed alone. */
+  private syntaxErrors(files: readonly string[]): TS.Diagnostic[] {
     const ts = this.ts
     const options: TS.CompilerOptions = { noResolve: true, noLib: true, types: [], allowJs: true, noEmit: true, target: ts.ScriptTarget.ESNext }
-    const program = ts.createProgram({ rootNames: files, options, host: this._documents.host(options) })
-    const diagnostics = files.flatMap(f => {
+    const program = ts.createProgram({ rootNames: [...files], options, host: this._documents.host(options) })
+    return files.flatMap(f => {
       const sf = program.getSourceFile(f)
       return sf ? [...program.getSyntacticDiagnostics(sf)] : []
     })
-    const wanted = new Set(changed.map(c => this.rel(resolve(c))))
-    return { files: files.map(f => this.rel(f)).filter(f => wanted.has(f)), diagnostics }
   }
 
   private rel(abs: string): string {
