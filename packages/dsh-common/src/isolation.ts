@@ -11,6 +11,13 @@ import { join } from 'node:path'
 export interface Isolation {
   readOnly?: readonly string[]
   hidden?: readonly string[]
+  /**
+   * Files shown to the command in place of others: each `source` (a file
+   * outside the workspace) bind-mounted over its `target` (an existing
+   * file), in the command's mount namespace only — no other process sees
+   * it. Only with namespaces: the fallback cannot serve a file's content.
+   */
+  overlays?: readonly { source: string; target: string }[]
 }
 
 /** Whether commands can run in fresh namespaces here, and if not, why. */
@@ -18,7 +25,8 @@ export type IsolationSupport = { mode: 'namespaces' } | { mode: 'none'; reason: 
 
 /**
  * Runs as PID 1 of the new PID namespace, as root of a user namespace of
- * its own (so `mount` works without privileges): mounts each read-only
+ * its own (so `mount` works without privileges): bind-mounts each overlay's
+ * source over its target, mounts each read-only
  * path over itself read-only and an empty tmpfs over each hidden path,
  * then starts the command in a second user+mount namespace mapped back to
  * the caller's uid and gid. Mounts inherited into a less privileged
@@ -32,6 +40,8 @@ export type IsolationSupport = { mode: 'namespaces' } | { mode: 'none'; reason: 
 const SETUP = [
   'set -e',
   'u=$1; g=$2; shift 2',
+  'n=$1; shift',
+  'while [ "$n" -gt 0 ]; do mount --bind "$1" "$2"; shift 2; n=$((n-1)); done',
   'n=$1; shift',
   'while [ "$n" -gt 0 ]; do mount --bind -o ro "$1" "$1"; shift; n=$((n-1)); done',
   'n=$1; shift',
@@ -57,12 +67,14 @@ const SETUP = [
 export function isolatedArgv(argv: readonly string[], isolation: Isolation = {}): string[] {
   const readOnly = isolation.readOnly ?? []
   const hidden = isolation.hidden ?? []
+  const overlays = isolation.overlays ?? []
   const uid = process.getuid?.() ?? 0
   const gid = process.getgid?.() ?? 0
   return [
     ...(hasSetpriv() ? ['setpriv', '--pdeathsig', 'KILL'] : []),
     'unshare', '--map-root-user', '--pid', '--mount', '--fork', '--kill-child', '--mount-proc', '--',
     '/bin/sh', '-c', SETUP, 'dsh-isolate', String(uid), String(gid),
+    String(overlays.length), ...overlays.flatMap(o => [o.source, o.target]),
     String(readOnly.length), ...readOnly, String(hidden.length), ...hidden,
     ...argv,
   ]

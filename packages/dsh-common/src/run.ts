@@ -20,7 +20,8 @@ export interface RunOptions {
   /**
    * Isolate the command: in fresh user, PID and mount namespaces where the
    * system allows (`isolationSupport()`), with `readOnly` and `hidden`
-   * paths; otherwise every process carrying the run's marker is killed.
+   * paths and `overlays`; otherwise every process carrying the run's marker
+   * is killed (and a run with overlays throws: it cannot be served).
    * Either way, nothing the command started outlives it: when the leader
    * exits (or is killed), every process it started — also after `setsid`
    * or a double fork — ends.
@@ -81,6 +82,8 @@ export async function runCommand(argv: readonly string[], options: RunOptions): 
   }
   const command = options.shell ? ['/bin/sh', '-c', argv.join(' ')] : [...argv]
   const isolation = options.isolate ? isolationSupport().mode : undefined
+  // Overlays need a mount namespace: without one the command would see the files as they are, not as asked.
+  if (isolation === 'none' && options.isolate?.overlays?.length) throw new Error('runCommand: overlays need namespaces, which are not available here (isolationSupport())')
   const marker = isolation === 'none' ? randomBytes(8).toString('hex') : undefined
   const [file, ...args] = isolation === 'namespaces' ? isolatedArgv(command, options.isolate) : command
   let timedOut = false

@@ -1,4 +1,4 @@
-import { runCommand, describeExit, withoutCredentials, type RunResult } from 'dsh-common'
+import { runCommand, describeExit, withoutCredentials, type Isolation, type RunResult } from 'dsh-common'
 import type { CheckIO, RunRecord } from './types.ts'
 
 /**
@@ -47,6 +47,8 @@ export async function runRecorded(
     shell?: boolean
     /** Whether the run left something to judge (a report); when not, the record says why (`cause`). Default: it ran to an exit. */
     judgeable?: (r: RunResult) => boolean
+    /** Run in namespaces with these overlays (the accepted content served, see `served.ts`); the record says so. */
+    isolate?: Isolation
   } = {},
 ): Promise<RecordedRun> {
   const r = await runCommand(argv, {
@@ -56,6 +58,7 @@ export async function runRecorded(
     env: withoutCredentials(options.env ?? checkEnv()),
     signal: io.signal,
     shell: options.shell,
+    isolate: options.isolate,
   })
   const outcome: RunRecord['outcome'] = r.timedOut
     ? 'timeout'
@@ -64,7 +67,7 @@ export async function runRecorded(
       : (options.passed ?? (x => x.exitCode === 0))(r) ? 'pass' : 'fail'
   const judgeable = outcome !== 'timeout' && outcome !== 'error' && (options.judgeable?.(r) ?? true)
   const cause = judgeable ? undefined : failureCause(r, io.timeoutMs)
-  io.record({ check, argv: [...r.argv], cwd, exitCode: r.exitCode, durationMs: r.durationMs, outcome, ...(cause ? { cause } : {}) })
+  io.record({ check, argv: options.isolate?.overlays?.length ? [...argv, '(the content before the write, in a mount namespace)'] : [...r.argv], cwd, exitCode: r.exitCode, durationMs: r.durationMs, outcome, ...(cause ? { cause } : {}) })
   return { ...r, outcome }
 }
 

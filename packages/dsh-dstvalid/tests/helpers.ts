@@ -225,7 +225,7 @@ export function runs(session: Session) {
 export interface RunnerAnswers {
   /** Where the test files are (`test`, `tests`). */
   testDir: string
-  /** What the runs of a good edit of `src/total.js` look like (the accepted state of its related tests, then the same after the write). */
+  /** What the runs of a good edit of `src/total.js` look like (its related tests after the write: they pass, so no accepted state is measured). */
   goodEditRuns(runs: RunRecord[]): void
   /** The failure lines of `return a - b` in `src/sum.js` (after the rollback line). */
   behaviourBreak: string[]
@@ -244,6 +244,9 @@ export interface RunnerAnswers {
  * for byte after a re-run alone, a syntax error rolled back, a test-first
  * test file kept with the warning.
  */
+/** The last argument of a run recorded on the accepted content served in a mount namespace (ADR 0024). */
+const ACCEPTED_IN_NAMESPACE = '(the content before the write, in a mount namespace)'
+
 export function runnerScenarios(suite: { readonly h: Harness }, answers: RunnerAnswers): void {
   it('keeps an unrelated good edit next to a pre-existing failure, running only the related test files', async () => {
     const { h } = suite
@@ -252,11 +255,23 @@ export function runnerScenarios(suite: { readonly h: Harness }, answers: RunnerA
     answers.goodEditRuns(runs(h.session))
   })
 
-  it('rolls back a behaviour change failing tests through an import, byte for byte, after re-running them alone', async () => {
+  it('rolls back a behaviour change failing tests through an import, byte for byte: the failing test measured on the content before the write in a mount namespace, then re-run alone', async () => {
     const { h } = suite
+    const from = runs(h.session).length
     await expectRolledBack(h, 'edit_file', { path: 'src/sum.js', old_string: 'return a + b', new_string: 'return a - b' },
       'rolled back: test failed after edit_file on src/sum.js', ...answers.behaviourBreak)
-    expect(runs(h.session).flatMap(x => x.argv)).toContain(answers.rerunAlone)
+    const ran = runs(h.session).slice(from)
+    expect(ran.flatMap(x => x.argv)).toContain(answers.rerunAlone)
+    // After the write; the accepted state of sum's test file (total's passed after the last kept write: known); the re-runs alone.
+    expect(ran.map(x => [x.argv.at(-1) === ACCEPTED_IN_NAMESPACE, x.outcome]).slice(0, 2)).toEqual([[false, 'fail'], [true, 'pass']])
+    expect(ran.filter(x => x.argv.at(-1) === ACCEPTED_IN_NAMESPACE).flatMap(x => x.argv).filter(a => a.includes('.test.js'))).toEqual([`${answers.testDir}/sum.test.js`])
+  })
+
+  it('a test failing before and after the write is not the write\'s: measured in the mount namespace, it failed there too, so the write is kept', async () => {
+    const { h } = suite
+    const from = runs(h.session).length
+    expect(await h.exec('edit_file', { path: 'src/legacy.js', old_string: '() => 1', new_string: '() => 0 + 1' })).toEqual({ content: 'edited src/legacy.js' })
+    expect(runs(h.session).slice(from).map(x => [x.argv.at(-1) === ACCEPTED_IN_NAMESPACE, x.outcome])).toEqual([[false, 'fail'], [true, 'fail']])
   })
 
   it('rolls back a syntax error in an edited source file: the test files that load it, and the parse error itself', async () => {

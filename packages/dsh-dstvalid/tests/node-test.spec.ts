@@ -26,7 +26,6 @@ describe('node:test (a "node --test" test script): related test files from the i
     // testArgs are vitest's, not passed on.
     goodEditRuns: runs => expect(runs.map(x => [x.argv[0], x.argv[1], x.argv.slice(4)])).toEqual([
       [process.execPath, '--test', ['test/total.test.js']],
-      [process.execPath, '--test', ['test/total.test.js']],
     ]),
     behaviourBreak: [
       'test/sum.test.js:5 FAIL adds — AssertionError: Expected values to be strictly equal: -1 !== 3',

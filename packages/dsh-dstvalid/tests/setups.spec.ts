@@ -19,15 +19,15 @@ describe('a check that cannot run says why (the line that explains it, not the l
       `warning: not verified: vitest exit 1: failed to load config from ${root}/vitest.config.ts: Error: DATABASE_URL is not set`,
     ].join('\n') })
     const cause = `failed to load config from ${root}/vitest.config.ts: Error: DATABASE_URL is not set`
-    // The accepted state before the write, and the write's own run.
-    expect(runs(h.session).filter(x => x.check === 'test').map(x => [x.outcome, x.cause])).toEqual([['fail', cause], ['fail', cause]])
+    // The write's own run only: a run that cannot judge measures no accepted state (ADR 0024).
+    expect(runs(h.session).filter(x => x.check === 'test').map(x => [x.outcome, x.cause])).toEqual([['fail', cause]])
   }, 300_000)
 
   it('an option this vitest rejects: the CACError line', async () => {
     const h = await boot(makeWorkspace('shop'), { warmTests: false, testArgs: ['--definitely-unknown'] })
     const r = await h.exec('edit_file', { path: 'src/money.ts', old_string: '/** Amounts are integer cents. */', new_string: '/** Cents. */' })
     expect(r.content.split('\n')[1]).toBe('warning: not verified: vitest exit 1: CACError: Unknown option `--definitelyUnknown`')
-    expect(runs(h.session).filter(x => x.check === 'test').map(x => x.cause)).toEqual(['CACError: Unknown option `--definitelyUnknown`', 'CACError: Unknown option `--definitelyUnknown`'])
+    expect(runs(h.session).filter(x => x.check === 'test').map(x => x.cause)).toEqual(['CACError: Unknown option `--definitelyUnknown`'])
   }, 300_000)
 
   it('reads the cause out of real failures: out of memory, a missing command, a stack trace', async () => {

@@ -24,11 +24,12 @@ describe('test guard through the vitest CLI (vitest related, type-checking tests
     await expectRolledBack(h, 'edit_file', breakDiscount, 'rolled back: test failed after edit_file on src/money.ts', discountTestFails)
     expect(h.results.map(x => [x.check, x.outcome])).toEqual([['typecheck', 'pass'], ['test', 'rolled-back']])
     const tests = runs(h.session).filter(x => x.check === 'test')
-    // The accepted state of the tests related to src/money.ts (measured before the write by the CLI, never
-    // the whole suite), the related run, the failing test alone; no re-check: the file is back byte for byte.
-    expect(tests.map(x => [x.argv[2], x.outcome])).toEqual([['related', 'pass'], ['related', 'fail'], ['run', 'fail']])
+    // The related run after the write (never the whole suite), the failing test file on the content before
+    // the write in a mount namespace (ADR 0024), the failing test alone; no re-check: the file is back byte for byte.
+    expect(tests.map(x => [x.argv[2], x.outcome])).toEqual([['related', 'fail'], ['run', 'pass'], ['run', 'fail']])
     expect(tests[0]!.argv.slice(3, 5)).toEqual(['src/money.ts', '--run'])
-    expect(tests[1]!.argv.slice(3, 5)).toEqual(['src/money.ts', '--run'])
+    expect(tests[1]!.argv.slice(3, 4)).toEqual(['tests/money.test.ts'])
+    expect(tests[1]!.argv.at(-1)).toBe('(the content before the write, in a mount namespace)')
     expect(tests[2]!.argv.slice(3, 6)).toEqual(['tests/money.test.ts', '-t', '^(money applies a percentage discount)$'])
 
   })

@@ -1,11 +1,12 @@
 import { existsSync, mkdtempSync, readFileSync, rmSync } from 'node:fs'
 import { tmpdir } from 'node:os'
 import { isAbsolute, join, relative } from 'node:path'
-import { runCommand, toPosixRelative } from 'dsh-common'
+import { runCommand, toPosixRelative, type Isolation } from 'dsh-common'
 import { FILE_LEVEL } from '../../accepted.ts'
 import { confirmAlone, firstLine, ownParseErrors, type JsonTestReport } from '../runner.ts'
 import { failingTest } from '../../problems.ts'
 import { checkEnv, runRecorded, stripAnsi, whyNotJudged } from '../../run.ts'
+import { servableByMount, withAcceptedContent } from '../../served.ts'
 import type { Change, Check, CheckIO, Measurement, Problem } from '../../types.ts'
 
 /** Jest's `--json` report. */
@@ -82,19 +83,29 @@ export class JestCheck implements Check {
     return [...new Set([...roots, ...tops])].flatMap(r => ['--roots', r])
   }
 
+  /** A write whose paths all existed before it: its failing tests' accepted state is measured after it, in a mount namespace (ADR 0024). */
+  servable(change: Change): boolean {
+    return servableByMount(change)
+  }
+
+  /** `files` run on the content from before the write, shown to this run alone. */
+  async measureAccepted(files: string[], change: Change, io: CheckIO): Promise<Measurement | undefined> {
+    return withAcceptedContent(change, isolate => this.runReport(['--runTestsByPath', ...files], io, [], isolate))
+  }
+
   confirm(problems: Problem[], io: CheckIO): Promise<Problem[] | undefined> {
     return confirmAlone(problems, p => this._names.get(p.key), ({ file, pattern }) =>
       this.runReport(['--runTestsByPath', file, ...(pattern ? ['-t', pattern] : [])], io, []))
   }
 
-  private async runReport(args: string[], io: CheckIO, touched: readonly string[]): Promise<Measurement> {
+  private async runReport(args: string[], io: CheckIO, touched: readonly string[], isolate?: Isolation): Promise<Measurement> {
     const dir = mkdtempSync(join(tmpdir(), 'dsh-jest-'))
     const out = join(dir, 'report.json')
     try {
       const r = await runRecorded(this.name, [
         ...this.options.command, ...args,
         '--json', `--outputFile=${out}`, '--passWithNoTests', '--testLocationInResults', '--ci', '--watchman=false', ...(this.options.extraArgs ?? []),
-      ], this.options.root, io, { judgeable: () => existsSync(out) })
+      ], this.options.root, io, { judgeable: () => existsSync(out), isolate })
       let report: JestReport
       try {
         report = JSON.parse(readFileSync(out, 'utf8')) as JestReport

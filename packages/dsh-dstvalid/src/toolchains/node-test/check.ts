@@ -2,12 +2,13 @@ import { existsSync, mkdtempSync, readdirSync, readFileSync, rmSync } from 'node
 import { tmpdir } from 'node:os'
 import { join } from 'node:path'
 import { fileURLToPath } from 'node:url'
-import { toPosixRelative } from 'dsh-common'
+import { toPosixRelative, type Isolation } from 'dsh-common'
 import { FILE_LEVEL } from '../../accepted.ts'
 import { findImporters } from '../../impact.ts'
 import { scanImportGraph } from '../../js-imports.ts'
 import { failingTest } from '../../problems.ts'
 import { checkEnv, runRecorded, whyNotJudged } from '../../run.ts'
+import { servableByMount, withAcceptedContent } from '../../served.ts'
 import type { Change, Check, CheckIO, Measurement, Problem } from '../../types.ts'
 import { confirmAlone, ownParseErrors } from '../runner.ts'
 
@@ -94,6 +95,16 @@ export class NodeTestCheck implements Check {
     return this.run(tests, undefined, io, change.files)
   }
 
+  /** A write whose paths all existed before it: its failing tests' accepted state is measured after it, in a mount namespace (ADR 0024). */
+  servable(change: Change): boolean {
+    return servableByMount(change)
+  }
+
+  /** `files` run on the content from before the write, shown to this run alone. */
+  async measureAccepted(files: string[], change: Change, io: CheckIO): Promise<Measurement | undefined> {
+    return withAcceptedContent(change, isolate => this.run(files, undefined, io, [], isolate))
+  }
+
   async confirm(problems: Problem[], io: CheckIO): Promise<Problem[] | undefined> {
     // The test's own name (the last part of its id): `--test-name-pattern` matches each test by its name.
     const nameOf = (p: Problem) => (p.key.endsWith(FILE_LEVEL) ? undefined : p.key.split(' > ').at(-1))
@@ -101,7 +112,7 @@ export class NodeTestCheck implements Check {
   }
 
   /** One run: `files` (undefined: node's own discovery, the whole suite), `pattern` for `--test-name-pattern`. */
-  private async run(files: string[] | undefined, pattern: string | undefined, io: CheckIO, touched: readonly string[]): Promise<Measurement> {
+  private async run(files: string[] | undefined, pattern: string | undefined, io: CheckIO, touched: readonly string[], isolate?: Isolation): Promise<Measurement> {
     const { root } = this.options
     const dir = mkdtempSync(join(tmpdir(), 'dsh-node-test-'))
     const out = join(dir, 'report.json')
@@ -111,7 +122,7 @@ export class NodeTestCheck implements Check {
     ]
     try {
       // A failing test exits 1: the run found problems, it did not fail to run.
-      const r = await runRecorded(this.name, argv, root, io, { env: checkEnv({ NODE_TEST_CONTEXT: undefined }), passed: x => x.exitCode === 0, judgeable: () => existsSync(out) })
+      const r = await runRecorded(this.name, argv, root, io, { env: checkEnv({ NODE_TEST_CONTEXT: undefined }), passed: x => x.exitCode === 0, judgeable: () => existsSync(out), isolate })
       const report = existsSync(out) ? this.read(out) : undefined
       if (r.outcome === 'timeout' || r.outcome === 'error' || !report) {
         const own = ownParseErrors(this.name, root, touched, [loaderError(r.stderr)])

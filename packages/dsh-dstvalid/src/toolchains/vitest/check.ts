@@ -2,11 +2,12 @@ import { existsSync, mkdtempSync, readFileSync, rmSync } from 'node:fs'
 import { tmpdir } from 'node:os'
 import { join } from 'node:path'
 import { fileURLToPath } from 'node:url'
-import { toPosixRelative } from 'dsh-common'
+import { toPosixRelative, type Isolation } from 'dsh-common'
 import { FILE_LEVEL } from '../../accepted.ts'
 import { confirmAlone, firstLine, ownParseErrors } from '../runner.ts'
 import { diagnostic, failingTest } from '../../problems.ts'
 import { checkEnv, runRecorded, whyNotJudged, type RecordedRun } from '../../run.ts'
+import { servableByMount, withAcceptedContent } from '../../served.ts'
 import type { Change, Check, CheckIO, Measurement, Problem } from '../../types.ts'
 import type { CoverageReading, CoverageSource } from '../../modes/coverage.ts'
 
@@ -268,6 +269,16 @@ export class VitestCheck implements Check, CoverageSource {
     return this.runReport(args, io, include ?? 'all', touched)
   }
 
+  /** A write whose paths all existed before it: its failing tests' accepted state is measured after it, in a mount namespace (ADR 0024). */
+  servable(change: Change): boolean {
+    return servableByMount(change)
+  }
+
+  /** `files` run on the content from before the write, shown to this run alone. */
+  async measureAccepted(files: string[], change: Change, io: CheckIO): Promise<Measurement | undefined> {
+    return withAcceptedContent(change, isolate => this.runReport(['run', ...files], io, undefined, [], false, isolate))
+  }
+
   lastCoverage(): CoverageReading | undefined {
     return this._coverage
   }
@@ -280,7 +291,7 @@ export class VitestCheck implements Check, CoverageSource {
   }
 
   /** One run of the workspace's vitest with this package's reporter; the report is undefined when vitest wrote none. */
-  private async runOnce(args: string[], io: CheckIO, coverage?: 'all' | string[]): Promise<VitestRun> {
+  private async runOnce(args: string[], io: CheckIO, coverage?: 'all' | string[], isolate?: Isolation): Promise<VitestRun> {
     const dir = mkdtempSync(join(tmpdir(), 'dsh-vitest-'))
     const out = join(dir, 'report.json')
     const coverageDir = join(dir, 'coverage')
@@ -292,7 +303,7 @@ export class VitestCheck implements Check, CoverageSource {
       const run = await runRecorded(this.name, [
         ...this.options.command, ...args,
         `--reporter=${REPORTER}`, '--passWithNoTests', ...vitestVersionArgs(this.options.major), '--no-cache', ...coverageArgs, ...(this.options.extraArgs ?? []),
-      ], this.options.root, io, { env: checkEnv({ DSH_VITEST_REPORT: out }), judgeable: r => r.exitCode === 0 || existsSync(out) })
+      ], this.options.root, io, { env: checkEnv({ DSH_VITEST_REPORT: out }), judgeable: r => r.exitCode === 0 || existsSync(out), isolate })
       if (coverage) this._coverage = this.readCoverage(join(coverageDir, 'coverage-summary.json'), coverage)
       const failed = (): Measurement => ({ status: run.timedOut ? 'timeout' : 'error', problems: [], scope: [], error: whyNotJudged('vitest', run, io.timeoutMs) })
       try {
@@ -313,9 +324,9 @@ export class VitestCheck implements Check, CoverageSource {
    * (or of everything). A run naming its project (`--project`) is not
    * limited further.
    */
-  private async runReport(args: string[], io: CheckIO, coverage?: 'all' | string[], touched: readonly string[] = [], probe = true): Promise<Measurement> {
+  private async runReport(args: string[], io: CheckIO, coverage?: 'all' | string[], touched: readonly string[] = [], probe = true, isolate?: Isolation): Promise<Measurement> {
     const own = args.includes('--project')
-    const m = await this._judge.judge(only => this.runOnce([...args, ...(only && !own ? only.flatMap(p => ['--project', p]) : [])], io, coverage), io, touched, probe)
+    const m = await this._judge.judge(only => this.runOnce([...args, ...(only && !own ? only.flatMap(p => ['--project', p]) : [])], io, coverage, isolate), io, touched, probe)
     // The CLI always runs (a run without a report is judged from its output).
     return m!
   }

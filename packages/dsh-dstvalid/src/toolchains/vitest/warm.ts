@@ -209,22 +209,30 @@ export class WarmVitestCheck implements Check {
    * resolution looks at the disk).
    */
   get measureAccepted(): Check['measureAccepted'] {
-    // Without the warm runner (another vitest Node API) the accepted state is measured before each write, as the CLI check does.
-    return this._unsupported ? undefined : (files, change, io) => this.measureWithContentBefore(files, change, io)
+    // Without the warm runner (another vitest Node API), or for a write it cannot serve, the CLI in a mount namespace (ADR 0024).
+    return this._unsupported
+      ? (files, change, io) => this.options.cli.measureAccepted(files, change, io)
+      : async (files, change, io) => this.servedByRunner(change) ? this.measureWithContentBefore(files, change, io) : this.options.cli.measureAccepted(files, change, io)
+  }
+
+  /** Changed modules are served by the runner; any other write whose paths all existed, by the CLI in a mount namespace. */
+  servable(change: Change): boolean {
+    // A test config is not served (the runner restarts on it): its accepted state, every test, is measured before.
+    if (change.files.some(f => TEST_CONFIG_FILE.test(f))) return false
+    return (!this._unsupported && this.servedByRunner(change)) || this.options.cli.servable(change)
   }
 
   /**
    * Served content reaches the module graph only: a test's own file-system reads (a listing that sees
    * a created file, a fixture read at run time) would see the write, so only changed modules are served.
    */
-  servable(change: Change): boolean {
-    // A test config is not served (the runner restarts on it): its accepted state, every test, is measured before.
-    return !!change.before && !change.files.some(f => TEST_CONFIG_FILE.test(f)) && [...change.before].every(([path, bytes]) => bytes !== null && MODULE_FILE.test(path))
+  private servedByRunner(change: Change): boolean {
+    return !!change.before && [...change.before].every(([path, bytes]) => bytes !== null && MODULE_FILE.test(path)) && !change.files.some(f => TEST_CONFIG_FILE.test(f))
   }
 
   private async measureWithContentBefore(files: string[], change: Change, io: CheckIO): Promise<Measurement | undefined> {
     const before = change.before
-    if (this._unsupported || !before || !this.servable(change) || change.files.some(f => TEST_CONFIG_FILE.test(f))) return undefined
+    if (this._unsupported || !before || !this.servedByRunner(change)) return undefined
     const accepted: Record<string, string> = {}
     for (const [path, bytes] of before) {
       if (!existsSync(path)) return undefined
