@@ -12,6 +12,12 @@
  * per-edit check (cold type-check of every project + the whole test suite)
  * measured once on the same workspace. Goal: 0 / 0 / 0.
  *
+ * The corpus runs with the map of executed functions on (`testSelection:
+ * 'functions'`, ADR 0021), then again with the related test files selected
+ * by imports alone (`'files'`): on every bad edit, each failing-test line the
+ * file selection reports the map must report too
+ * (`DSH_BENCH_SELECTIONS=functions` skips the second pass).
+ *
  *   tsx bench/efficacy.bench.ts [vite-app|library|monorepo|jest|demo|setups|go|python …]
  *   DSH_BENCH_VERBOSE=1 tsx bench/efficacy.bench.ts   # every result in full
  */
@@ -125,7 +131,7 @@ function naive(root: string, w: CorpusWorkspace): { ms: number; argv: string[][]
   return { ms: performance.now() - started, argv }
 }
 
-async function runWorkspace(w: CorpusWorkspace): Promise<{ rows: Row[]; naiveMs: number; baselineMs: number }> {
+async function runWorkspace(w: CorpusWorkspace, testSelection: 'functions' | 'files' = 'functions', withNaive = true): Promise<{ rows: Row[]; naiveMs: number; baselineMs: number }> {
   const { root, corpus } = prepareWorkspace(w)
   const ctx = new Context()
   const fibers: Fiber[] = []
@@ -172,8 +178,8 @@ async function runWorkspace(w: CorpusWorkspace): Promise<{ rows: Row[]; naiveMs:
         guard.markDirty()
       }
     }
-    const naiveRun = naive(root, w)
-    return { rows, naiveMs: naiveRun.ms, baselineMs }
+    const naiveMs = withNaive ? naive(root, w).ms : NaN
+    return { rows, naiveMs, baselineMs }
   } finally {
     for (const f of fibers.reverse()) await f.dispose()
     rmSync(root, { recursive: true, force: true })
@@ -191,10 +197,12 @@ const table: string[] = [
   '| workspace | edits (bad/good) | escaped | false rollbacks | not verified | restore mismatches | baseline | median per edit | naive per edit | naive / ours |',
   '|---|---|---|---|---|---|---|---|---|---|',
 ]
+const byWorkspace = new Map<CorpusWorkspace, Row[]>()
 for (const w of selected) {
   console.log(`\n### ${w}`)
   const { rows, naiveMs, baselineMs } = await runWorkspace(w)
   all.push(...rows)
+  byWorkspace.set(w, rows)
   const bad = rows.filter(r => r.edit.verdict === 'bad')
   const goodRows = rows.filter(r => r.edit.verdict === 'good')
   const escaped = bad.filter(r => r.outcome !== 'rolled back').length
@@ -219,3 +227,42 @@ const totals = {
   notVerified: all.filter(r => r.outcome === 'not verified').length,
 }
 console.log(`total: ${totals.escaped} escaped / ${totals.falseRollbacks} false rollbacks / ${totals.notVerified} not verified (goal 0 / 0 / 0)`)
+
+// The map against the file selection on every bad edit: each problem line the file selection reports, the map reports too.
+if (process.env.DSH_BENCH_SELECTIONS !== 'functions') {
+  // The tests' problem lines (`file:line FAIL …`): what a test selection can catch or miss.
+  // Each pass has its own temporary copy of the workspace: its path is left out of the comparison.
+  const problemLines = (row: Row) => new Set(row.content.split('\n').slice(1).filter(l => / FAIL /.test(l)).map(l => l.replace(/\/[^\s'"]*dsh-efficacy-[^/\s'"]+/g, '<workspace>')))
+  const compare = [
+    '| workspace | bad edits | rolled back (files / map) | failing-test lines (files / map) | lines the map missed | kept by the map, rolled back by the tests of the file selection |',
+    '|---|---|---|---|---|---|',
+  ]
+  let missedTotal = 0
+  for (const w of selected) {
+    console.log(`\n### ${w} (related test files by imports)`)
+    const { rows: byFiles } = await runWorkspace(w, 'files', false)
+    const byMap = byWorkspace.get(w)!
+    let lines = [0, 0]
+    let missed = 0
+    let kept = 0
+    let rolled = [0, 0]
+    byFiles.forEach((f, i) => {
+      const m = byMap[i]!
+      if (f.edit.verdict !== 'bad') return
+      const fl = problemLines(f)
+      const ml = problemLines(m)
+      lines = [lines[0]! + fl.size, lines[1]! + ml.size]
+      rolled = [rolled[0]! + (f.outcome === 'rolled back' ? 1 : 0), rolled[1]! + (m.outcome === 'rolled back' ? 1 : 0)]
+      const gone = [...fl].filter(l => !ml.has(l))
+      if (gone.length) console.log(`  the map missed on ${f.edit.name}: ${gone.slice(0, 3).join(' | ')}`)
+      missed += gone.length
+      if (f.content.startsWith('rolled back: test failed') && m.outcome !== 'rolled back') kept++
+    })
+    missedTotal += missed + kept
+    const bad = byFiles.filter(r => r.edit.verdict === 'bad').length
+    compare.push(`| ${w} | ${bad} | ${rolled[0]} / ${rolled[1]} | ${lines[0]} / ${lines[1]} | ${missed} | ${kept} |`)
+  }
+  console.log(`\nthe map of executed functions against the file selection, every bad edit:\n${compare.join('\n')}`)
+  console.log(`map misses: ${missedTotal} (goal 0)`)
+  if (missedTotal) process.exitCode = 1
+}

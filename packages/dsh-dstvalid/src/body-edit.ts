@@ -20,10 +20,18 @@ import type * as TS from 'typescript'
 /** The outcome for one file: the names of the changed functions, or why the edit is not body-only. */
 export type BodyEdit = { kind: 'body'; functions: string[] } | { kind: 'other'; reason: string }
 
-let loaded: typeof TS | undefined
-async function typescript(): Promise<typeof TS> {
-  loaded ??= (await import('typescript')).default
-  return loaded
+let loading: Promise<typeof TS> | undefined
+function typescript(): Promise<typeof TS> {
+  loading ??= import('typescript').then(m => m.default)
+  return loading
+}
+
+/** Load the parser now, in the background (a session starts), so the first judged edit does not wait for it. */
+export function preloadParser(): void {
+  void typescript().catch(() => {
+    // Loaded again (and its error reported) by the first edit that needs it.
+    loading = undefined
+  })
 }
 
 type FunctionNode = TS.FunctionLikeDeclaration & { body: TS.Node }

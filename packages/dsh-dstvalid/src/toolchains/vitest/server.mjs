@@ -122,6 +122,7 @@ try {
     send({ unsupported: 'vitest/node has no createVitest' })
     process.exit(0)
   }
+  /** @type {Record<string, any>} */
   let cliOptions = {}
   if (extraArgs.length) {
     if (typeof mod.parseCLI !== 'function') {
@@ -132,6 +133,10 @@ try {
   }
   vitest = await mod.createVitest('test', {
     ...cliOptions,
+    // The workspace's own coverage (\`coverage.enabled\` in its config) is never read from a warm run: its
+    // workers would collect block coverage for nothing, and V8 keeps one coverage per worker (the calls
+    // recorder's). Asked for in \`testArgs\` (\`--coverage\`), it stays.
+    ...(cliOptions.coverage?.enabled ? {} : { coverage: { ...cliOptions.coverage, enabled: false } }),
     root,
     watch: false,
     cache: false,

@@ -6,7 +6,7 @@ import type { Change, Check, CheckIO, Measurement, Problem } from '../../types.t
 import { WarmVitestClient, type RunCalls, type WarmRunAnswer, type WarmRunPhases, type WarmRunRequest } from './warm-client.ts'
 import { confirmAlone } from '../runner.ts'
 import { VitestJudge, type VitestCheck, type VitestRun } from './check.ts'
-import { bodyEdit, predictedNames } from '../../body-edit.ts'
+import { bodyEdit, predictedNames, preloadParser } from '../../body-edit.ts'
 import { contentHash, DiskHashes, type MapSelection, type TestMap } from '../../test-map.ts'
 
 /** Files whose change makes the warm runner's configuration or module resolution stale: it is restarted. */
@@ -104,6 +104,7 @@ export class WarmVitestCheck implements Check {
   /** Start the runner in the background (session start), so the first judged write does not wait for vitest to boot. */
   startWorkers(): void {
     if (this._unsupported) return
+    if (this.options.testMap) preloadParser()
     void this._client.start().then(ready => {
       if (ready.status === 'unsupported') this._unsupported = ready.reason
     })
@@ -119,7 +120,7 @@ export class WarmVitestCheck implements Check {
     this._configJudged = config.length > 0
     const related = !!change && this.options.mode === 'related' && !change.files.some(f => RERUN_ALL.test(f))
     // A judgement's re-recordings can be undone by a byte-identical rollback (see restore).
-    if (change?.before) this.options.testMap?.begin()
+    if (change) this.options.testMap?.begin()
     if (related && !config.length) {
       const byMap = await this.measureByMap(change, io)
       if (byMap) return byMap
