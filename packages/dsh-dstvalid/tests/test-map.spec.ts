@@ -131,11 +131,11 @@ describe('the map of executed functions (test selection for body-only edits)', (
       'vitest run tests/t01.test.ts -t ^(splits 01)$ (warm) (fail)',
     ])
 
-    // A top-level change: every test file that imports it (the import closure), and the notice says why.
-    const topLevel = await h.exec('edit_file', { path: 'src/util.ts', old_string: 'export function shout', new_string: 'export const SEPARATOR = \'/\'\n\nexport function shout' })
-    expect(topLevel).toEqual({ content: 'edited src/util.ts' })
-    expect(testRuns(h).at(-1)).toBe('vitest related src/util.ts --run (warm) (pass)')
-    expect(h.notices.map(n => n.text)).toContain('tests: related test files by imports (src/util.ts: code outside function bodies changed)')
+    // A top-level change: the test files that import the module (its import closure), and the notice says why.
+    const topLevel = await h.exec('edit_file', { path: 'src/label.ts', old_string: 'export function depth', new_string: 'export const SEPARATOR = \'/\'\n\nexport function depth' })
+    expect(topLevel).toEqual({ content: 'edited src/label.ts' })
+    expect(testRuns(h).at(-1)).toBe('vitest related src/label.ts --run (warm) (pass)')
+    expect(h.notices.map(n => n.text)).toContain('tests: related test files by imports (src/label.ts: code outside function bodies changed)')
 
     // Behind the guard's back, label starts running splitPath: the entries of t37–t39 are stale (label.ts is
     // not what they ran on), so a body edit of splitPath runs them too — and the break they catch rolls it back.
@@ -161,7 +161,7 @@ describe('the map of executed functions (test selection for body-only edits)', (
       .toEqual({ content: 'edited src/util.ts\ntests: 0 of 40 related test files: no function changed' })
     expect(testRuns(h).length).toBe(before)
     expect(readText(root, 'src/util.ts')).toContain('/** Upper case. */')
-  }, 240_000)
+  }, 480_000)
 
   it('a call added in the same step (in another source, in a test file) runs the tests that start executing the function', async () => {
     const root = makeWorkspace('', files(10, 5))
@@ -198,5 +198,5 @@ describe('the map of executed functions (test selection for body-only edits)', (
       "tests/t00.test.ts:3 FAIL shouts a double slash — AssertionError: expected 'A/B' to be 'A//B' // Object.is equality",
       'tests: 9 of 10 related test files: those that ran `shout`, and 1 changed test file',
     ])
-  }, 240_000)
+  }, 480_000)
 })
