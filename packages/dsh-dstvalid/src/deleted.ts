@@ -7,48 +7,32 @@
  * breaks, and what the lazy checks must run.
  */
 import { existsSync } from 'node:fs'
-import { join, relative, sep } from 'node:path'
+import { join } from 'node:path'
 import { scanFiles } from './changes.ts'
 import type { ImportEdge } from './impact.ts'
 import { scanImportGraph } from './js-imports.ts'
-import { pythonGraphWithDeleted } from './toolchains/python/impact.ts'
-import type { Change } from './types.ts'
-
-/** A language whose import graph can be read with deleted files put back. */
-interface ModuleGraph {
-  /** Module files of this language. */
-  readonly files: RegExp
-  /** Workspace-relative edges between the workspace's files and `deleted` (absolute paths no longer on disk). */
-  graph(root: string, deleted: readonly string[]): ImportEdge[]
-}
+import type { Change, ModuleGraph } from './types.ts'
 
 /** Module files of the JavaScript/TypeScript family. */
 const SCRIPT = /\.[cm]?[jt]sx?$/
 
-const GRAPHS: readonly ModuleGraph[] = [
-  {
-    // Specifiers resolved the way bundlers and Node do.
-    files: SCRIPT,
-    graph: (root, deleted) => scanImportGraph(root, [...[...scanFiles(root).keys()].filter(f => SCRIPT.test(f)).map(f => join(root, f)), ...deleted]),
-  },
-  {
-    // Python: `import` / `from … import` lines, relative imports and a package's `__init__.py` included.
-    files: /\.py$/,
-    graph: (root, deleted) => pythonGraphWithDeleted(root, deleted.map(p => relative(root, p).split(sep).join('/'))),
-  },
-]
+/** The JavaScript/TypeScript import graph: specifiers resolved the way bundlers and Node do. */
+export const SCRIPT_GRAPH: ModuleGraph = {
+  files: SCRIPT,
+  graph: (root, deleted) => scanImportGraph(root, [...[...scanFiles(root).keys()].filter(f => SCRIPT.test(f)).map(f => join(root, f)), ...deleted]),
+}
 
 /**
  * `change` with the existing files that imported its deleted files added
  * (through deleted importers too), by the import graph of the workspace
- * with the deleted files put back; `change` itself when nothing of it was
- * deleted or nothing imported what was.
+ * with the deleted files put back (each of `graphs` for its own files);
+ * `change` itself when nothing of it was deleted or nothing imported what was.
  */
-export function withImportersOfDeleted(root: string, change: Change): Change {
+export function withImportersOfDeleted(root: string, change: Change, graphs: readonly ModuleGraph[]): Change {
   const gone = change.paths.filter(p => !existsSync(p))
   const edges: ImportEdge[] = []
   const deleted = new Set<string>()
-  for (const language of GRAPHS) {
+  for (const language of graphs) {
     const mine = gone.filter(p => language.files.test(p))
     if (!mine.length) continue
     for (const p of mine) deleted.add(p)

@@ -250,9 +250,10 @@ export class Guard {
    * runner relates tests to files that exist; a deleted file relates to none).
    */
   private selection(change: Change): Change {
-    if (!this.options.checks.some(c => c.lazyBaseline)) return change
+    const graphs = [...new Set(this.options.checks.flatMap(c => (c.lazyBaseline && c.moduleGraph ? [c.moduleGraph] : [])))]
+    if (!graphs.length) return change
     try {
-      return withImportersOfDeleted(this.options.root, change)
+      return withImportersOfDeleted(this.options.root, change, graphs)
     } catch {
       // The workspace could not be scanned (vanished meanwhile): the runner's own selection.
       return change

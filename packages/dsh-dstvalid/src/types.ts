@@ -2,7 +2,7 @@
  * Types of the checking engine. No Cordis imports: the engine can guard any
  * agent that can tell it which files a write touched.
  */
-import type { ImpactList } from './impact.ts'
+import type { ImpactList, ImportEdge } from './impact.ts'
 
 /** One thing a check found wrong: a diagnostic, or a failing test. */
 export interface Problem {
@@ -165,6 +165,12 @@ export interface Check {
    */
   servable?(change: Change): boolean
   /**
+   * Its language's import graph read with deleted files put back: a write
+   * that deletes or moves a module also selects the tests of what imported
+   * it (`deleted.ts`). Undefined: the check's own selection alone.
+   */
+  readonly moduleGraph?: ModuleGraph
+  /**
    * Where a test is declared, to tell a test the write removed or renamed
    * on purpose from one it hid: the workspace-relative files that may
    * declare it (present or deleted) and what its declaration looks like.
@@ -275,4 +281,12 @@ export interface Verdict {
   checks: CheckVerdict[]
   /** True when some check found a regression (the write should be rolled back). */
   regression: boolean
+}
+
+/** A language whose import graph can be read with deleted files put back. */
+export interface ModuleGraph {
+  /** Module files of this language. */
+  readonly files: RegExp
+  /** Workspace-relative edges between the workspace's files and `deleted` (absolute paths no longer on disk). */
+  graph(root: string, deleted: readonly string[]): ImportEdge[]
 }

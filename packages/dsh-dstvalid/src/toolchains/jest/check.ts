@@ -8,6 +8,7 @@ import { failingTest } from '../../problems.ts'
 import { checkEnv, runRecorded, stripAnsi, whyNotJudged } from '../../run.ts'
 import { servableByMount, withAcceptedContent } from '../../served.ts'
 import type { Change, Check, CheckIO, Measurement, Problem } from '../../types.ts'
+import { SCRIPT_GRAPH } from '../../deleted.ts'
 
 /** Jest's `--json` report. */
 type JestReport = JsonTestReport
@@ -43,6 +44,9 @@ export class JestCheck implements Check {
   private _roots?: string[] | null
 
   constructor(private readonly options: JestCheckOptions) {}
+
+  /** A deleted or moved module selects the tests of what imported it (see {@link Check.moduleGraph}). */
+  readonly moduleGraph = SCRIPT_GRAPH
 
   /** Related tests: the accepted state is measured per write (see {@link Check.lazyBaseline}). */
   get lazyBaseline(): boolean {

@@ -11,6 +11,7 @@ import { checkEnv, runRecorded, whyNotJudged } from '../../run.ts'
 import { servableByMount, withAcceptedContent } from '../../served.ts'
 import type { Change, Check, CheckIO, Measurement, Problem } from '../../types.ts'
 import { confirmAlone, ownParseErrors } from '../runner.ts'
+import { SCRIPT_GRAPH } from '../../deleted.ts'
 
 /** What `reporter.mjs` writes: every test with its suites, and every test file that printed to stderr or did not load. */
 export interface NodeTestReport {
@@ -74,6 +75,9 @@ export class NodeTestCheck implements Check {
   readonly verb = 'testing'
 
   constructor(private readonly options: NodeTestCheckOptions) {}
+
+  /** A deleted or moved module selects the tests of what imported it (see {@link Check.moduleGraph}). */
+  readonly moduleGraph = SCRIPT_GRAPH
 
   /** Related tests: the accepted state is measured per write (see {@link Check.lazyBaseline}). */
   get lazyBaseline(): boolean {

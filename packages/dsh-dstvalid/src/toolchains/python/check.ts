@@ -6,7 +6,7 @@ import { FILE_LEVEL, testName } from '../../accepted.ts'
 import { diagnostic, failingTest } from '../../problems.ts'
 import { checkEnv, runRecorded, whyNotJudged } from '../../run.ts'
 import { findImporters } from '../../impact.ts'
-import { pythonFiles, pythonGraph } from './impact.ts'
+import { PYTHON_GRAPH, pythonFiles, pythonGraph } from './impact.ts'
 import type { Change, Check, CheckIO, Measurement, Problem, TestSource } from '../../types.ts'
 import { globRegExp, readPytestConfig, sourceRoots, type PytestConfig } from './pytest-config.ts'
 
@@ -176,6 +176,9 @@ export class PytestCheck implements Check {
   constructor(private readonly root: string, private readonly mode: 'related' | 'all', private readonly extraArgs: string[] = [], python: PythonInterpreter | PythonAnnouncer = { command: 'python3', source: 'python3 on PATH' }) {
     this.announcer = python instanceof PythonAnnouncer ? python : new PythonAnnouncer(python)
   }
+
+  /** A deleted or moved module selects the tests of what imported it (see {@link Check.moduleGraph}). */
+  readonly moduleGraph = PYTHON_GRAPH
 
   /** Related tests: the accepted state is measured per write (see {@link Check.lazyBaseline}). */
   get lazyBaseline(): boolean {

@@ -1,6 +1,6 @@
 import { existsSync, readdirSync, readFileSync } from 'node:fs'
-import { dirname, join } from 'node:path'
-import type { Change, CheckIO, ImpactSource } from '../../types.ts'
+import { dirname, join, relative, sep } from 'node:path'
+import type { Change, CheckIO, ImpactSource, ModuleGraph } from '../../types.ts'
 import { findImporters, type ImpactList, type ImportEdge } from '../../impact.ts'
 import { readPytestConfig, sourceRoots } from './pytest-config.ts'
 
@@ -135,7 +135,7 @@ export function pythonGraph(root: string, files: readonly string[], roots: reado
  * project's source roots (pytest's `pythonpath`, setuptools' package
  * directories, `src/`), `src/` included when a deleted file was there.
  */
-export function pythonGraphWithDeleted(root: string, deleted: readonly string[]): ImportEdge[] {
+function pythonGraphWithDeleted(root: string, deleted: readonly string[]): ImportEdge[] {
   const files = [...new Set([...pythonFiles(root), ...deleted])]
   const roots = new Set([...sourceRoots(root, readPytestConfig(root)), ...importRoots(files)])
   return pythonGraph(root, files, [...roots])
@@ -156,4 +156,10 @@ export class PythonImpact implements ImpactSource {
     const files = pythonFiles(this.root)
     return findImporters(pythonGraph(this.root, files, importRoots(files)), targets, max)
   }
+}
+
+/** The Python import graph with deleted modules put back (`deleted.ts`): `import` / `from … import` lines, relative imports and a package's `__init__.py` included. */
+export const PYTHON_GRAPH: ModuleGraph = {
+  files: /\.py$/,
+  graph: (root, deleted) => pythonGraphWithDeleted(root, deleted.map(p => relative(root, p).split(sep).join('/'))),
 }

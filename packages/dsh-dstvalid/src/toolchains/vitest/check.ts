@@ -10,6 +10,7 @@ import { checkEnv, runRecorded, whyNotJudged, type RecordedRun } from '../../run
 import { servableByMount, withAcceptedContent } from '../../served.ts'
 import type { Change, Check, CheckIO, Measurement, Problem } from '../../types.ts'
 import type { CoverageReading, CoverageSource } from '../../modes/coverage.ts'
+import { SCRIPT_GRAPH } from '../../deleted.ts'
 
 /** What `reporter.mjs` writes (and the warm runner answers): every test module with its project, every test, the unhandled errors. */
 export interface DshVitestReport {
@@ -246,6 +247,9 @@ export class VitestCheck implements Check, CoverageSource {
   constructor(private readonly options: VitestCheckOptions) {
     this._judge = new VitestJudge(options.root, this.name)
   }
+
+  /** A deleted or moved module selects the tests of what imported it (see {@link Check.moduleGraph}). */
+  readonly moduleGraph = SCRIPT_GRAPH
 
   /** Related tests: the accepted state is measured per write (see {@link Check.lazyBaseline}). */
   get lazyBaseline(): boolean {

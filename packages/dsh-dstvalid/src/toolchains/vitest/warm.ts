@@ -8,6 +8,7 @@ import { confirmAlone } from '../runner.ts'
 import { VitestJudge, type VitestCheck, type VitestRun } from './check.ts'
 import { bodyEdit, predictedNames, preloadParser } from '../../body-edit.ts'
 import { contentHash, DiskHashes, type MapSelection, type TestMap } from '../../test-map.ts'
+import { SCRIPT_GRAPH } from '../../deleted.ts'
 
 /** Files whose change makes the warm runner's configuration or module resolution stale: it is restarted. */
 const TEST_CONFIG_FILE = /(?:^|\/)(?:vite(?:st)?\.(?:config|workspace|projects)(?:\.[\w-]+)?\.[cm]?[jt]s|vitest\.workspace\.json|package\.json|tsconfig[^/]*\.json)$/
@@ -70,6 +71,9 @@ export class WarmVitestCheck implements Check {
   get brokenProjects(): ReadonlyMap<string, string> {
     return this._judge.broken
   }
+
+  /** A deleted or moved module selects the tests of what imported it (see {@link Check.moduleGraph}). */
+  readonly moduleGraph = SCRIPT_GRAPH
 
   /** Related tests: the accepted state is measured per write (see {@link Check.lazyBaseline}). */
   get lazyBaseline(): boolean {
