@@ -273,9 +273,14 @@ export class VitestCheck implements Check, CoverageSource {
     return this.runReport(args, io, include ?? 'all', touched)
   }
 
-  /** A write whose paths all existed before it: its failing tests' accepted state is measured after it, in a mount namespace (ADR 0024). */
+  /**
+   * A write whose paths all existed before it: its failing tests' accepted
+   * state is measured after it, in a mount namespace (ADR 0024). Not with
+   * the coverage mode: it compares each changed file with its accepted
+   * coverage, which only a run before the write gives (as for `go test`).
+   */
   servable(change: Change): boolean {
-    return servableByMount(change)
+    return !this.options.coverage && servableByMount(change)
   }
 
   /** `files` run on the content from before the write, shown to this run alone. */
