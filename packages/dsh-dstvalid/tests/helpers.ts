@@ -217,6 +217,19 @@ export function runs(session: Session) {
 }
 
 /**
+ * The test commands a session ran (`go list` left out; an overlay file's
+ * and a JUnit report's paths elided), each with what it found — and, with
+ * `where`, whether it ran in the workspace or in a copy of it.
+ */
+export function testRuns(h: Harness, where = false): string[][] {
+  return runs(h.session).filter(r => r.check === 'test' && r.argv[1] !== 'list').map(r => [
+    r.argv.filter(a => !a.startsWith('--junitxml=')).map(a => a.replace(/^-overlay=.*/, '-overlay')).join(' '),
+    ...(where ? [r.cwd === h.root ? 'workspace' : 'copy'] : []),
+    r.outcome,
+  ])
+}
+
+/**
  * What one test runner's toolchain answers on the small sum / total / legacy
  * project every runner spec builds in its own module system (`src/sum.js`,
  * `src/total.js` importing it, `src/legacy.js` whose test always failed),

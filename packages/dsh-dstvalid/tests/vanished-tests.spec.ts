@@ -7,16 +7,12 @@
  */
 import { spawnSync } from 'node:child_process'
 import { describe, expect, it } from 'vitest'
-import { boot, expectRolledBack, makeWorkspace, readText, runs, type Harness } from './helpers.ts'
+import { boot, expectRolledBack, makeWorkspace, readText, runs, testRuns } from './helpers.ts'
 
 const hasGo = spawnSync('go', ['version']).status === 0
 const hasPytest = spawnSync('python3', ['-m', 'pytest', '--version']).status === 0
 if (!hasGo) console.warn('vanished-tests.spec: Go cases skipped — `go` is not on PATH')
 if (!hasPytest) console.warn('vanished-tests.spec: pytest cases skipped — `python3 -m pytest` is not available')
-
-/** The test runs of the session: the command as recorded (its overlay file left out), and what it found. */
-const testRuns = (h: Harness) => runs(h.session).filter(r => r.check === 'test' && r.argv[1] !== 'list')
-  .map(r => [r.argv.map(a => a.replace(/^-overlay=.*/, '-overlay')).join(' '), r.outcome])
 
 describe.skipIf(!hasGo)('Go: tests hidden by the write are regressions; tests it removed are a warning', () => {
   it('a build tag added to a passing test file, as the first write of the session, is rolled back', async () => {
@@ -93,6 +89,7 @@ describe('vitest: the same comparison, fed by the warm runner', { timeout: 600_0
   it('an it.skip added to a passing test is rolled back (its accepted result measured on served content); a test the write removes is kept with a warning', async () => {
     const root = makeWorkspace()
     const h = await boot(root, { tsconfig: 'tsconfig.full.json' })
+    // The agent's edit adds the skip (the test hidden is the workspace's, not one of this spec's).
     await expectRolledBack(h, 'edit_file', { path: 'tests/money.test.ts', old_string: "it('applies a percentage discount'", new_string: "it.skip('applies a percentage discount'" },
       'rolled back: test failed after edit_file on tests/money.test.ts',
       'tests/money.test.ts GONE 1 test that passed no longer runs (not collected, or skipped): money > applies a percentage discount')

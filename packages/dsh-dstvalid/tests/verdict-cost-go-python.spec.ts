@@ -7,16 +7,12 @@
  */
 import { spawnSync } from 'node:child_process'
 import { describe, expect, it } from 'vitest'
-import { boot, expectRolledBack, makeWorkspace, readText, runs, type Harness } from './helpers.ts'
+import { boot, expectRolledBack, makeWorkspace, readText, runs, testRuns } from './helpers.ts'
 
 const hasGo = spawnSync('go', ['version']).status === 0
 const hasPytest = spawnSync('python3', ['-m', 'pytest', '--version']).status === 0
 if (!hasGo) console.warn('verdict-cost-go-python.spec: Go cases skipped — `go` is not on PATH')
 if (!hasPytest) console.warn('verdict-cost-go-python.spec: pytest cases skipped — `python3 -m pytest` is not available')
-
-/** The test commands of the session (`go list` left out, an overlay file's path too), whether in the workspace, and what each found. */
-const testRuns = (h: Harness) => runs(h.session).filter(r => r.check === 'test' && r.argv[1] !== 'list')
-  .map(r => [r.argv.filter(a => !a.startsWith('--junitxml=')).map(a => a.replace(/^-overlay=.*/, '-overlay')).join(' '), r.cwd === h.root ? 'workspace' : 'copy', r.outcome])
 
 describe.skipIf(!hasGo)('go test: only the checks that can change the verdict', () => {
   it('a write the compiler rejects runs no test; a byte-identical rollback re-checks nothing', async () => {
@@ -25,7 +21,7 @@ describe.skipIf(!hasGo)('go test: only the checks that can change the verdict', 
     await expectRolledBack(h, 'edit_file', { path: 'calc/calc.go', old_string: 'func Add(', new_string: 'func Plus(' },
       'rolled back: compile failed after edit_file on calc/calc.go',
       'report/report.go:12 go undefined: calc.Add')
-    expect(testRuns(h)).toEqual([])
+    expect(testRuns(h, true)).toEqual([])
     // The baseline and the after-state (its unchecked packages listed); nothing after the rollback.
     expect(runs(h.session).map(r => `${r.check} ${r.argv.slice(0, 2).join(' ')}`)).toEqual(['compile go build', 'vet go vet', 'compile go build', 'compile go list'])
     expect(h.notices.map(n => n.text)).toContain('accepted state confirmed: every file is back byte for byte (nothing re-checked)')
@@ -37,10 +33,10 @@ describe.skipIf(!hasGo)('go test: only the checks that can change the verdict', 
     })
     const h = await boot(root, { testArgs: [] })
     expect(await h.exec('edit_file', { path: 'report/report.go', old_string: 'package report', new_string: '// Package report formats totals.\npackage report' })).toEqual({ content: 'edited report/report.go' })
-    expect(testRuns(h)).toEqual([['go test -json ./report', 'workspace', 'pass']])
+    expect(testRuns(h, true)).toEqual([['go test -json ./report', 'workspace', 'pass']])
 
     expect(await h.exec('edit_file', { path: 'calc/calc.go', old_string: 'return a + b', new_string: 'return b + a' })).toEqual({ content: 'edited calc/calc.go' })
-    expect(testRuns(h).slice(1)).toEqual([
+    expect(testRuns(h, true).slice(1)).toEqual([
       ['go test -json ./calc ./report', 'workspace', 'fail'],
       ['go test -json -overlay -vet=off ./calc', 'workspace', 'fail'],
     ])
@@ -55,16 +51,16 @@ describe.skipIf(!hasPytest)('pytest: only the checks that can change the verdict
     await expectRolledBack(h, 'edit_file', { path: 'calc.py', old_string: 'return a + b', new_string: 'return a +' },
       'rolled back: compile failed after edit_file on calc.py',
       'calc.py:2 SyntaxError invalid syntax')
-    expect(testRuns(h)).toEqual([])
+    expect(testRuns(h, true)).toEqual([])
     expect(await h.exec('edit_file', { path: 'calc.py', old_string: 'return a + b', new_string: 'return b + a' })).toEqual({ content: 'edited calc.py' })
-    expect(testRuns(h)).toEqual([['python3 -m pytest -q -p no:cacheprovider --continue-on-collection-errors tests/test_calc.py tests/test_report.py', 'workspace', 'pass']])
+    expect(testRuns(h, true)).toEqual([['python3 -m pytest -q -p no:cacheprovider --continue-on-collection-errors tests/test_calc.py tests/test_report.py', 'workspace', 'pass']])
   })
 
   it('a failing test is measured on the accepted content in a copy: failing before and after is kept, passing before is rolled back', async () => {
     const root = makeWorkspace('pyproj', { 'tests/test_known.py': 'from calc import add\n\n\ndef test_known():\n    assert add(1, 1) == 3\n' })
     const h = await boot(root, { testArgs: [], confirmFlaky: false })
     expect(await h.exec('edit_file', { path: 'calc.py', old_string: 'return a + b', new_string: 'return b + a' })).toEqual({ content: 'edited calc.py' })
-    expect(testRuns(h)).toEqual([
+    expect(testRuns(h, true)).toEqual([
       ['python3 -m pytest -q -p no:cacheprovider --continue-on-collection-errors tests/test_calc.py tests/test_known.py tests/test_report.py', 'workspace', 'fail'],
       ['python3 -m pytest -q -p no:cacheprovider --continue-on-collection-errors tests/test_known.py', 'copy', 'fail'],
     ])
@@ -73,7 +69,7 @@ describe.skipIf(!hasPytest)('pytest: only the checks that can change the verdict
       'tests/test_calc.py FAIL test_add — assert 125 == 425 + where 125 = add(150, 275)',
       "tests/test_report.py FAIL test_total — AssertionError: assert '1 cents' == '3 cents' - 3 cents ? ^ + 1 cents ? ^")
     // The kept write's results are the accepted state's (ADR 0014): nothing is measured on the accepted content again.
-    expect(testRuns(h).slice(2)).toEqual([
+    expect(testRuns(h, true).slice(2)).toEqual([
       ['python3 -m pytest -q -p no:cacheprovider --continue-on-collection-errors tests/test_calc.py tests/test_known.py tests/test_report.py', 'workspace', 'fail'],
     ])
   })
