@@ -144,7 +144,7 @@ async function runWorkspace(w: CorpusWorkspace, testSelection: 'functions' | 'fi
   await load(ToolService)
   await load(WorkspaceTools, {})
   await load(Snapshot, { fsync: 'off', shell: 'git' })
-  await load(DstValidService, { warmOnStart: false, shell: true, testArgs: w === 'jest' || w === 'go' || w === 'python' ? [] : ['--pool=threads'] })
+  await load(DstValidService, { warmOnStart: false, shell: true, testArgs: w === 'jest' || w === 'go' || w === 'python' ? [] : ['--pool=threads'], testSelection })
   const session = ctx.sessions.create(undefined, { cwd: root })
   let calls = 0
   const rows: Row[] = []

@@ -95,8 +95,100 @@ function functionsIn(ts: typeof TS, node: TS.Node): FunctionNode[] {
   return out
 }
 
-/** The tokens of `node` (comments and JSDoc left out), each body of `holes` as one marker. */
+/**
+ * Comments that are not prose: they change what a tool does with the code
+ * (the type-checker, the bundler or test runner, coverage, source maps, the
+ * shell). Matched on a comment's text; `js` files also count every JSDoc
+ * comment with a tag (with `checkJs` their `@type`/`@param`/… are the types).
+ */
+const DIRECTIVE = new RegExp([
+  String.raw`@ts-`, // @ts-ignore, @ts-expect-error, @ts-nocheck, @ts-check
+  String.raw`^///\s*<`, // /// <reference …>, <amd-module …>
+  String.raw`[#@]\s*source(?:Mapping)?URL`,
+  String.raw`[#@]__[A-Z_]+__`, // /*#__PURE__*/, @__NO_SIDE_EFFECTS__, …
+  String.raw`@vite-ignore`,
+  String.raw`webpack[A-Za-z]*\s*:`, // webpackChunkName: …
+  String.raw`@jsx`, // @jsx, @jsxImportSource, @jsxFrag, @jsxRuntime
+  String.raw`\b(?:istanbul|c8|v8|node:coverage)\s+(?:ignore|disable|enable|start|stop)`,
+  String.raw`@(?:vitest|jest)-environment`,
+  String.raw`@internal\b`, // stripInternal leaves it out of declarations
+  String.raw`@flow\b`,
+  String.raw`\beslint(?:-disable|-enable|-env)?\b`,
+].join('|'))
+
+/** Directives that apply to the lines after their own (`next N` lines for coverage ignores). */
+const LINE_DIRECTIVE = /@ts-(?:ignore|expect-error)|\b(?:c8|v8)\s+ignore\s+next(?:\s+(\d+))?/
+
+function isDirective(comment: string, js: boolean): boolean {
+  return DIRECTIVE.test(comment) || (js && comment.startsWith('/**') && /(?:^|\s)@\w/.test(comment))
+}
+
+function isLeaf(ts: typeof TS, sf: TS.SourceFile, n: TS.Node): boolean {
+  return n.kind === ts.SyntaxKind.EndOfFileToken || !n.getChildren(sf).length
+}
+
+/** The file's leaf tokens in order (JSDoc left out), with the line each starts on. */
+function leavesOf(ts: typeof TS, sf: TS.SourceFile): { leaves: TS.Node[]; line: Map<TS.Node, number> } {
+  const leaves: TS.Node[] = []
+  const line = new Map<TS.Node, number>()
+  const visit = (n: TS.Node): void => {
+    if (n.kind >= ts.SyntaxKind.FirstJSDocNode && n.kind <= ts.SyntaxKind.LastJSDocNode) return
+    if (isLeaf(ts, sf, n)) {
+      line.set(n, sf.getLineAndCharacterOfPosition(n.getStart(sf)).line)
+      leaves.push(n)
+      return
+    }
+    for (const c of n.getChildren(sf)) visit(c)
+  }
+  visit(sf)
+  return { leaves, line }
+}
+
+/**
+ * The directive comments before `leaf` (in the trivia between it and the
+ * token before it), each as its text; one that governs the lines after its
+ * own (`@ts-expect-error`, `c8 ignore next 2`) with the tokens it governs,
+ * counted from `leaf` (a reformat that moves code onto or off that line
+ * changes what it governs).
+ */
+function directivesBefore(ts: typeof TS, sf: TS.SourceFile, leaf: TS.Node, file: { leaves: TS.Node[]; line: Map<TS.Node, number>; index: Map<TS.Node, number>; js: boolean }): string[] {
+  if (leaf.kind === ts.SyntaxKind.JsxText || leaf.kind === ts.SyntaxKind.JsxTextAllWhiteSpaces) return []
+  const out: string[] = []
+  const text = sf.text
+  // TypeScript splits the trivia at the first line break: the comments before it trail the token before, the rest lead this one.
+  const ranges = [...ts.getTrailingCommentRanges(text, leaf.pos) ?? [], ...ts.getLeadingCommentRanges(text, leaf.pos) ?? []]
+  for (const range of ranges.filter((r, i) => ranges.findIndex(o => o.pos === r.pos) === i)) {
+    const comment = text.slice(range.pos, range.end)
+    if (!isDirective(comment, file.js)) continue
+    const lineDirective = LINE_DIRECTIVE.exec(comment)
+    if (!lineDirective) {
+      out.push(comment)
+      continue
+    }
+    const own = sf.getLineAndCharacterOfPosition(range.pos).line
+    const lines = sf.getLineStarts()
+    let first = own + 1
+    let last = own + Number(lineDirective[1] ?? 1)
+    if (/@ts-/.test(lineDirective[0])) {
+      // TypeScript's rule: the first line after it that is neither blank nor a `//` comment.
+      while (first < lines.length && /^\s*(?:\/\/.*)?$/.test(text.slice(lines[first], lines[first + 1] ?? text.length).replace(/\r?\n$/, ''))) first++
+      last = first
+    }
+    const at = file.index.get(leaf) ?? 0
+    const governed = file.leaves.flatMap((l, i) => { const n = file.line.get(l)!; return n >= first && n <= last ? [i - at] : [] })
+    out.push(`${comment}\u0002${governed.join(',')}`)
+  }
+  return out
+}
+
+/**
+ * The tokens of `node` with the shape of its syntax tree (the kind of every
+ * node: a line break that changes where a statement ends changes the tree),
+ * comments and JSDoc left out except directive comments, each body of
+ * `holes` as one marker.
+ */
 function skeleton(ts: typeof TS, sf: TS.SourceFile, node: TS.Node, holes: ReadonlySet<TS.Node>): string {
+  const file = fileOf(ts, sf)
   const out: string[] = []
   const visit = (n: TS.Node): void => {
     if (holes.has(n)) {
@@ -104,15 +196,28 @@ function skeleton(ts: typeof TS, sf: TS.SourceFile, node: TS.Node, holes: Readon
       return
     }
     if (n.kind >= ts.SyntaxKind.FirstJSDocNode && n.kind <= ts.SyntaxKind.LastJSDocNode) return
-    const children = n.getChildren(sf)
-    if (!children.length) {
+    if (isLeaf(ts, sf, n)) {
+      out.push(...directivesBefore(ts, sf, n, file))
       if (n.kind !== ts.SyntaxKind.EndOfFileToken) out.push(n.getText(sf))
       return
     }
-    for (const c of children) visit(c)
+    out.push(`\u0003${n.kind}`)
+    for (const c of n.getChildren(sf)) visit(c)
+    out.push('\u0004')
   }
   visit(node)
   return out.join('\u0000')
+}
+
+const files = new WeakMap<TS.SourceFile, { leaves: TS.Node[]; line: Map<TS.Node, number>; index: Map<TS.Node, number>; js: boolean }>()
+function fileOf(ts: typeof TS, sf: TS.SourceFile) {
+  let file = files.get(sf)
+  if (!file) {
+    const { leaves, line } = leavesOf(ts, sf)
+    file = { leaves, line, index: new Map(leaves.map((l, i) => [l, i])), js: /\.[cm]?jsx?$/.test(sf.fileName) }
+    files.set(sf, file)
+  }
+  return file
 }
 
 function bodiesOf(fns: readonly FunctionNode[]): Set<TS.Node> {
@@ -173,6 +278,43 @@ export async function bodyEdit(file: string, before: string, after: string): Pro
     names.add(name)
   }
   return { kind: 'body', functions: [...names] }
+}
+
+/**
+ * Whether an edit of a JavaScript or TypeScript module changed nothing but
+ * comments and whitespace, so that no check of the code can change its
+ * outcome (no test, no type): `true`, or why not (a sentence naming the
+ * file). The syntax trees before and after must be the same node for node
+ * and token for token (a line break that moves where a statement ends — a
+ * `return` before its value — is a change), and directive comments count as
+ * code: `@ts-expect-error`/`@ts-ignore` (with the tokens on the line they
+ * govern), `/// <reference>`, `//# sourceMappingURL`, `/*#__PURE__*\/`,
+ * `/* @vite-ignore *\/`, webpack magic comments, `@jsx` pragmas,
+ * `istanbul`/`c8`/`v8`/`node:coverage` ignores, `@vitest-environment`,
+ * `@internal`, `eslint-…`, and in `.js`/`.jsx`/`.mjs`/`.cjs` files every
+ * JSDoc comment with a tag (the types under `checkJs`); a changed `#!` line
+ * too. A file either side cannot parse is not comment-only. `file` picks
+ * the syntax, as for {@link bodyEdit}.
+ */
+export async function commentOnly(file: string, before: string, after: string): Promise<true | string> {
+  if (!/\.[cm]?[jt]sx?$/.test(file)) return `${file} is not a JavaScript or TypeScript module`
+  if (before === after) return true
+  const ts = await typescript()
+  const b = parse(ts, file, before)
+  const a = parse(ts, file, after)
+  if (!b || !a) return `${file} does not parse`
+  if (ts.getShebang(before) !== ts.getShebang(after)) return `${file}: its #! line changed`
+  if (skeleton(ts, b, b, new Set()) === skeleton(ts, a, a, new Set())) return true
+  // Why not: the first token, or directive comment before it, that differs.
+  const fb = fileOf(ts, b)
+  const fa = fileOf(ts, a)
+  for (let i = 0; i < Math.min(fb.leaves.length, fa.leaves.length); i++) {
+    const [x, y] = [fb.leaves[i]!, fa.leaves[i]!]
+    const line = a.getLineAndCharacterOfPosition(y.getStart(a)).line + 1
+    if (directivesBefore(ts, b, x, fb).join('\u0000') !== directivesBefore(ts, a, y, fa).join('\u0000')) return `${file}: a directive comment changed before line ${line}`
+    if (x.getText(b) !== y.getText(a)) return `${file}: code changed at line ${line}`
+  }
+  return fb.leaves.length === fa.leaves.length ? `${file}: a line break changes how the code parses` : `${file}: code changed at its end`
 }
 
 /**

@@ -1,7 +1,7 @@
 import { existsSync, readFileSync, writeFileSync } from 'node:fs'
 import { join } from 'node:path'
 import { describe, expect, it } from 'vitest'
-import { bodyEdit, predictedNames } from 'dsh-dstvalid'
+import { bodyEdit, commentOnly, predictedNames } from 'dsh-dstvalid'
 import { boot, makeWorkspace, readText, runs, type Harness } from './helpers.ts'
 
 const line = (value: unknown) => JSON.stringify(value)
@@ -98,6 +98,80 @@ describe('the map of executed functions (test selection for body-only edits)', (
       { kind: 'other', reason: 'src/calc.ts does not parse' },
     ])
     expect([...(await predictedNames('src/calc.ts', base))!].sort()).toEqual(['', '<instance_members_initializer>', '<static_initializer>', '<static_members_initializer>', 'Box', 'add', 'f', 'get double', 'h', 'mul', 'scale'])
+  })
+
+  it('tells a write that changed only comments and whitespace from one that changed code or a directive comment', async () => {
+    const base = [
+      "import { x } from './x'",
+      '/** Adds. */',
+      'export function add(a: number, b: number): number {',
+      '  // @ts-expect-error',
+      '  const s: string = a',
+      '  return a + b',
+      '}',
+      'export const lazy = () => import(/* @vite-ignore */ x)',
+      'export function one() {',
+      '  return 1',
+      '}',
+      '',
+    ].join('\n')
+    const cases: [string, string][] = [
+      ['/** Adds. */', '/**\n * Adds two numbers.\n */\n// more'],
+      ['  return a + b', '\t\treturn   a+b'],
+      ['  // @ts-expect-error\n', '  // @ts-expect-error\n\n  // why\n'],
+      ['  // @ts-expect-error\n', '  // @ts-expect-error: a number is no string\n'],
+      ['  // @ts-expect-error\n  const s: string = a', '  // @ts-expect-error\n  const s: string =\n    a'],
+      ['/* @vite-ignore */ ', ''],
+      ['  return 1', '  return /*#__PURE__*/ 1'],
+      ['  return 1', '  return 1 /* istanbul ignore next */'],
+      ["'./x'", "'./x'\n/// <reference types=\"node\" />"],
+      ['/** Adds. */', '/** Adds. @internal */'],
+      ['}\n', '}\n//# sourceMappingURL=calc.js.map\n'],
+      ['  return 1', '  return\n    1'],
+      ['  return 1', "  return ' 1'"],
+    ]
+    const outcomes = await Promise.all(cases.map(([from, to]) => commentOnly('src/calc.ts', base, base.replace(from, to))))
+    expect(outcomes).toEqual([
+      true,
+      true,
+      true,
+      'src/calc.ts: a directive comment changed before line 5',
+      'src/calc.ts: a directive comment changed before line 5',
+      'src/calc.ts: a directive comment changed before line 8',
+      'src/calc.ts: a directive comment changed before line 10',
+      'src/calc.ts: a directive comment changed before line 11',
+      'src/calc.ts: a directive comment changed before line 4',
+      'src/calc.ts: a directive comment changed before line 3',
+      'src/calc.ts: a directive comment changed before line 9',
+      'src/calc.ts: a line break changes how the code parses',
+      'src/calc.ts: code changed at line 10',
+    ])
+    // A directive comment inside a body is that function's change; a line break that ends a statement too.
+    expect(await bodyEdit('src/calc.ts', base, base.replace('/* @vite-ignore */ ', ''))).toEqual({ kind: 'body', functions: ['lazy'] })
+    expect(await bodyEdit('src/calc.ts', base, base.replace('  return 1', '  return\n    1'))).toEqual({ kind: 'body', functions: ['one'] })
+
+    // JavaScript: a JSDoc tag is a type under checkJs; JSX text keeps its spaces; the #! line; not a script; no parse.
+    const js = '/** @param {number} a */\nexport function g(a) { return a }\n'
+    const jsx = 'export const C = () => <div>a b</div>\n'
+    expect(await Promise.all([
+      commentOnly('src/g.js', js, js.replace('{number}', '{string}')),
+      commentOnly('src/g.js', js, `// g\n${js}`),
+      commentOnly('src/c.tsx', jsx, jsx.replace('a b', 'a  b')),
+      commentOnly('src/c.tsx', jsx, jsx.replace('<div>', '<div >')),
+      commentOnly('src/c.tsx', jsx, `/** @jsx h */\n${jsx}`),
+      commentOnly('bin/x.ts', '#!/usr/bin/env node\nx()\n', '#!/usr/bin/env tsx\nx()\n'),
+      commentOnly('data.json', '{}', '{ }'),
+      commentOnly('src/a.ts', 'x(', 'x( '),
+    ])).toEqual([
+      'src/g.js: a directive comment changed before line 2',
+      true,
+      'src/c.tsx: code changed at line 1',
+      true,
+      'src/c.tsx: a directive comment changed before line 2',
+      'bin/x.ts: its #! line changed',
+      'data.json is not a JavaScript or TypeScript module',
+      'src/a.ts does not parse',
+    ])
   })
 
   it('a body edit runs the 2 of 40 test files that ran the function and catches its break; a top-level edit runs the import closure; a stale entry runs and is re-recorded', async () => {
