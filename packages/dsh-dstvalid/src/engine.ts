@@ -6,7 +6,8 @@ import { listFiles } from './message.ts'
 import { SerialQueue } from './queue.ts'
 import { seconds } from './run.ts'
 import type { ImpactList } from './impact.ts'
-import type { Change, Check, CheckIO, CheckVerdict, ImpactSource, Measurement, Problem, RunRecord, Verdict } from './types.ts'
+import type { Change, Check, CheckIO, CheckVerdict, ImpactSource, Measurement, Problem, RunRecord, SlowTest, Verdict } from './types.ts'
+import { TIMEOUT_FACTOR } from './problems.ts'
 
 /** What the engine reports while it works; the Cordis adapter turns these into events. */
 export interface GuardIO {
@@ -299,36 +300,45 @@ export class Guard {
       regressions = []
     }
     let flaky: Problem[] = []
+    let slow: SlowTest[] = []
     // A test that no longer runs cannot be re-run alone.
     const tests = regressions.filter(p => p.kind === 'test' && p.code !== GONE)
     if (tests.length && this.options.confirmFlaky && check.confirm) {
-      io.notice('info', `re-running ${tests.length} newly failing test${tests.length === 1 ? '' : 's'} alone…`, 'start')
-      const still = await check.confirm(tests, this.checkIO(io))
-      if (still) {
-        const confirmed = new Set(still)
-        flaky = tests.filter(p => !confirmed.has(p))
+      const timedOut = tests.filter(p => p.timeout).length
+      io.notice('info', `re-running ${tests.length} newly failing test${tests.length === 1 ? '' : 's'} alone${timedOut ? ` (${timedOut} that timed out with ${TIMEOUT_FACTOR}× ${timedOut === 1 ? 'its' : 'their'} limit)` : ''}…`, 'start')
+      const confirmation = await check.confirm(tests, this.checkIO(io))
+      if (confirmation) {
+        const confirmed = new Set(confirmation.still)
+        slow = confirmation.slow ?? []
+        const slowKeys = new Set(slow.map(s => s.problem.key))
+        flaky = tests.filter(p => !confirmed.has(p) && !slowKeys.has(p.key))
         regressions = regressions.filter(p => p.kind !== 'test' || confirmed.has(p))
-        io.notice(flaky.length ? 'warn' : 'info', flaky.length ? `${flaky.length} failure${flaky.length === 1 ? '' : 's'} did not repeat (flaky); not blamed on the write` : 'failures confirmed', 'end')
+        const said = [
+          flaky.length ? `${flaky.length} failure${flaky.length === 1 ? '' : 's'} did not repeat (flaky)` : '',
+          slow.length ? `${plural(slow.length, 'test')} passed only with a longer time limit` : '',
+        ].filter(Boolean)
+        io.notice(said.length ? 'warn' : 'info', said.length ? `${said.join('; ')}; not blamed on the write` : 'failures confirmed', 'end')
       }
     }
-    // A flaky test passed alone: the accepted state keeps it as passing.
-    const flakyKeys = new Set(flaky.map(p => p.key))
-    let kept = flaky.length
-      ? { ...m, problems: m.problems.filter(p => !flakyKeys.has(p.key)), passed: [...(m.passed ?? []), ...flaky.map(p => ({ key: p.key, file: p.file }))] }
+    // A flaky or slow test passed alone: the accepted state keeps it as passing.
+    const passedAlone = [...flaky, ...slow.map(s => s.problem)]
+    const flakyKeys = new Set(passedAlone.map(p => p.key))
+    let kept = passedAlone.length
+      ? { ...m, problems: m.problems.filter(p => !flakyKeys.has(p.key)), passed: [...(m.passed ?? []), ...passedAlone.map(p => ({ key: p.key, file: p.file }))] }
       : m
     // Removed tests leave the accepted state with the write (a deleted test file is in no later scope).
     if (removed.length && kept.scope !== 'all') kept = { ...kept, scope: [...new Set([...kept.scope, ...removed.map(p => p.file)])] }
     measurements.set(check, kept)
-    const gone = removed.length ? { removed } : {}
+    const extra = { ...(removed.length ? { removed } : {}), ...(slow.length ? { slow } : {}) }
     if (!regressions.length && unknown.length) {
       const files = [...new Set(unknown.map(p => p.file))]
       const why = this._unmeasured.get(check)
       return {
-        ...base, outcome: 'error', warnings, flaky, unknown, ...gone,
+        ...base, outcome: 'error', warnings, flaky, unknown, ...extra,
         error: `${check.name}: ${plural(unknown.length, 'failing test')} in ${listFiles(files)} with no accepted result to compare with${why ? ` (measuring them before the write failed: ${why})` : ''}`,
       }
     }
-    return { ...base, outcome: regressions.length ? 'fail' : 'pass', regressions, warnings, flaky, ...gone }
+    return { ...base, outcome: regressions.length ? 'fail' : 'pass', regressions, warnings, flaky, ...extra }
   }
 
   /**

@@ -1,6 +1,6 @@
 import { capLines } from 'dsh-common'
 import { formatProblem } from './problems.ts'
-import type { CheckVerdict, Problem } from './types.ts'
+import type { CheckVerdict, Problem, SlowTest } from './types.ts'
 
 /** Caps of the problem list in a tool result. */
 export interface MessageLimits {
@@ -66,6 +66,19 @@ export function regressionMessage(r: RegressionReport, limits: MessageLimits): s
   return lines.join('\n')
 }
 
+/** Seconds with one decimal, for times near a test's limit ("0.6 s", "5.0 s"). */
+function tenths(ms: number): string {
+  return `${(ms / 1000).toFixed(1)} s`
+}
+
+/** `tests/a.test.ts > stream > aborts: took 6.2 s, over its 5.0 s limit (passed alone with 20.0 s)`. */
+function slowLine(s: SlowTest): string {
+  const alone = `passed alone with ${tenths(s.rerunLimitMs)}`
+  return s.durationMs === undefined
+    ? `${s.problem.key}: ${s.problem.timeout?.hook ? 'a hook' : 'it'} took over its ${tenths(s.limitMs)} limit (${alone})`
+    : `${s.problem.key}: took ${tenths(s.durationMs)}, over its ${tenths(s.limitMs)} limit (${alone})`
+}
+
 /** Lines appended to a kept write's result: tolerated test-first problems, advisory warnings (style, coverage), checks that could not judge. */
 export function keptNotes(verdicts: readonly CheckVerdict[], limits: MessageLimits): string[] {
   const lines: string[] = []
@@ -80,6 +93,11 @@ export function keptNotes(verdicts: readonly CheckVerdict[], limits: MessageLimi
     if (v.removed?.length) {
       lines.push(`warning: kept, but tests that passed no longer run (${v.check}): was removing them intended?`)
       lines.push(...problemLines(v.removed, limits))
+    }
+    if (v.slow?.length) {
+      const n = v.slow.length
+      lines.push(`warning: kept, but ${n} test${n === 1 ? '' : 's'} passed only when given more time than ${n === 1 ? 'its' : 'their'} limit (slowed by load, or by this write?):`)
+      lines.push(...capLines(v.slow.map(slowLine), limits.maxLines, limits.maxBytes))
     }
     if (v.outcome === 'error') lines.push(`warning: not verified: ${v.error}`)
     lines.push(...v.notes ?? [])

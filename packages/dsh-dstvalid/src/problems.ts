@@ -25,6 +25,18 @@ export function failingTest(check: string, id: string, file: string, line: numbe
   return { check, kind: 'test', key: id, file, line, code: 'FAIL', message: normaliseLine(message) }
 }
 
+/**
+ * How much longer a test that failed by its time limit is given when it is
+ * re-run alone: one slowed by load passes, one the write made hang still
+ * times out (ADR 0025).
+ */
+export const TIMEOUT_FACTOR = 4
+
+/** The limit a timed-out test is re-run with. */
+export function longerLimit(limitMs: number): number {
+  return limitMs * TIMEOUT_FACTOR
+}
+
 function normaliseLine(text: string): string {
   return stripAnsi(text).replace(/\s+/g, ' ').trim()
 }

@@ -28,6 +28,13 @@ export interface Problem {
    * cannot run (a runner that reports no per-test results still says so).
    */
   own?: boolean
+  /**
+   * The failure is the runner's own time limit, not an assertion: the test
+   * (or a hook of it) did not finish within `limitMs` (vitest "Test timed
+   * out in 5000ms", Jest "Exceeded timeout of 5000 ms", a `go test -timeout`
+   * panic). Such a failure is confirmed with a longer limit (ADR 0025).
+   */
+  timeout?: { limitMs: number; hook?: boolean }
 }
 
 /** Outcome of running one check as a whole (not whether the write was good). */
@@ -42,7 +49,7 @@ export interface Measurement {
    * Ids that were measured and are fine (tests that passed). Only checks with
    * partial scopes need it: an id neither here nor in `problems` was not measured.
    */
-  passed?: { key: string; file: string }[]
+  passed?: { key: string; file: string; durationMs?: number }[]
   /**
    * What the measurement covers: `'all'` replaces the accepted state; a list
    * of workspace-relative files (or packages, for tests: test files) replaces
@@ -143,10 +150,13 @@ export interface Check {
    */
   measure(change: Change | undefined, io: CheckIO): Promise<Measurement>
   /**
-   * Re-run problems alone (flaky-test confirmation). Returns the ones that
-   * still fail; undefined when the check cannot re-run single problems.
+   * Re-run problems alone (flaky-test confirmation); a failure that is only
+   * the runner's time limit ({@link Problem.timeout}) is re-run with a
+   * longer one. Returns the ones that still fail and the timed-out ones
+   * that passed only beyond their own limit; undefined when the re-run could
+   * not be judged (then every failure stands).
    */
-  confirm?(problems: Problem[], io: CheckIO): Promise<Problem[] | undefined>
+  confirm?(problems: Problem[], io: CheckIO): Promise<Confirmation | undefined>
   /**
    * Measure `files` (workspace-relative test files) on the accepted content:
    * `change.before` served in place of what the write put on disk, without
@@ -223,6 +233,25 @@ export interface Check {
   relatedTestFiles?(change: Change, io: CheckIO): Promise<string[] | undefined>
 }
 
+/** What a flaky-test confirmation found (see {@link Check.confirm}). */
+export interface Confirmation {
+  /** Problems that failed again when re-run alone. */
+  still: Problem[]
+  /** Tests that timed out and passed alone given a longer limit, but took longer than their own. */
+  slow?: SlowTest[]
+}
+
+/** A test that passed only when given more time than its own limit: kept, said to the model with the time it needed. */
+export interface SlowTest {
+  problem: Problem
+  /** Its own limit (ms). */
+  limitMs: number
+  /** The limit it was re-run with (ms). */
+  rerunLimitMs: number
+  /** How long it took when it passed; undefined when the runner did not say (a hook's time). */
+  durationMs?: number
+}
+
 /** Where a test is declared (see {@link Check.testSource}). */
 export interface TestSource {
   files: string[]
@@ -260,6 +289,8 @@ export interface CheckVerdict {
   warnings: Problem[]
   /** Newly failing tests that passed when re-run alone (flaky; kept). */
   flaky: Problem[]
+  /** Newly failing tests that timed out and passed alone only with a longer limit (kept, with a warning naming the time they needed). */
+  slow?: SlowTest[]
   durationMs: number
   error?: string
   /** Newly failing tests with no accepted result to compare with (reported as not verified, never blamed). */

@@ -6,8 +6,8 @@
  */
 import { join } from 'node:path'
 import { FILE_LEVEL } from '../accepted.ts'
-import { diagnostic } from '../problems.ts'
-import type { Measurement, Problem } from '../types.ts'
+import { diagnostic, longerLimit } from '../problems.ts'
+import type { Confirmation, Measurement, Problem, SlowTest } from '../types.ts'
 
 /** `text` as a literal inside a regular expression. */
 function escapeRegExp(text: string): string {
@@ -21,37 +21,87 @@ export interface Rerun {
   group: string
   /** `^(name|name)$`; undefined when the whole file failed, or no test names are known. */
   pattern?: string
+  /** The longer test time limit to run with (ms), when a test of the group timed out (the runner's own flag: `--testTimeout`, `-timeout`). */
+  testTimeoutMs?: number
+  /** Likewise for hooks (`--hookTimeout`), when a hook timed out. */
+  hookTimeoutMs?: number
+}
+
+/**
+ * The runner's time limit named in a failure's first line: vitest `Test
+ * timed out in 5000ms` / `Hook timed out in 10000ms`, Jest `Exceeded
+ * timeout of 5000 ms for a test` / `for a hook`. Undefined for any other failure.
+ */
+export function timeoutOf(text: string | undefined): Problem['timeout'] {
+  const vitest = /\b(Test|Hook) timed out in (\d+)\s?ms\b/.exec(text ?? '')
+  if (vitest) return { limitMs: Number(vitest[2]), ...(vitest[1] === 'Hook' ? { hook: true } : {}) }
+  const jest = /\bExceeded timeout of (\d+)\s?ms for a (test|hook)\b/.exec(text ?? '')
+  if (jest) return { limitMs: Number(jest[1]), ...(jest[2] === 'hook' ? { hook: true } : {}) }
+  return undefined
 }
 
 /**
  * Flaky-test confirmation shared by the test runners: newly failing tests
  * are re-run alone, one run per file (and group), and the ones that still
- * fail are returned. A re-run that could not be judged confirms nothing:
- * undefined, and the caller keeps every failure.
+ * fail are returned. A group with a test that failed by timing out is re-run
+ * with a limit {@link TIMEOUT_FACTOR} times its own; such a test that then
+ * passes, but took longer than its own limit, is returned as slow (one that
+ * passes within its own limit is flaky, like any other). A re-run that could
+ * not be judged confirms nothing: undefined, and the caller keeps every failure.
  */
 export async function confirmAlone(
   problems: readonly Problem[],
   nameOf: (p: Problem) => string | undefined,
   run: (rerun: Rerun) => Promise<Measurement | undefined>,
   groupOf: (p: Problem) => string = () => '',
-): Promise<Problem[] | undefined> {
+): Promise<Confirmation | undefined> {
   const groups = new Map<string, Problem[]>()
   for (const p of problems) {
     const id = `${groupOf(p)}\u0000${p.file}`
     groups.set(id, [...(groups.get(id) ?? []), p])
   }
   const still: Problem[] = []
+  const slow: SlowTest[] = []
   for (const [id, group] of groups) {
     const [name, file] = id.split('\u0000') as [string, string]
     const whole = group.some(p => p.key.endsWith(FILE_LEVEL))
     const names = group.map(nameOf).filter((n): n is string => !!n)
     const pattern = whole || !names.length ? undefined : `^(${names.map(escapeRegExp).join('|')})$`
-    const m = await run({ file, group: name, ...(pattern ? { pattern } : {}) })
+    const limit = (hook: boolean) => Math.max(0, ...group.filter(p => p.timeout && !!p.timeout.hook === hook).map(p => p.timeout!.limitMs))
+    const testLimit = limit(false)
+    const hookLimit = limit(true)
+    const m = await run({
+      file, group: name, ...(pattern ? { pattern } : {}),
+      ...(testLimit ? { testTimeoutMs: longerLimit(testLimit) } : {}), ...(hookLimit ? { hookTimeoutMs: longerLimit(hookLimit) } : {}),
+    })
     if (!m || m.status !== 'ok') return undefined
-    const failing = new Set(m.problems.map(p => p.key))
-    still.push(...group.filter(p => failing.has(p.key)))
+    const judged = rerunResult(group, m)
+    still.push(...judged.still)
+    slow.push(...judged.slow ?? [])
   }
-  return still
+  return { still, ...(slow.length ? { slow } : {}) }
+}
+
+/**
+ * What a re-run alone says of `group`: the problems that failed again, and
+ * the timed-out tests that passed but took longer than their own limit
+ * (one that passed within it did not repeat: flaky, like any other).
+ */
+export function rerunResult(group: readonly Problem[], m: Measurement): Confirmation {
+  const failing = new Set(m.problems.map(p => p.key))
+  const took = new Map((m.passed ?? []).map(p => [p.key, p.durationMs]))
+  const still: Problem[] = []
+  const slow: SlowTest[] = []
+  for (const p of group) {
+    if (failing.has(p.key)) still.push(p)
+    else if (p.timeout && took.has(p.key)) {
+      const durationMs = p.timeout.hook ? undefined : took.get(p.key)
+      if (durationMs === undefined || durationMs >= p.timeout.limitMs) {
+        slow.push({ problem: p, limitMs: p.timeout.limitMs, rerunLimitMs: longerLimit(p.timeout.limitMs), ...(durationMs === undefined ? {} : { durationMs }) })
+      }
+    }
+  }
+  return { still, ...(slow.length ? { slow } : {}) }
 }
 
 /** The JSON test report of Jest's `--json` and vitest's `--reporter=json` (vitest copied Jest's shape): the parts the judges read. */
@@ -67,6 +117,8 @@ export interface JsonTestReport {
       status: string
       failureMessages?: string[]
       location?: { line: number; column: number } | null
+      /** Milliseconds (Jest). */
+      duration?: number | null
     }[]
   }[]
 }

@@ -3,10 +3,11 @@ import { tmpdir } from 'node:os'
 import { basename, dirname, join } from 'node:path'
 import { toPosixRelative } from 'dsh-common'
 import { FILE_LEVEL, testName } from '../../accepted.ts'
-import { diagnostic, failingTest } from '../../problems.ts'
+import { diagnostic, failingTest, longerLimit } from '../../problems.ts'
 import { buildPackage, describeBuildErrors, readGoTestRun, type GoBuildError } from './events.ts'
 import { runRecorded, whyNotJudged } from '../../run.ts'
-import type { Change, Check, CheckIO, Measurement, Problem, TestSource } from '../../types.ts'
+import type { Change, Check, CheckIO, Confirmation, Measurement, Problem, SlowTest, TestSource } from '../../types.ts'
+import { rerunResult } from '../runner.ts'
 import type { CoverageReading, CoverageSource } from '../../modes/coverage.ts'
 
 const GO_POSITION = /^(?:vet: )?(?:\.\/)?([^\s:][^:]*\.go):(\d+)(?::\d+)?: (.+)$/
@@ -261,10 +262,12 @@ export class GoTestCheck implements Check, CoverageSource {
     }
   }
 
-  async confirm(problems: Problem[], io: CheckIO): Promise<Problem[] | undefined> {
+  /** Each package's failing tests re-run alone (`-run`); a test that hit the binary's `-timeout`, with a longer one. */
+  async confirm(problems: Problem[], io: CheckIO): Promise<Confirmation | undefined> {
     const byPkg = new Map<string, Problem[]>()
     for (const p of problems) byPkg.set(p.file, [...(byPkg.get(p.file) ?? []), p])
     const still: Problem[] = []
+    const slow: SlowTest[] = []
     for (const [label, group] of byPkg) {
       const pkg = this._packages.find(p => p.label === label)
       if (!pkg) {
@@ -274,12 +277,16 @@ export class GoTestCheck implements Check, CoverageSource {
       }
       const tops = [...new Set(group.map(p => p.key.slice(p.key.indexOf('::') + 2).split('/')[0]!))]
       const whole = group.some(p => p.key.endsWith(FILE_LEVEL))
-      const m = await this.runTests([target(pkg.dir)], whole ? [] : ['-run', `^(${tops.join('|')})$`], io, undefined, this.overlayFor([pkg]))
+      // A test binary that hit `-timeout`: again with a longer one (the last `-timeout` given wins).
+      const limit = Math.max(0, ...group.map(p => p.timeout?.limitMs ?? 0))
+      const extra = [...(whole ? [] : ['-run', `^(${tops.join('|')})$`]), ...(limit ? [`-timeout=${longerLimit(limit)}ms`] : [])]
+      const m = await this.runTests([target(pkg.dir)], extra, io, undefined, this.overlayFor([pkg]))
       if (m.status !== 'ok') return undefined
-      const failing = new Set(m.problems.map(p => p.key))
-      still.push(...group.filter(p => failing.has(p.key)))
+      const judged = rerunResult(group, m)
+      still.push(...judged.still)
+      slow.push(...judged.slow ?? [])
     }
-    return still
+    return { still, ...(slow.length ? { slow } : {}) }
   }
 
   /**

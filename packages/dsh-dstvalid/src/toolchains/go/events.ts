@@ -41,6 +41,29 @@ interface GoTestEvent {
   ImportPath?: string
   /** Go ≥ 1.24, a package `fail`: the build (an ImportPath) whose failure it was. */
   FailedBuild?: string
+  /** Seconds, on a test's `pass` / `fail`. */
+  Elapsed?: number
+}
+
+/** The panic of a test binary that ran past `go test -timeout`, printed inside the running test's output. */
+const TIMED_OUT = /^panic: test timed out after (\S+)/
+
+/** The `-timeout` a test's output says its binary ran past; undefined when it does not. */
+function timeoutIn(lines: readonly string[] | undefined): { limitMs: number; text: string } | undefined {
+  for (const line of lines ?? []) {
+    const text = TIMED_OUT.exec(line.trim())?.[1]
+    const limitMs = text === undefined ? undefined : goDurationMs(text)
+    if (text !== undefined && limitMs !== undefined) return { limitMs, text }
+  }
+  return undefined
+}
+
+/** Milliseconds of a Go duration (`300ms`, `5s`, `1m30s`, `1.5s`); undefined when it is not one. */
+function goDurationMs(text: string): number | undefined {
+  const units: Record<string, number> = { h: 3_600_000, m: 60_000, s: 1000, ms: 1, us: 0.001, 'µs': 0.001, ns: 0.000_001 }
+  const parts = [...text.matchAll(/(\d+(?:\.\d+)?)(h|ms|m|s|us|µs|ns)/g)]
+  if (!parts.length || parts.map(p => p[0]).join('') !== text) return undefined
+  return Math.round(parts.reduce((ms, [, n, unit]) => ms + Number(n) * units[unit!]!, 0))
 }
 
 const ERROR_LINE = /^(?:vet: )?(?:\.\/)?([^\s:][^:]*\.go):(\d+)(?::\d+)?: (.+)$/
@@ -109,6 +132,8 @@ export function readGoTestRun(check: string, stdout: string, stderr: string, lab
   /** Package → the build its failure names (Go ≥ 1.24 `FailedBuild`). */
   const failedBuildOf = new Map<string, string>()
   const buildText = new Map<string, string[]>()
+  /** Tests started and not ended: a binary killed by `-timeout` ends none of them (Go < 1.20 reports no `fail` for the test). */
+  const running = new Map<string, string>()
   for (const line of stdout.split('\n')) {
     if (!line.startsWith('{')) {
       // Go ≤ 1.21 prints a test build failure as plain text between the JSON events.
@@ -135,7 +160,9 @@ export function readGoTestRun(check: string, stdout: string, stderr: string, lab
       output.set(id, [...(output.get(id) ?? []), e.Output])
       if (!e.Test && BUILD_FAILED.test(e.Output.trim())) buildFailed.add(e.Package)
     }
-    if (e.Action === 'pass' && e.Test) passed.push({ key: id, file: label })
+    if (e.Action === 'run' && e.Test) running.set(id, e.Test)
+    if ((e.Action === 'pass' || e.Action === 'fail' || e.Action === 'skip') && e.Test) running.delete(id)
+    if (e.Action === 'pass' && e.Test) passed.push({ key: id, file: label, ...(typeof e.Elapsed === 'number' ? { durationMs: Math.round(e.Elapsed * 1000) } : {}) })
     if (e.Action === 'skip' && e.Test) skipped.push({ key: id, file: label })
     if (e.Action === 'fail') {
       if (e.FailedBuild) {
@@ -145,9 +172,18 @@ export function readGoTestRun(check: string, stdout: string, stderr: string, lab
       if (e.Test) {
         failedTests.add(label)
         const why = testOutput(output.get(id) ?? [])
-        problems.push(failingTest(check, id, label, undefined, `${e.Test}${why ? ` — ${why}` : ''}`))
+        const timeout = timeoutIn(output.get(id))
+        problems.push({ ...failingTest(check, id, label, undefined, `${e.Test}${why ? ` — ${why}` : ''}`), ...(timeout ? { timeout: { limitMs: timeout.limitMs } } : {}) })
       } else failedPackages.add(e.Package)
     }
+  }
+  // The test the `-timeout` panic interrupted: a failure of its own, keyed by the test, with its limit.
+  for (const [id, test] of running) {
+    const timeout = timeoutIn(output.get(id))
+    if (!timeout) continue
+    const label = id.slice(0, id.indexOf('::'))
+    failedTests.add(label)
+    problems.push({ ...failingTest(check, id, label, undefined, `${test} — panic: test timed out after ${timeout.text}`), timeout: { limitMs: timeout.limitMs } })
   }
   const errors = parseGoBuildOutput(stderr)
   for (const [importPath, chunks] of buildText) parseGoBuildOutput(`# ${importPath}\n${chunks.join('')}`, errors)

@@ -3,11 +3,11 @@ import { tmpdir } from 'node:os'
 import { isAbsolute, join, relative } from 'node:path'
 import { runCommand, toPosixRelative, type Isolation } from 'dsh-common'
 import { FILE_LEVEL } from '../../accepted.ts'
-import { confirmAlone, firstLine, ownParseErrors, type JsonTestReport } from '../runner.ts'
+import { confirmAlone, firstLine, ownParseErrors, timeoutOf, type JsonTestReport } from '../runner.ts'
 import { failingTest } from '../../problems.ts'
 import { checkEnv, runRecorded, stripAnsi, whyNotJudged } from '../../run.ts'
 import { servableByMount, withAcceptedContent } from '../../served.ts'
-import type { Change, Check, CheckIO, Measurement, Problem } from '../../types.ts'
+import type { Change, Check, CheckIO, Confirmation, Measurement, Problem } from '../../types.ts'
 import { SCRIPT_GRAPH } from '../../deleted.ts'
 
 /** Jest's `--json` report. */
@@ -97,9 +97,12 @@ export class JestCheck implements Check {
     return withAcceptedContent(change, isolate => this.runReport(['--runTestsByPath', ...files], io, [], isolate))
   }
 
-  confirm(problems: Problem[], io: CheckIO): Promise<Problem[] | undefined> {
-    return confirmAlone(problems, p => this._names.get(p.key), ({ file, pattern }) =>
-      this.runReport(['--runTestsByPath', file, ...(pattern ? ['-t', pattern] : [])], io, []))
+  /** A timed-out test is re-run with a longer `--testTimeout` (Jest's hooks take the same default). */
+  confirm(problems: Problem[], io: CheckIO): Promise<Confirmation | undefined> {
+    return confirmAlone(problems, p => this._names.get(p.key), ({ file, pattern, testTimeoutMs, hookTimeoutMs }) => {
+      const limit = Math.max(testTimeoutMs ?? 0, hookTimeoutMs ?? 0)
+      return this.runReport(['--runTestsByPath', file, ...(pattern ? ['-t', pattern] : []), ...(limit ? [`--testTimeout=${limit}`] : [])], io, [])
+    })
   }
 
   private async runReport(args: string[], io: CheckIO, touched: readonly string[], isolate?: Isolation): Promise<Measurement> {
@@ -138,11 +141,12 @@ export class JestCheck implements Check {
       for (const t of suite.assertionResults) {
         const key = [file, ...t.ancestorTitles, t.title].join(' > ')
         this._names.set(key, t.fullName)
-        if (t.status === 'passed') passed.push({ key, file })
+        if (t.status === 'passed') passed.push({ key, file, ...(typeof t.duration === 'number' ? { durationMs: t.duration } : {}) })
         else if (t.status === 'failed') {
           failedTests++
           const reason = firstLine(t.failureMessages?.[0])
-          problems.push(failingTest(this.name, key, file, t.location?.line ?? undefined, `${[...t.ancestorTitles, t.title].join(' > ')}${reason ? ` — ${reason}` : ''}`))
+          const timeout = timeoutOf(reason)
+          problems.push({ ...failingTest(this.name, key, file, t.location?.line ?? undefined, `${[...t.ancestorTitles, t.title].join(' > ')}${reason ? ` — ${reason}` : ''}`), ...(timeout ? { timeout } : {}) })
         }
       }
       if (suite.status === 'failed' && !failedTests) {

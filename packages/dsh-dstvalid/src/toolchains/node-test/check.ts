@@ -9,7 +9,7 @@ import { scanImportGraph } from '../../js-imports.ts'
 import { failingTest } from '../../problems.ts'
 import { checkEnv, runRecorded, whyNotJudged } from '../../run.ts'
 import { servableByMount, withAcceptedContent } from '../../served.ts'
-import type { Change, Check, CheckIO, Measurement, Problem } from '../../types.ts'
+import type { Change, Check, CheckIO, Confirmation, Measurement, Problem } from '../../types.ts'
 import { confirmAlone, ownParseErrors } from '../runner.ts'
 import { SCRIPT_GRAPH } from '../../deleted.ts'
 
@@ -109,7 +109,7 @@ export class NodeTestCheck implements Check {
     return withAcceptedContent(change, isolate => this.run(files, undefined, io, [], isolate))
   }
 
-  async confirm(problems: Problem[], io: CheckIO): Promise<Problem[] | undefined> {
+  async confirm(problems: Problem[], io: CheckIO): Promise<Confirmation | undefined> {
     // The test's own name (the last part of its id): `--test-name-pattern` matches each test by its name.
     const nameOf = (p: Problem) => (p.key.endsWith(FILE_LEVEL) ? undefined : p.key.split(' > ').at(-1))
     return confirmAlone(problems, nameOf, async ({ file, pattern }) => this.run([file], pattern, io, []))

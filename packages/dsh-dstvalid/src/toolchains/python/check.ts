@@ -7,7 +7,7 @@ import { diagnostic, failingTest } from '../../problems.ts'
 import { checkEnv, runRecorded, whyNotJudged } from '../../run.ts'
 import { findImporters } from '../../impact.ts'
 import { PYTHON_GRAPH, pythonFiles, pythonGraph } from './impact.ts'
-import type { Change, Check, CheckIO, Measurement, Problem, TestSource } from '../../types.ts'
+import type { Change, Check, CheckIO, Confirmation, Measurement, Problem, TestSource } from '../../types.ts'
 import { globRegExp, readPytestConfig, sourceRoots, type PytestConfig } from './pytest-config.ts'
 
 const SKIP_DIRS = new Set(['node_modules', 'venv', '.venv', '__pycache__', 'build', 'dist', 'site-packages'])
@@ -315,12 +315,12 @@ export class PytestCheck implements Check {
     return [...declared].some(n => !run.has(n))
   }
 
-  async confirm(problems: Problem[], io: CheckIO): Promise<Problem[] | undefined> {
+  async confirm(problems: Problem[], io: CheckIO): Promise<Confirmation | undefined> {
     const ids = [...new Set(problems.map(p => (p.key.endsWith(FILE_LEVEL) ? p.file : p.key)))]
     const m = await this.run(ids, io, readPytestConfig(this.root))
     if (m.status !== 'ok') return undefined
     const failing = new Set(m.problems.map(p => p.key))
-    return problems.filter(p => failing.has(p.key))
+    return { still: problems.filter(p => failing.has(p.key)) }
   }
 
   /** The test files a change can affect, workspace-relative. */

@@ -1,6 +1,6 @@
 import { diagnostic, failingTest } from '../../problems.ts'
 import { runRecorded, whyNotJudged } from '../../run.ts'
-import type { Change, Check, CheckIO, Measurement, Problem } from '../../types.ts'
+import type { Change, Check, CheckIO, Confirmation, Measurement, Problem } from '../../types.ts'
 
 interface CargoMessage {
   reason: string
@@ -100,7 +100,7 @@ export class CargoTestCheck implements Check {
     return this.run(['cargo', 'test', '--no-fail-fast', ...this.extraArgs], io)
   }
 
-  async confirm(problems: Problem[], io: CheckIO): Promise<Problem[] | undefined> {
+  async confirm(problems: Problem[], io: CheckIO): Promise<Confirmation | undefined> {
     const still: Problem[] = []
     for (const p of problems) {
       const name = p.key.slice(p.key.indexOf('::') + 2)
@@ -108,7 +108,7 @@ export class CargoTestCheck implements Check {
       if (m.status !== 'ok') return undefined
       if (m.problems.some(q => q.key === p.key)) still.push(p)
     }
-    return still
+    return { still }
   }
 
   private async run(argv: string[], io: CheckIO): Promise<Measurement> {

@@ -4,11 +4,11 @@ import { join } from 'node:path'
 import { fileURLToPath } from 'node:url'
 import { toPosixRelative, type Isolation } from 'dsh-common'
 import { FILE_LEVEL } from '../../accepted.ts'
-import { confirmAlone, firstLine, ownParseErrors } from '../runner.ts'
+import { confirmAlone, firstLine, ownParseErrors, timeoutOf, type Rerun } from '../runner.ts'
 import { diagnostic, failingTest } from '../../problems.ts'
 import { checkEnv, runRecorded, whyNotJudged, type RecordedRun } from '../../run.ts'
 import { servableByMount, withAcceptedContent } from '../../served.ts'
-import type { Change, Check, CheckIO, Measurement, Problem } from '../../types.ts'
+import type { Change, Check, CheckIO, Confirmation, Measurement, Problem } from '../../types.ts'
 import type { CoverageReading, CoverageSource } from '../../modes/coverage.ts'
 import { SCRIPT_GRAPH } from '../../deleted.ts'
 
@@ -22,7 +22,7 @@ export interface DshVitestReport {
     /** `pass`, `fail`, `skip`, `none` (never ran). */
     state: string
     error: string
-    tests: { titles: string[]; name: string; state: string; error: string; line?: number }[]
+    tests: { titles: string[]; name: string; state: string; error: string; line?: number; duration?: number }[]
   }[]
   errors: string[]
 }
@@ -213,14 +213,15 @@ export class VitestJudge {
         const path = [...t.titles, t.name]
         const key = `${[file, ...path].join(' > ')}${tag}`
         this.names.set(key, { full: path.join(' '), project: multi ? mod.project : '' })
-        if (t.state === 'pass') passed.push({ key, file })
+        if (t.state === 'pass') passed.push({ key, file, ...(typeof t.duration === 'number' ? { durationMs: Math.round(t.duration) } : {}) })
         else if (t.state === 'skip') {
           skipped.push({ key, file })
           if (touched.includes(file)) suspect.add(file)
         } else if (t.state === 'fail') {
           failedTests++
           const why = firstLine(t.error)
-          problems.push(failingTest(this.check, key, file, t.line, `${path.join(' > ')}${tag}${why ? ` — ${why}` : ''}`))
+          const timeout = timeoutOf(why)
+          problems.push({ ...failingTest(this.check, key, file, t.line, `${path.join(' > ')}${tag}${why ? ` — ${why}` : ''}`), ...(timeout ? { timeout } : {}) })
         }
       }
       if (mod.state === 'fail' && !failedTests) {
@@ -292,11 +293,17 @@ export class VitestCheck implements Check, CoverageSource {
     return this._coverage
   }
 
-  confirm(problems: Problem[], io: CheckIO): Promise<Problem[] | undefined> {
-    const names = this._judge.names
-    return confirmAlone(problems, p => names.get(p.key)?.full, ({ file, pattern, group: project }) =>
-      this.runReport(['run', file, ...(pattern ? ['-t', namePattern(pattern, this.options.major)] : []), ...(project ? ['--project', project] : [])], io, undefined, [], false),
-    p => names.get(p.key)?.project ?? '')
+  /** `names`: the judge that named the tests (the warm runner's, when it asks). */
+  confirm(problems: Problem[], io: CheckIO, names = this._judge.names): Promise<Confirmation | undefined> {
+    return confirmAlone(problems, p => names.get(p.key)?.full, rerun => this.rerun(rerun, io), p => names.get(p.key)?.project ?? '')
+  }
+
+  /** One flaky re-run: a test file alone, its failing tests by name, with a longer time limit when one timed out. */
+  rerun({ file, pattern, group: project, testTimeoutMs, hookTimeoutMs }: Rerun, io: CheckIO): Promise<Measurement> {
+    return this.runReport([
+      'run', file, ...(pattern ? ['-t', namePattern(pattern, this.options.major)] : []), ...(project ? ['--project', project] : []),
+      ...(testTimeoutMs ? [`--testTimeout=${testTimeoutMs}`] : []), ...(hookTimeoutMs ? [`--hookTimeout=${hookTimeoutMs}`] : []),
+    ], io, undefined, [], false)
   }
 
   /** One run of the workspace's vitest with this package's reporter; the report is undefined when vitest wrote none. */

@@ -15,7 +15,7 @@ function collect(task, titles, out) {
     if (child.type === 'suite') collect(child, [...titles, child.name], out)
     else if (child.type === 'test' || child.type === 'custom') {
       const state = child.result?.state ?? (child.mode === 'skip' || child.mode === 'todo' ? 'skip' : 'none')
-      out.push({ titles, name: child.name, state, error: errorText(child.result?.errors), line: child.location?.line })
+      out.push({ titles, name: child.name, state, error: errorText(child.result?.errors), line: child.location?.line, duration: child.result?.duration })
     }
   }
 }

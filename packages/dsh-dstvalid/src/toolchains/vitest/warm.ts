@@ -2,7 +2,7 @@ import { existsSync, readFileSync } from 'node:fs'
 import { join } from 'node:path'
 import { toPosixRelative } from 'dsh-common'
 import { seconds } from '../../run.ts'
-import type { Change, Check, CheckIO, Measurement, Problem } from '../../types.ts'
+import type { Change, Check, CheckIO, Confirmation, Measurement, Problem } from '../../types.ts'
 import { WarmVitestClient, type RunCalls, type WarmRunAnswer, type WarmRunPhases, type WarmRunRequest } from './warm-client.ts'
 import { confirmAlone } from '../runner.ts'
 import { VitestJudge, type VitestCheck, type VitestRun } from './check.ts'
@@ -248,10 +248,17 @@ export class WarmVitestCheck implements Check {
     return this._judge.judge(only => this.runWarm({ ...request, ...(only ? { projects: only } : {}) }, projectArgv(argv, only), io), io, [], false)
   }
 
-  async confirm(problems: Problem[], io: CheckIO): Promise<Problem[] | undefined> {
-    if (this._unsupported) return this.options.cli.confirm(problems, io)
+  /**
+   * Re-runs in the warm runner; a group with a timed-out test through the
+   * CLI, whose `--testTimeout` gives it the longer limit (a live vitest's
+   * limits are its config's).
+   */
+  async confirm(problems: Problem[], io: CheckIO): Promise<Confirmation | undefined> {
     const names = this._judge.names
-    return confirmAlone(problems, p => names.get(p.key)?.full, ({ file, pattern, group: project }) => {
+    if (this._unsupported) return this.options.cli.confirm(problems, io)
+    return confirmAlone(problems, p => names.get(p.key)?.full, rerun => {
+      if (rerun.testTimeoutMs || rerun.hookTimeoutMs) return this.options.cli.rerun(rerun, io)
+      const { file, pattern, group: project } = rerun
       const argv = ['vitest', 'run', file, ...(pattern ? ['-t', pattern] : [])]
       const request: WarmRunRequest = { changed: [], mode: 'files', files: [join(this.options.root, file)], ...(pattern ? { pattern } : {}) }
       const only = project ? [project] : undefined

@@ -1,0 +1,117 @@
+/**
+ * A failure that is only a test's own time limit is not blamed on the write
+ * until it is shown not to be load (ADR 0025): the test is re-run alone with
+ * four times its limit. One that then passes is kept, with a warning naming
+ * the test and the time it took; one the write made hang still times out and
+ * is rolled back. Real vitest (the warm runner, the CLI for the longer
+ * limit) and real `go test -timeout`; the slowness is a sleep that a marker
+ * file the spec controls turns on, never time that has to pass.
+ */
+import { mkdirSync, rmSync, writeFileSync } from 'node:fs'
+import { join } from 'node:path'
+import { describe, expect, it } from 'vitest'
+import { tempDir } from 'dsh-testkit'
+import { boot, expectRolledBack, makeWorkspace, readText, testRuns } from './helpers.ts'
+
+/** A test of `src/wait.js` that sleeps 600 ms while `marker` exists (its limit is 300 ms), else not at all. */
+function vitestWorkspace(marker: string): string {
+  return makeWorkspace('', {
+    'package.json': '{ "name": "timeouts", "private": true, "type": "module" }\n',
+    'vitest.config.js': 'export default { test: { testTimeout: 300 } }\n',
+    'src/wait.js': '/** Resolves after `ms`. */\nexport function wait(ms) {\n  return new Promise(resolve => setTimeout(resolve, ms))\n}\n',
+    'tests/wait.test.js': [
+      "import { existsSync } from 'node:fs'",
+      "import { expect, it } from 'vitest'",
+      "import { wait } from '../src/wait.js'",
+      '',
+      "it('waits', async () => {",
+      `  await wait(existsSync(${JSON.stringify(marker)}) ? 600 : 0)`,
+      '  expect(1).toBe(1)',
+      '})',
+      '',
+    ].join('\n'),
+  })
+}
+
+/** The warning line's time: measured, so only its shape is fixed. */
+const TOOK = String.raw`took \d+\.\d s, over its 0\.3 s limit \(passed alone with 1\.2 s\)`
+
+describe('a test that fails only by its own time limit', { timeout: 300_000 }, () => {
+  it('vitest: slow only under "load" is kept with a warning naming the test and the time it took; a hang the write causes is rolled back', async () => {
+    const marker = join(tempDir('dsh-timeouts-'), 'slow')
+    const root = vitestWorkspace(marker)
+    const h = await boot(root, { profiles: ['typescript'] })
+    // The accepted state: the test passes at once (the first write's related run).
+    expect(await h.exec('edit_file', { path: 'src/wait.js', old_string: '/** Resolves', new_string: '/** Settles' })).toEqual({ content: 'edited src/wait.js' })
+
+    // "Load": from now on the test needs 600 ms of its 300. A comment edit times it out; alone, with 1.2 s, it passes.
+    writeFileSync(marker, '')
+    const kept = await h.exec('edit_file', { path: 'src/wait.js', old_string: '/** Settles', new_string: '/** Resolves' })
+    expect(kept.isError).toBeUndefined()
+    const lines = String(kept.content).split('\n')
+    expect(lines.slice(0, 2)).toEqual([
+      'edited src/wait.js',
+      'warning: kept, but 1 test passed only when given more time than its limit (slowed by load, or by this write?):',
+    ])
+    expect(lines[2]).toMatch(new RegExp(`^tests/wait\\.test\\.js > waits: ${TOOK}$`))
+    expect(lines).toHaveLength(3)
+    expect(readText(root, 'src/wait.js')).toContain('/** Resolves')
+    // The related run in the warm runner timed out; the re-run alone went to the CLI with four times the limit.
+    expect(testRuns(h).slice(1)).toEqual([
+      ['vitest related src/wait.js --run (warm)', 'fail'],
+      [expect.stringMatching(/ run tests\/wait\.test\.js -t \^\(waits\)\$ --testTimeout=1200 --reporter=/), 'pass'],
+    ])
+
+    // A write that makes the wait never end: it times out with the longer limit too, and is rolled back.
+    rmSync(marker)
+    await expectRolledBack(h, 'edit_file', { path: 'src/wait.js', old_string: 'setTimeout(resolve, ms)', new_string: 'setTimeout(() => {}, ms)' },
+      'rolled back: test failed after edit_file on src/wait.js',
+      'tests/wait.test.js:5 FAIL waits — Error: Test timed out in 300ms.')
+    expect(testRuns(h).slice(3).map(r => r[1])).toEqual(['fail', 'fail'])
+  })
+
+  it('go test -timeout: a test slow only under "load" is kept with the warning; one the write makes hang is rolled back', async () => {
+    const root = makeWorkspace('', {
+      'go.mod': 'module example.com/wait\n\ngo 1.19\n',
+      'wait.go': 'package wait\n\nimport "time"\n\n// Wait sleeps for ms milliseconds.\nfunc Wait(ms int) {\n\ttime.Sleep(time.Duration(ms) * time.Millisecond)\n}\n',
+      'wait_test.go': [
+        'package wait',
+        '',
+        'import (',
+        '\t"os"',
+        '\t"testing"',
+        ')',
+        '',
+        'func TestWaits(t *testing.T) {',
+        '\tms := 0',
+        '\tif _, err := os.Stat("testdata/slow"); err == nil {',
+        '\t\tms = 600',
+        '\t}',
+        '\tWait(ms)',
+        '}',
+        '',
+      ].join('\n'),
+    })
+    // Go's test cache re-checks only files inside the module: the marker is in testdata/.
+    const marker = join(root, 'testdata', 'slow')
+    mkdirSync(join(root, 'testdata'))
+    // The binary's limit is the project's own `-timeout` (here through testArgs).
+    const h = await boot(root, { profiles: ['go'], testArgs: ['-timeout=300ms'] })
+    expect(await h.exec('edit_file', { path: 'wait.go', old_string: '// Wait sleeps', new_string: '// Wait pauses' })).toEqual({ content: 'edited wait.go' })
+
+    writeFileSync(marker, '')
+    const kept = await h.exec('edit_file', { path: 'wait.go', old_string: '// Wait pauses', new_string: '// Wait sleeps' })
+    const lines = String(kept.content).split('\n')
+    expect(lines.slice(0, 2)).toEqual([
+      'edited wait.go',
+      'warning: kept, but 1 test passed only when given more time than its limit (slowed by load, or by this write?):',
+    ])
+    expect(lines[2]).toMatch(new RegExp(`^example\\.com/wait::TestWaits: ${TOOK}$`))
+    expect(testRuns(h).filter(r => r[0].startsWith('go test')).slice(-1)).toEqual([['go test -json -timeout=300ms -run ^(TestWaits)$ -timeout=1200ms .', 'pass']])
+
+    rmSync(marker)
+    await expectRolledBack(h, 'edit_file', { path: 'wait.go', old_string: '\ttime.Sleep(time.Duration(ms) * time.Millisecond)', new_string: '\ttime.Sleep(time.Hour)' },
+      'rolled back: test failed after edit_file on wait.go',
+      'example.com/wait FAIL TestWaits — panic: test timed out after 300ms')
+  })
+})
