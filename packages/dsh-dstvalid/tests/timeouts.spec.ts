@@ -42,11 +42,11 @@ describe('a test that fails only by its own time limit', { timeout: 300_000 }, (
     const root = vitestWorkspace(marker)
     const h = await boot(root, { profiles: ['typescript'] })
     // The accepted state: the test passes at once (the first write's related run).
-    expect(await h.exec('edit_file', { path: 'src/wait.js', old_string: '/** Resolves', new_string: '/** Settles' })).toEqual({ content: 'edited src/wait.js' })
+    expect(await h.exec('edit_file', { path: 'src/wait.js', old_string: 'resolve => setTimeout(resolve, ms)', new_string: 'done => setTimeout(done, ms)' })).toEqual({ content: 'edited src/wait.js' })
 
-    // "Load": from now on the test needs 600 ms of its 300. A comment edit times it out; alone, with 1.2 s, it passes.
+    // "Load": from now on the test needs 600 ms of its 300. A harmless edit times it out; alone, with 1.2 s, it passes.
     writeFileSync(marker, '')
-    const kept = await h.exec('edit_file', { path: 'src/wait.js', old_string: '/** Settles', new_string: '/** Resolves' })
+    const kept = await h.exec('edit_file', { path: 'src/wait.js', old_string: 'done => setTimeout(done, ms)', new_string: 'resolve => setTimeout(resolve, ms)' })
     expect(kept.isError).toBeUndefined()
     const lines = String(kept.content).split('\n')
     expect(lines.slice(0, 2)).toEqual([
@@ -55,7 +55,7 @@ describe('a test that fails only by its own time limit', { timeout: 300_000 }, (
     ])
     expect(lines[2]).toMatch(new RegExp(`^tests/wait\\.test\\.js > waits: ${TOOK}$`))
     expect(lines).toHaveLength(3)
-    expect(readText(root, 'src/wait.js')).toContain('/** Resolves')
+    expect(readText(root, 'src/wait.js')).toContain('resolve => setTimeout(resolve, ms)')
     // The related run in the warm runner timed out; the re-run alone went to the CLI with four times the limit.
     expect(testRuns(h).slice(1)).toEqual([
       ['vitest related src/wait.js --run (warm)', 'fail'],
@@ -97,10 +97,10 @@ describe('a test that fails only by its own time limit', { timeout: 300_000 }, (
     mkdirSync(join(root, 'testdata'))
     // The binary's limit is the project's own `-timeout` (here through testArgs).
     const h = await boot(root, { profiles: ['go'], testArgs: ['-timeout=300ms'] })
-    expect(await h.exec('edit_file', { path: 'wait.go', old_string: '// Wait sleeps', new_string: '// Wait pauses' })).toEqual({ content: 'edited wait.go' })
+    expect(await h.exec('edit_file', { path: 'wait.go', old_string: 'time.Duration(ms) * time.Millisecond', new_string: 'time.Millisecond * time.Duration(ms)' })).toEqual({ content: 'edited wait.go' })
 
     writeFileSync(marker, '')
-    const kept = await h.exec('edit_file', { path: 'wait.go', old_string: '// Wait pauses', new_string: '// Wait sleeps' })
+    const kept = await h.exec('edit_file', { path: 'wait.go', old_string: 'time.Millisecond * time.Duration(ms)', new_string: 'time.Duration(ms) * time.Millisecond' })
     const lines = String(kept.content).split('\n')
     expect(lines.slice(0, 2)).toEqual([
       'edited wait.go',
