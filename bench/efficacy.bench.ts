@@ -254,7 +254,14 @@ if (process.env.DSH_BENCH_SELECTIONS !== 'functions') {
       lines = [lines[0]! + fl.size, lines[1]! + ml.size]
       rolled = [rolled[0]! + (f.outcome === 'rolled back' ? 1 : 0), rolled[1]! + (m.outcome === 'rolled back' ? 1 : 0)]
       const gone = [...fl].filter(l => !ml.has(l))
-      if (gone.length) console.log(`  the map missed on ${f.edit.name}: ${gone.slice(0, 3).join(' | ')}`)
+      if (gone.length || ml.size !== fl.size) {
+        // Side by side: what each selection reported on this edit (a miss, or a line only the map has).
+        console.log(`  ${gone.length ? 'the map missed' : 'the selections differ'} on ${f.edit.name}:`)
+        for (const [who, set] of [['files', fl], ['map', ml]] as const) {
+          console.log(`    ${who} (${set.size}):`)
+          for (const l of [...set].sort()) console.log(`      ${fl.has(l) && ml.has(l) ? ' ' : who === 'files' ? '-' : '+'} ${l}`)
+        }
+      }
       missed += gone.length
       if (f.content.startsWith('rolled back: test failed') && m.outcome !== 'rolled back') kept++
     })

@@ -101,6 +101,16 @@ export async function runWorkspaceBench(root: string, module: string): Promise<v
         const mapKeys = new Set(byMap.problems.map(p => p.key))
         const agree = byFiles.problems.every(p => before.has(p.key) || mapKeys.has(p.key))
         same.push(agree)
+        const fileKeys = new Set(byFiles.problems.map(p => p.key))
+        const onlyFiles = [...fileKeys].filter(k => !mapKeys.has(k)).sort()
+        const onlyMap = [...mapKeys].filter(k => !fileKeys.has(k)).sort()
+        if (onlyFiles.length || onlyMap.length) {
+          // Side by side: the failing ids only one selection reported (a pre-existing failure is one the module's related run had before any edit).
+          const tag = (k: string) => `${k}${before.has(k) ? ' (failing before any edit)' : ''}`
+          console.log(`\`${fn.name}\` ${kind}: failing ids only by imports (${onlyFiles.length}), only by the map (${onlyMap.length})`)
+          for (const k of onlyFiles) console.log(`  - ${tag(k)}`)
+          for (const k of onlyMap) console.log(`  + ${tag(k)}`)
+        }
         const m = counted(byMap)
         const f = counted(byFiles)
         if (kind === 'same behaviour') {

@@ -229,12 +229,19 @@ describe('the map of executed functions (test selection for body-only edits)', (
     expect(mapped).toEqual({ content: 'edited src/util.ts\ntests: 5 of 40 related test files: those that ran `splitPath`' })
     expect(JSON.parse(readFileSync(mapFile, 'utf8')).tests['tests/t37.test.ts']['src/util.ts'].ran).toContain('splitPath')
 
-    // A comment: no function changed, no test runs.
+    // Comments and whitespace only: no test runs — not even a related test file the map has no entry for (t40, written
+    // behind the guard's back), nor the changed test file itself.
+    writeFileSync(join(root, 'tests/t40.test.ts'), "import { expect, it } from 'vitest'\nimport { shout } from '../src/util.ts'\nit('shouts 40', () => { expect(shout('x')).toBe('X') })\n")
     const before = testRuns(h).length
     expect(await h.exec('edit_file', { path: 'src/util.ts', old_string: 'export function shout', new_string: '/** Upper case. */\nexport function shout' }))
-      .toEqual({ content: 'edited src/util.ts\ntests: 0 of 40 related test files: no function changed' })
+      .toEqual({ content: 'edited src/util.ts\ntests: none run: only comments and whitespace changed in src/util.ts' })
+    expect(await h.exec('edit_file', { path: 'tests/t05.test.ts', old_string: "it('shouts 05'", new_string: "// Upper case.\n  it('shouts 05'" }))
+      .toEqual({ content: 'edited tests/t05.test.ts\ntests: none run: only comments and whitespace changed in tests/t05.test.ts' })
     expect(testRuns(h).length).toBe(before)
     expect(readText(root, 'src/util.ts')).toContain('/** Upper case. */')
+    // A directive comment is code: \`@ts-expect-error\` on a line with no error fails the type-check.
+    const directive = await h.exec('edit_file', { path: 'src/util.ts', old_string: '/** Upper case. */\n', new_string: '/** Upper case. */\n// @ts-expect-error\n' })
+    expect(directive.content.split('\n')[0]).toBe('rolled back: typecheck failed after edit_file on src/util.ts')
   }, 480_000)
 
   it('a call added in the same step (in another source, in a test file) runs the tests that start executing the function', async () => {

@@ -2,11 +2,12 @@ import { existsSync, readFileSync } from 'node:fs'
 import { join } from 'node:path'
 import { toPosixRelative } from 'dsh-common'
 import { seconds } from '../../run.ts'
+import { listFiles } from '../../message.ts'
 import type { Change, Check, CheckIO, Confirmation, Measurement, Problem } from '../../types.ts'
 import { WarmVitestClient, type RunCalls, type WarmRunAnswer, type WarmRunPhases, type WarmRunRequest } from './warm-client.ts'
 import { confirmAlone } from '../runner.ts'
 import { VitestJudge, type VitestCheck, type VitestRun } from './check.ts'
-import { bodyEdit, predictedNames, preloadParser } from '../../body-edit.ts'
+import { bodyEdit, commentOnly, predictedNames, preloadParser } from '../../body-edit.ts'
 import { contentHash, DiskHashes, type MapSelection, type TestMap } from '../../test-map.ts'
 import { SCRIPT_GRAPH } from '../../deleted.ts'
 
@@ -146,20 +147,30 @@ export class WarmVitestCheck implements Check {
   private async measureByMap(change: Change, io: CheckIO): Promise<Measurement | undefined> {
     const map = this.options.testMap
     if (!map || !change.before) return undefined
-    const edits = new Map<string, string[]>()
-    const before = new Map<string, string>()
-    const after = new Map<string, string>()
+    const contents: { file: string; abs: string; bytes: Buffer; now: Buffer }[] = []
     for (const [i, abs] of change.paths.entries()) {
       const file = change.files[i]!
       const bytes = change.before.get(abs)
       if (!SCRIPT_FILE.test(file) || !bytes) return undefined
-      let now: Buffer
       try {
-        now = readFileSync(abs)
+        contents.push({ file, abs, bytes, now: readFileSync(abs) })
       } catch {
         // Deleted by the write: today's rules.
         return undefined
       }
+    }
+    // Nothing but comments and whitespace changed: no test can change outcome, mapped or not.
+    let code = false
+    for (const { file, bytes, now } of contents) if (await commentOnly(file, bytes.toString('utf8'), now.toString('utf8')) !== true) code = true
+    if (!code) {
+      const note = `tests: none run: only comments and whitespace changed in ${listFiles(contents.map(c => c.file))}`
+      io.notice('info', note)
+      return { status: 'ok', problems: [], passed: [], scope: [], notes: [note] }
+    }
+    const edits = new Map<string, string[]>()
+    const before = new Map<string, string>()
+    const after = new Map<string, string>()
+    for (const { file, abs, bytes, now } of contents) {
       const edit = await bodyEdit(file, bytes.toString('utf8'), now.toString('utf8'))
       if (edit.kind === 'other') {
         // A test file that only itself relates to (nothing imports it) runs whatever changed in it.
