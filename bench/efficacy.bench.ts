@@ -15,8 +15,11 @@
  * The corpus runs with the map of executed functions on (`testSelection:
  * 'functions'`, ADR 0021), then again with the related test files selected
  * by imports alone (`'files'`): on every bad edit, each failing-test line the
- * file selection reports the map must report too
- * (`DSH_BENCH_SELECTIONS=functions` skips the second pass).
+ * file selection reports the map must report too, both listed side by side
+ * where they differ. An edit a check before the tests (the type-check)
+ * judged differently in the two passes ran no selection in one of them:
+ * not a miss, but a check that is not deterministic — listed, and the
+ * bench fails too (`DSH_BENCH_SELECTIONS=functions` skips the second pass).
  *
  *   tsx bench/efficacy.bench.ts [vite-app|library|monorepo|jest|demo|setups|go|python …]
  *   DSH_BENCH_VERBOSE=1 tsx bench/efficacy.bench.ts   # every result in full
@@ -234,10 +237,14 @@ if (process.env.DSH_BENCH_SELECTIONS !== 'functions') {
   // Each pass has its own temporary copy of the workspace: its path is left out of the comparison.
   const problemLines = (row: Row) => new Set(row.content.split('\n').slice(1).filter(l => / FAIL /.test(l)).map(l => l.replace(/\/[^\s'"]*dsh-efficacy-[^/\s'"]+/g, '<workspace>')))
   const compare = [
-    '| workspace | bad edits | rolled back (files / map) | failing-test lines (files / map) | lines the map missed | kept by the map, rolled back by the tests of the file selection |',
-    '|---|---|---|---|---|---|',
+    '| workspace | bad edits | rolled back (files / map) | failing-test lines (files / map) | lines the map missed | kept by the map, rolled back by the tests of the file selection | judged apart before the tests |',
+    '|---|---|---|---|---|---|---|',
   ]
+  /** The verdict's first line without the workspace path: which check decided it. */
+  const head = (row: Row) => row.content.split('\n')[0]!
+  const byTests = (row: Row) => head(row).startsWith('rolled back: test failed')
   let missedTotal = 0
+  let apartTotal = 0
   for (const w of selected) {
     console.log(`\n### ${w} (related test files by imports)`)
     const { rows: byFiles } = await runWorkspace(w, 'files', false)
@@ -245,6 +252,7 @@ if (process.env.DSH_BENCH_SELECTIONS !== 'functions') {
     let lines = [0, 0]
     let missed = 0
     let kept = 0
+    let apart = 0
     let rolled = [0, 0]
     byFiles.forEach((f, i) => {
       const m = byMap[i]!
@@ -253,23 +261,29 @@ if (process.env.DSH_BENCH_SELECTIONS !== 'functions') {
       const ml = problemLines(m)
       lines = [lines[0]! + fl.size, lines[1]! + ml.size]
       rolled = [rolled[0]! + (f.outcome === 'rolled back' ? 1 : 0), rolled[1]! + (m.outcome === 'rolled back' ? 1 : 0)]
-      const gone = [...fl].filter(l => !ml.has(l))
-      if (gone.length || ml.size !== fl.size) {
-        // Side by side: what each selection reported on this edit (a miss, or a line only the map has).
-        console.log(`  ${gone.length ? 'the map missed' : 'the selections differ'} on ${f.edit.name}:`)
-        for (const [who, set] of [['files', fl], ['map', ml]] as const) {
-          console.log(`    ${who} (${set.size}):`)
+      // Rolled back in both passes, but in one by a check before the tests (a type-check): no selection ran, nothing to compare.
+      const judgedApart = f.outcome === 'rolled back' && m.outcome === 'rolled back' && byTests(f) !== byTests(m)
+      const gone = judgedApart ? [] : [...fl].filter(l => !ml.has(l))
+      if (judgedApart || gone.length || ml.size !== fl.size) {
+        // Side by side: what each pass reported on this edit.
+        console.log(`  ${judgedApart ? 'judged apart before the tests' : gone.length ? 'the map missed' : 'the selections differ'} on ${f.edit.name}:`)
+        for (const [who, row, set] of [['files', f, fl], ['map', m, ml]] as const) {
+          console.log(`    ${who}: ${head(row).replace(/\/[^\s'"]*dsh-efficacy-[^/\s'"]+/g, '<workspace>')} (${set.size} failing-test lines)`)
           for (const l of [...set].sort()) console.log(`      ${fl.has(l) && ml.has(l) ? ' ' : who === 'files' ? '-' : '+'} ${l}`)
         }
       }
+      if (judgedApart) apart++
       missed += gone.length
-      if (f.content.startsWith('rolled back: test failed') && m.outcome !== 'rolled back') kept++
+      if (byTests(f) && m.outcome !== 'rolled back') kept++
     })
     missedTotal += missed + kept
+    apartTotal += apart
     const bad = byFiles.filter(r => r.edit.verdict === 'bad').length
-    compare.push(`| ${w} | ${bad} | ${rolled[0]} / ${rolled[1]} | ${lines[0]} / ${lines[1]} | ${missed} | ${kept} |`)
+    compare.push(`| ${w} | ${bad} | ${rolled[0]} / ${rolled[1]} | ${lines[0]} / ${lines[1]} | ${missed} | ${kept} | ${apart} |`)
   }
   console.log(`\nthe map of executed functions against the file selection, every bad edit:\n${compare.join('\n')}`)
   console.log(`map misses: ${missedTotal} (goal 0)`)
-  if (missedTotal) process.exitCode = 1
+  // A check before the tests that judges the same edit differently in two passes is not deterministic: the comparison is void there.
+  if (apartTotal) console.log(`judged apart before the tests: ${apartTotal} (goal 0: the same edit, the same earlier verdict in both passes)`)
+  if (missedTotal || apartTotal) process.exitCode = 1
 }

@@ -244,6 +244,40 @@ describe('the map of executed functions (test selection for body-only edits)', (
     expect(directive.content.split('\n')[0]).toBe('rolled back: typecheck failed after edit_file on src/util.ts')
   }, 480_000)
 
+  it('a test file two vitest projects run down different paths is mapped with what both runs executed', async () => {
+    const root = makeWorkspace('', {
+      'package.json': '{ "name": "map-projects", "private": true, "type": "module" }\n',
+      'tsconfig.json': JSON.stringify({ compilerOptions: { target: 'ES2022', module: 'ESNext', moduleResolution: 'bundler', allowImportingTsExtensions: true, strict: true, noEmit: true, skipLibCheck: true, types: [] }, include: ['src', 'tests'] }),
+      // One test file in two projects, each with its own SIDE: project a runs viaA, project b viaB.
+      'vitest.config.ts': [
+        "import { defineConfig } from 'vitest/config'",
+        'export default defineConfig({ test: { projects: [',
+        "  { test: { name: 'a', include: ['tests/**/*.test.ts'], env: { SIDE: 'a' } } },",
+        "  { test: { name: 'b', include: ['tests/**/*.test.ts'], env: { SIDE: 'b' } } },",
+        '] } })',
+        '',
+      ].join('\n'),
+      'src/side.ts': [
+        "const env = (globalThis as { process?: { env: Record<string, string | undefined> } }).process?.env ?? {}",
+        "export function viaA(): string { return 'a' }",
+        "export function viaB(): string { return 'b' }",
+        "export function side(): string { return env.SIDE === 'b' ? viaB() : viaA() }",
+        '',
+      ].join('\n'),
+      'tests/side.test.ts': "import { expect, it } from 'vitest'\nimport { side } from '../src/side.ts'\nit('takes its project side', () => { expect(side()).toMatch(/^[ab]$/) })\n",
+    })
+    const h = await boot(root, { testSelection: 'functions' })
+    h.ctx.dstvalid.guardFor(root, h.session.vault)
+    await h.ready()
+    const entry = JSON.parse(readFileSync(join(h.session.vault, 'test-map', 'vitest.json'), 'utf8')).tests['tests/side.test.ts']
+    expect(entry['src/side.ts'].ran).toEqual(expect.arrayContaining(['side', 'viaA', 'viaB']))
+    // Either function broken: the test file runs (in both projects) and catches it — whichever project's run wrote last.
+    for (const fn of ['viaA', 'viaB']) {
+      const broken = await h.exec('edit_file', { path: 'src/side.ts', old_string: `export function ${fn}(): string { return '${fn.at(-1)!.toLowerCase()}' }`, new_string: `export function ${fn}(): string { return 'c' }` })
+      expect(broken.content.split('\n')[0]).toBe('rolled back: test failed after edit_file on src/side.ts')
+    }
+  })
+
   it('a call added in the same step (in another source, in a test file) runs the tests that start executing the function', async () => {
     const root = makeWorkspace('', files(10, 5))
     const script = [

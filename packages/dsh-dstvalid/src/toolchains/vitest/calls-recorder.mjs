@@ -14,7 +14,8 @@
  * last under the `stack` order) takes them and writes, per workspace module
  * the file loaded, the names V8 gives the functions that ran (`""` is the
  * module's own code, which always ran once it loaded) to
- * `<DSH_VITEST_READS>/<sha1 of the test file>.calls.json`.
+ * `<DSH_VITEST_READS>/<sha1 of the project name, NUL, the test file>.calls.json`
+ * (a test file two projects include runs once in each, maybe down other paths).
  */
 import { Session } from 'node:inspector'
 import { writeFileSync } from 'node:fs'
@@ -86,7 +87,7 @@ function write(p, test) {
     if (names.size) ran[path] = [...names]
   }
   try {
-    writeFileSync(resolve(/** @type {string} */ (dir), `${createHash('sha1').update(test).digest('hex')}.calls.json`), JSON.stringify(ran))
+    writeFileSync(resolve(/** @type {string} */ (dir), `${createHash('sha1').update(`${project}\0${test}`).digest('hex')}.calls.json`), JSON.stringify(ran))
   } catch {
     // The runner removed its directory (it is closing): nothing to record into.
   }
@@ -94,6 +95,8 @@ function write(p, test) {
 
 // @ts-expect-error vitest's worker state and index, present in every version the warm runner supports
 const test = globalThis.__vitest_worker__?.filepath
+// @ts-expect-error see above: the project this run of the file belongs to (a file two projects include runs in each)
+const project = String(globalThis.__vitest_worker__?.config?.name ?? '')
 // @ts-expect-error see above
 const afterAll = globalThis.__vitest_index__?.afterAll
 const p = dir && root && typeof test === 'string' && typeof afterAll === 'function' ? profiler() : undefined

@@ -181,27 +181,42 @@ function recordsCalls(/** @type {any} */ project) {
   return (c.sequence?.hooks ?? 'stack') === 'stack'
 }
 
-/** Where the calls recorder writes a test file's record. */
-function callsFile(/** @type {string} */ test) {
-  return join(readsDir, `${createHash('sha1').update(test).digest('hex')}.calls.json`)
+/** Where the calls recorder writes the record of a test file's run in one project. */
+function callsFile(/** @type {string} */ project, /** @type {string} */ test) {
+  return join(readsDir, `${createHash('sha1').update(`${project}\0${test}`).digest('hex')}.calls.json`)
 }
 
 /**
- * The calls records of test files that just ran (each read once, then
- * removed): test file → module → function names. A file with no record
- * (it failed before its hooks, its project does not record) is absent.
+ * The calls records of the test files that just ran (each read once, then
+ * removed): test file → module → function names, the union over every
+ * project that ran the file (a file two projects include may take other
+ * paths in each). A file is absent when one of its runs left no record (it
+ * failed before its hooks, its project does not record): what that run
+ * executed is unknown, so the file gets no entry.
  */
-function takeCalls(/** @type {string[]} */ files) {
+function takeCalls(/** @type {any[]} */ specs) {
+  /** @type {Map<string, Record<string, Set<string>> | null>} */
+  const byFile = new Map()
+  for (const spec of specs) {
+    const file = spec.moduleId
+    const path = callsFile(spec.project.name ?? '', file)
+    let record
+    try {
+      record = /** @type {Record<string, string[]>} */ (JSON.parse(readFileSync(path, 'utf8')))
+      rmSync(path, { force: true })
+    } catch {
+      // No record of this run: the file gets none.
+      byFile.set(file, null)
+      continue
+    }
+    if (byFile.get(file) === null) continue
+    const modules = byFile.get(file) ?? {}
+    for (const [module, names] of Object.entries(record)) for (const name of names) (modules[module] ??= new Set()).add(name)
+    byFile.set(file, modules)
+  }
   /** @type {Record<string, Record<string, string[]>>} */
   const out = {}
-  for (const file of new Set(files)) {
-    try {
-      out[file] = JSON.parse(readFileSync(callsFile(file), 'utf8'))
-      rmSync(callsFile(file), { force: true })
-    } catch {
-      // No record: the file did not reach its last hook, or its project does not record calls.
-    }
-  }
+  for (const [file, modules] of byFile) if (modules) out[file] = Object.fromEntries(Object.entries(modules).map(([m, names]) => [m, [...names]]))
   return out
 }
 
@@ -413,14 +428,14 @@ async function runSpecs(request, /** @type {Record<string, number>} */ phases, /
   if (!specs.length) return dshReport(vitest.projects, [], [])
   if (request.pattern) vitest.setGlobalTestNamePattern(new RegExp(request.pattern))
   const files = specs.map((/** @type {any} */ s) => s.moduleId)
-  for (const file of files) rmSync(callsFile(file), { force: true })
+  for (const spec of specs) rmSync(callsFile(spec.project.name ?? '', spec.moduleId), { force: true })
   try {
     const result = await vitest.runTestSpecifications(specs, request.mode === 'all')
     lap('runMs')
     stampGraph()
     loadReads(files)
     // A run limited by a test-name pattern executed part of each file: not a file's calls.
-    const calls = takeCalls(files)
+    const calls = takeCalls(specs)
     if (!request.pattern) extra.calls = calls
     const key = (/** @type {string} */ project, /** @type {string} */ file) => `${project}\0${file}`
     const ran = new Set(specs.map((/** @type {any} */ s) => key(s.project.name, s.moduleId)))
