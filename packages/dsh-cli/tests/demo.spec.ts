@@ -13,7 +13,7 @@ describe('dsh demo', () => {
     const r = await dsh(['demo', '--dir', dir], { timeoutMs: 300_000 })
     expect(r.exitCode).toBe(0)
     // Progress notices go to stderr; no plugin warned or failed.
-    expect(r.stderr).toContain('rolling back edit_file src/money.ts: typecheck found 2 new problems')
+    expect(r.stderr).toContain('rolling back edit_file src/money.ts: typecheck found 1 new problem (it stopped at the first new errors)')
     expect(r.stderr).not.toMatch(/^(warn|error) \[/m)
     const out = r.stdout
     // A good edit kept.

@@ -264,8 +264,20 @@ export class Guard {
   private async judgeOne(check: Check, change: Change, io: GuardIO, measurements: Map<Check, Measurement>, selection: Change): Promise<CheckVerdict> {
     const state = this._accepted.get(check)!
     const base: CheckVerdict = { check: check.name, outcome: 'pass', regressions: [], warnings: [], flaky: [], durationMs: 0, ...(check.advisory ? { advisory: true } : {}) }
-    const m = await check.measure(check.lazyBaseline ? selection : change, this.checkIO(io))
+    const unaffected = await check.unaffectedBy?.(change).catch(() => undefined)
+    if (unaffected) {
+      // Its answer cannot change: nothing measured, the accepted state stays.
+      io.notice('info', `${check.name}: not run: ${unaffected}`)
+      return base
+    }
+    const touched = new Set(change.files)
+    // A whole-workspace check may stop at the first problems that already make the write worse.
+    const regresses = !check.lazyBaseline && !check.advisory && state.measured
+      ? (problems: readonly Problem[]) => state.compare({ status: 'ok', problems: [...problems], scope: 'all' }, this.options.rules, touched).regressions.length > 0
+      : undefined
+    const m = await check.measure(check.lazyBaseline ? selection : change, { ...this.checkIO(io), ...(regresses ? { regresses } : {}) })
     if (m.notes?.length) base.notes = m.notes
+    if (m.partial) base.partial = true
     if (m.status !== 'ok') {
       if (m.status === 'timeout' && check.lazyBaseline) {
         const n = this.relatedCount(change)
@@ -285,7 +297,6 @@ export class Guard {
       if (why?.startsWith('type-check still running in the background')) return { ...base, outcome: 'error', error: why }
       return { ...base, outcome: 'error', error: `${check.name} has no measured accepted state to compare with${why ? ` (${why})` : ''}` }
     }
-    const touched = new Set(change.files)
     const compared = state.compare(m, this.options.rules, touched)
     let { regressions, warnings } = compared
     const { unknown, vanished } = compared
@@ -424,6 +435,11 @@ export class Guard {
   /** The write is kept: the accepted state advances to what was measured. */
   accept(judgement: Judgement): void {
     for (const [check, m] of judgement.measurements) {
+      if (m.partial) {
+        // Only part of the state was measured: the whole is measured again before the next write.
+        this._accepted.get(check)?.reset()
+        continue
+      }
       this._accepted.get(check)?.advance(m)
       check.advance?.(m)
       this.markCurrent(check, m)

@@ -101,7 +101,8 @@ export async function conclude(
   }
   const tool = toolsOf(writes)
   const reason = `${failed.check} failed after ${tool} on ${listFiles(change.files)}`
-  io.notice('warn', `rolling back ${tool} ${listFiles(change.files)}: ${failed.check} found ${failed.regressions.length} new problem${failed.regressions.length === 1 ? '' : 's'}`)
+  const stopped = failed.partial ? ' (it stopped at the first new errors)' : ''
+  io.notice('warn', `rolling back ${tool} ${listFiles(change.files)}: ${failed.check} found ${failed.regressions.length} new problem${failed.regressions.length === 1 ? '' : 's'}${stopped}`)
   const rollback = await ports.rollback(reason)
   const rolledBack = !!rollback?.matched && !rollback.failed.length
   let leftover: Awaited<ReturnType<Guard['recheck']>> = { leftover: [], errors: [] }

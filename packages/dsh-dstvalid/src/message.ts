@@ -59,6 +59,7 @@ function headline(r: RegressionReport): string {
 /** The full tool result text for a regression: headline, then only the NEW problems, capped. */
 export function regressionMessage(r: RegressionReport, limits: MessageLimits): string {
   const lines = [headline(r), ...problemLines(r.verdict.regressions, limits)]
+  if (r.verdict.partial) lines.push(`(${r.verdict.check} stopped at the first new errors: possibly more in files not checked)`)
   if (r.rollback?.matched && (r.leftover.length || r.recheckErrors.length)) {
     lines.push('WARNING: after the rollback the workspace is NOT back to the accepted state:')
     lines.push(...problemLines(r.leftover, limits), ...r.recheckErrors)

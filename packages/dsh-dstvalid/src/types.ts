@@ -81,6 +81,13 @@ export interface Measurement {
   complete?: boolean
   /** Tests the run reported as skipped (neither passed nor failed). */
   skipped?: { key: string; file: string }[]
+  /**
+   * The check stopped once what it had found made the write worse
+   * ({@link CheckIO.regresses}): `problems` are those found until then, part
+   * of the whole. Never an accepted state: kept anyway (nobody could roll it
+   * back), the check's accepted state is measured again before the next write.
+   */
+  partial?: boolean
 }
 
 /** Which files a write changed, as the engine sees them. */
@@ -133,6 +140,14 @@ export interface CheckIO {
   maxOutputBytes: number
   /** Aborts the running command (the turn was aborted). */
   signal?: AbortSignal
+  /**
+   * Judging a write: whether `problems` — part of what this measurement will
+   * report (every one of them in the whole too) — already make the write
+   * worse than the accepted state, as the whole would. A check that can stop
+   * part-way may stop there and answer a {@link Measurement.partial}
+   * measurement. Absent: measure everything (a baseline, a re-check).
+   */
+  regresses?(problems: readonly Problem[]): boolean
 }
 
 /**
@@ -187,6 +202,13 @@ export interface Check {
    * Absent: the test's own file and its name as a quoted title.
    */
   testSource?(test: { key: string; file: string }, change: Change): TestSource
+  /**
+   * Why a written change cannot change what this check reports (a type-check
+   * and a write that changed only comments), or undefined: measure it. When
+   * it answers, the check is not run for the write (it passes; its accepted
+   * state stays as it was). Judging a write only.
+   */
+  unaffectedBy?(change: Change): Promise<string | undefined>
   /**
    * A rollback put every file of the judged write back byte for byte:
    * return to the state from before the write's measurement instead of
@@ -305,6 +327,8 @@ export interface CheckVerdict {
   advisory?: boolean
   /** The measurement's {@link Measurement.notes}. */
   notes?: string[]
+  /** The check stopped at the first new problems ({@link Measurement.partial}): there may be more. */
+  partial?: boolean
 }
 
 /** How the pipeline judged a change. */

@@ -1,5 +1,5 @@
 import { describe, expect, it } from 'vitest'
-import { boot, expectRolledBack, makeWorkspace, readText, runs } from './helpers.ts'
+import { boot, expectRolledBack, makeWorkspace, readText, runs, STOPPED } from './helpers.ts'
 
 /** Already broken before the agent arrives: two type errors. */
 const legacy = `import { formatCents } from './format.ts'
@@ -28,6 +28,7 @@ describe('judged against the measured baseline of an already-broken project', ()
     await expectRolledBack(h, 'edit_file', { path: 'src/greeting.ts', old_string: 'return `Hi, ${name}!`', new_string: 'return name.lenght' },
       'rolled back: typecheck failed after edit_file on src/greeting.ts',
       "src/greeting.ts:2 TS2551 Property 'lenght' does not exist on type 'string'. Did you mean 'length'?",
+      STOPPED,
     )
 
     // Fixing one error while adding another is still worse.
@@ -36,7 +37,7 @@ describe('judged against the measured baseline of an already-broken project', ()
       old_string: '  const padded: number = label.padEnd(20)\n',
       new_string: '  const padded: string = label.padEnd(20)\n  const wide: boolean = padded.length\n',
     }
-    await expectRolledBack(h, 'edit_file', swap, 'rolled back: typecheck failed after edit_file on src/legacy.ts', "src/legacy.ts:5 TS2322 Type 'number' is not assignable to type 'boolean'.")
+    await expectRolledBack(h, 'edit_file', swap, 'rolled back: typecheck failed after edit_file on src/legacy.ts', "src/legacy.ts:5 TS2322 Type 'number' is not assignable to type 'boolean'.", STOPPED)
     expect(readText(root, 'src/legacy.ts')).toBe(legacy)
 
     // A fix inside the broken file is kept, and the accepted state advances…
@@ -45,6 +46,7 @@ describe('judged against the measured baseline of an already-broken project', ()
     await expectRolledBack(h, 'edit_file', { path: 'src/legacy.ts', old_string: 'const padded: string', new_string: 'const padded: number' },
       'rolled back: typecheck failed after edit_file on src/legacy.ts',
       "src/legacy.ts:4 TS2322 Type 'string' is not assignable to type 'number'.",
+      STOPPED,
     )
     expect(readText(root, 'src/legacy.ts')).toContain('const padded: string')
   })

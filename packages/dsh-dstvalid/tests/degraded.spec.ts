@@ -2,7 +2,7 @@ import { readFileSync } from 'node:fs'
 import { join } from 'node:path'
 import { tempDir } from 'dsh-testkit'
 import { describe, expect, it, vi } from 'vitest'
-import { boot, makeWorkspace, readText, runs, toolError } from './helpers.ts'
+import { boot, makeWorkspace, readText, runs, STOPPED, toolError } from './helpers.ts'
 
 describe('without a snapshot plugin', () => {
   it('says plainly that it could not roll back, with the same detail, and moves on', async () => {
@@ -12,6 +12,7 @@ describe('without a snapshot plugin', () => {
     expect(r).toEqual(toolError(
       'regression detected, NOT rolled back (no snapshot plugin)',
       "src/greeting.ts:2 TS2551 Property 'lenght' does not exist on type 'string'. Did you mean 'length'?",
+      STOPPED,
     ))
     expect(readText(root, 'src/greeting.ts')).toContain('name.lenght')
     expect(h.results.map(x => [x.check, x.outcome])).toEqual([['typecheck', 'fail']])

@@ -50,6 +50,9 @@ export function readText(root: string, rel: string): string {
 export const breakDiscount = { path: 'src/money.ts', old_string: 'Math.round(amount * (1 - percent / 100))', new_string: 'Math.ceil(amount * (1 - percent / 100))' }
 export const discountTestFails = 'tests/money.test.ts:6 FAIL money > applies a percentage discount — AssertionError: expected 900 to be 899 // Object.is equality'
 
+/** The last line of a rollback whose type-check stopped at the first new errors (the rest could not change the verdict). */
+export const STOPPED = '(typecheck stopped at the first new errors: possibly more in files not checked)'
+
 /** A tool result the model sees as an error (a rollback, a regression not rolled back), one string a line. */
 export function toolError(...lines: string[]): ToolResult {
   return { isError: true, content: lines.join('\n') }

@@ -4,7 +4,7 @@ import { type CheckIO } from 'dsh-dstvalid'
 import { findImporters, formatImpact } from '../src/impact.ts'
 import { GoImpact } from '../src/toolchains/go/impact.ts'
 import { PythonImpact, pythonImports } from '../src/toolchains/python/impact.ts'
-import { boot, makeWorkspace, readText } from './helpers.ts'
+import { boot, makeWorkspace, readText, STOPPED } from './helpers.ts'
 
 const hasGo = spawnSync('go', ['version']).status === 0
 
@@ -55,6 +55,7 @@ describe('change impact from the TypeScript program', () => {
     expect(broken.content.split('\n')).toEqual([
       'rolled back: typecheck failed after edit_file on src/money.ts',
       "src/money.ts:5 TS2322 Type 'string' is not assignable to type 'number'.",
+      STOPPED,
     ])
   })
 

@@ -171,6 +171,71 @@ describe('a warm checker re-checks what an edit can affect, and nothing more', (
   })
 })
 
+describe('a check that may pause at the first new errors', () => {
+  let root: string
+  let checker: TsProgramChecker
+  const fresh = () => problems(new TsProgramChecker(ts, root, join(root, 'tsconfig.json')).check())
+  beforeAll(() => {
+    root = graph()
+    checker = new TsProgramChecker(ts, root, join(root, 'tsconfig.json'))
+    expect(problems(checker.check())).toEqual([BAD])
+  })
+
+  it('pauses at the changed file\'s importer with the errors found so far; resumed, it ends as a whole check does', () => {
+    const file = edit(root, 'packages/core/src/math.ts', 'add(a: number, b: number): number', 'add(a: number, b: string): number')
+    const first = checker.check([file], { pause: true })
+    expect(first.paused).toBe(true)
+    expect(problems(first)).toEqual(['packages/core/src/math.ts:2 TS2322'])
+    expect(first.recheckedFiles).toEqual({ [CORE]: ['packages/core/src/math.ts'] })
+    const second = checker.resume()
+    expect(second.paused).toBe(true)
+    expect(problems(second)).toEqual(['packages/core/src/math.ts:2 TS2322', 'packages/core/src/stats.ts:4 TS2345'])
+    expect(second.recheckedFiles).toEqual({ [CORE]: ['packages/core/src/math.ts', 'packages/core/src/stats.ts'] })
+    const third = checker.resume()
+    expect(third.paused).toBe(true)
+    expect(third.recheckedFiles[APP]).toEqual(['packages/app/src/main.ts'])
+    const done = checker.resume()
+    expect(done.paused).toBeUndefined()
+    expect(problems(done)).toEqual(fresh())
+    expect(() => checker.resume()).toThrow('no paused type-check to resume')
+    expect(problems(checker.check([edit(root, 'packages/core/src/math.ts', 'add(a: number, b: string): number', 'add(a: number, b: number): number')], { pause: true }))).toEqual([BAD])
+  })
+
+  it('a write with no new error is checked whole without pausing', () => {
+    const file = edit(root, 'packages/core/src/text.ts', 'shout(s: string): string', 'shout(s: string, n = 1): string')
+    const r = checker.check([file], { pause: true })
+    expect(r.paused).toBeUndefined()
+    expect(r.recheckedFiles).toEqual({ [CORE]: ['packages/core/src/text.ts'], [APP]: ['packages/app/src/main.ts'] })
+    expect(problems(r)).toEqual([BAD])
+  })
+
+  it('stopped and rolled back byte for byte, it is forgotten: the next check re-checks nothing', () => {
+    const path = join(root, 'packages/core/src/math.ts')
+    const accepted = readFileSync(path)
+    expect(checker.check([edit(root, 'packages/core/src/math.ts', 'export function add(', 'export function plus(')], { pause: true }).recheckedFiles)
+      .toEqual({ [CORE]: ['packages/core/src/math.ts', 'packages/core/src/stats.ts'] })
+    writeFileSync(path, accepted)
+    expect(checker.revert()).toBe(1)
+    expect(checker.paused).toBe(false)
+    const after = checker.check([path])
+    expect(after.rechecked).toBe(0)
+    expect(problems(after)).toEqual([BAD])
+  })
+
+  it('stopped and kept (nobody rolled it back), the next check judges the write whole: no state of the half-finished check is left', () => {
+    const broken = edit(root, 'packages/core/src/math.ts', 'export function add(', 'export function plus(')
+    expect(checker.check([broken], { pause: true }).paused).toBe(true)
+    // Another write while the first stays: a whole check sees both.
+    const other = edit(root, 'packages/core/src/text.ts', 'return s.toUpperCase()', 'return s.toLowerCase()')
+    const next = checker.check([other])
+    expect(problems(next)).toEqual(fresh())
+    expect(problems(next)).toEqual(['packages/app/src/main.ts:1 TS2305', 'packages/core/src/stats.ts:1 TS2305', BAD])
+    // Its importers are known to the import graph again, and the accepted state comes back.
+    expect(checker.importers(['packages/core/src/text.ts'], 10).importers.map(i => i.file)).toEqual(['packages/app/src/main.ts'])
+    expect(problems(checker.check([edit(root, 'packages/core/src/math.ts', 'export function plus(', 'export function add(')]))).toEqual([BAD])
+  })
+})
+
 describe('the build-info cache in the vault', () => {
   let root: string
   let cacheDir: string

@@ -8,7 +8,7 @@
 import { readFileSync } from 'node:fs'
 import { join } from 'node:path'
 import { describe, expect, it } from 'vitest'
-import { boot, breakDiscount, discountTestFails, expectRolledBack, makeWorkspace, runs } from './helpers.ts'
+import { boot, breakDiscount, discountTestFails, expectRolledBack, makeWorkspace, runs, STOPPED } from './helpers.ts'
 
 /** The test runs of the session: the command as recorded, and what it found. */
 const testRuns = (h: Awaited<ReturnType<typeof boot>>) => runs(h.session).filter(r => r.check === 'test').map(r => [r.argv.join(' '), r.outcome])
@@ -21,7 +21,8 @@ describe('judging a write costs only the checks that can change its verdict', { 
     // The first write at once: no baseline measured before it.
     await expectRolledBack(h, 'edit_file', { path: 'src/money.ts', old_string: 'export function add(', new_string: 'export function plus(' },
       'rolled back: typecheck failed after edit_file on src/money.ts',
-      "src/cart.ts:1 TS2305 Module '\"./money.ts\"' has no exported member 'add'.")
+      "src/cart.ts:1 TS2305 Module '\"./money.ts\"' has no exported member 'add'.",
+      STOPPED)
     expect(testRuns(h)).toEqual([])
     // The baseline and the after-state; nothing after the rollback.
     expect(runs(h.session).map(r => r.check)).toEqual(['typecheck', 'typecheck'])

@@ -33,7 +33,7 @@ const MAIN_SCRIPT = [
   { text: 'Done.' },
 ]
 
-const ROLLBACK = "rolled back: typecheck failed after edit on src/money.ts\nsrc/money.ts:5 TS2322 Type 'string' is not assignable to type 'number'.\nsrc/cart.ts:10 TS2345 Argument of type 'number' is not assignable to parameter of type 'string'."
+const ROLLBACK = "rolled back: typecheck failed after edit on src/money.ts\nsrc/money.ts:5 TS2322 Type 'string' is not assignable to type 'number'.\n(typecheck stopped at the first new errors: possibly more in files not checked)"
 const SUMMARY = 'Proof chain — latest harness-verified result per check in this session (failures first):\n✓ typecheck src/money.ts'
 const RECEIPT = 'Recorded as given; 1 claim marked for the next agent:\n- "cart totals are right — npx vitest run tests/cart.test.ts": `vitest run` not seen run in this session — run it or drop the claim.'
 

@@ -33,7 +33,7 @@ export const SUMMARY_HEAD = 'Proof chain — latest harness-verified result per 
 
 /** The suite's rollback text for the type-breaking edit (or `sed -i`) made by `tool`. */
 export function typeBreak(tool: string): string {
-  return `rolled back: typecheck failed after ${tool} on src/money.ts\nsrc/money.ts:5 TS2322 Type 'string' is not assignable to type 'number'.\nsrc/cart.ts:10 TS2345 Argument of type 'number' is not assignable to parameter of type 'string'.`
+  return `rolled back: typecheck failed after ${tool} on src/money.ts\nsrc/money.ts:5 TS2322 Type 'string' is not assignable to type 'number'.\n(typecheck stopped at the first new errors: possibly more in files not checked)`
 }
 
 /** The first line of the suite's rollback text for the test-breaking edit made by `tool` (the failing tests follow). */

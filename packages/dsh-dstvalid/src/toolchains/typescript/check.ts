@@ -3,7 +3,9 @@ import { diagnostic } from '../../problems.ts'
 import { listFiles } from '../../message.ts'
 import { seconds } from '../../run.ts'
 import { TsWorkerClient } from './client.ts'
+import { typesUnchanged } from '../../types-unchanged.ts'
 import type { ImpactList } from '../../impact.ts'
+import type { TsCheckResult } from './program.ts'
 import type { Change, Check, CheckIO, ImpactSource, Measurement } from '../../types.ts'
 
 /** Files the TypeScript program can hold. */
@@ -53,9 +55,15 @@ export class TypecheckCheck implements Check, ImpactSource {
   async measure(change: Change | undefined, io: CheckIO): Promise<Measurement> {
     const cold = !this._client.alive
     const started = performance.now()
-    const answer = await this._client.check(change?.paths ?? [], io.timeoutMs)
+    const left = () => Math.max(1, io.timeoutMs - (performance.now() - started))
+    const problemsOf = (result: TsCheckResult) => result.diagnostics.map(d => diagnostic(this.name, d.file, d.line, `TS${d.code}`, d.message))
+    let answer = await this._client.check(change?.paths ?? [], io.timeoutMs, !!io.regresses)
+    // Paused at a file with a new error: stop there when that already makes the write worse (the rest cannot change the verdict).
+    let stopped = false
+    while (answer.status === 'ok' && answer.result.paused && !(stopped = io.regresses!(problemsOf(answer.result)))) answer = await this._client.resume(left())
     // A cold worker whose programs started from the vault's build info re-checked only what changed since.
-    const mode = !cold ? '(in-process, incremental)' : answer.status === 'ok' && answer.result.restored.length ? '(in-process, from build info)' : '(in-process, cold)'
+    const how = !cold ? 'in-process, incremental' : answer.status === 'ok' && answer.result.restored.length ? 'in-process, from build info' : 'in-process, cold'
+    const mode = stopped && answer.status === 'ok' ? `(${how}; stopped at the first new errors, ${answer.result.rechecked} file${answer.result.rechecked === 1 ? '' : 's'} re-checked)` : `(${how})`
     const configured = toPosixRelative(this.options.root, this.options.configPath)
     let argv = ['tsc', '--noEmit', '-p', configured, mode]
     if (answer.status !== 'ok') {
@@ -69,13 +77,19 @@ export class TypecheckCheck implements Check, ImpactSource {
     if (result.projects.length !== 1 || result.projects[0] !== configured) argv = ['tsc', '-b', '--noEmit', ...result.projects, mode]
     const errors = result.diagnostics.filter(d => d.category === 'error').length
     io.record({ check: this.name, argv, cwd: this.options.root, exitCode: errors ? 2 : 0, durationMs: Math.round(performance.now() - started), outcome: errors ? 'fail' : 'pass' })
-    const problems = result.diagnostics.map(d => diagnostic(this.name, d.file, d.line, `TS${d.code}`, d.message))
+    const problems = problemsOf(result)
+    if (stopped) return { status: 'ok', problems, scope: 'all', partial: true }
     const orphans = result.orphans.filter(file => !this._announced.has(file))
     for (const file of orphans) this._announced.add(file)
     const notes = orphans.length > 3
       ? [`not type-checked: ${orphans.length} files are in no tsconfig program: ${listFiles(orphans)}`]
       : orphans.map(file => `not type-checked: ${file} is in no tsconfig program`)
     return { status: 'ok', problems, scope: 'all', ...(notes.length ? { notes } : {}) }
+  }
+
+  /** A write that changed only comments and whitespace in TypeScript sources: its types cannot have changed. */
+  unaffectedBy(change: Change): Promise<string | undefined> {
+    return typesUnchanged(change)
   }
 
   /** Change impact from the warm program's import graph (module resolution as the workspace's own TypeScript does it). */

@@ -123,9 +123,21 @@ export class TsWorkerClient {
     return this._ready
   }
 
-  /** Type-check the program; `changed` are absolute paths a write touched. */
-  async check(changed: readonly string[], timeoutMs: number): Promise<TsWorkerAnswer> {
-    const answer = await this.request({ kind: 'check', changed: [...changed] }, timeoutMs)
+  /**
+   * Type-check the program; `changed` are absolute paths a write touched.
+   * `pause`: the answer may be part-way (`result.paused`, at a file with a
+   * new error): {@link resume} goes on, any other request stops it.
+   */
+  async check(changed: readonly string[], timeoutMs: number, pause = false): Promise<TsWorkerAnswer> {
+    return this.checked(await this.request({ kind: 'check', changed: [...changed], ...(pause ? { pause } : {}) }, timeoutMs))
+  }
+
+  /** Go on with a paused check. */
+  async resume(timeoutMs: number): Promise<TsWorkerAnswer> {
+    return this.checked(await this.request({ kind: 'resume' }, timeoutMs))
+  }
+
+  private checked(answer: Answer): TsWorkerAnswer {
     if (answer.status !== 'ok') return answer
     return 'result' in answer.reply ? { status: 'ok', result: answer.reply.result } : { status: 'error', error: 'type-check worker answered out of turn' }
   }

@@ -4,7 +4,7 @@ import type * as TS from 'typescript'
 import { findImporters, type ImpactList, type ImportEdge } from '../../impact.ts'
 import { DocumentCache, statOf } from './documents.ts'
 import { programImports } from './imports.ts'
-import { type OwnerSignature, TsProject } from './project.ts'
+import { type OwnerSignature, type ProjectCheck, TsProject } from './project.ts'
 import { workspacePackageDirs } from '../../workspace-packages.ts'
 import type { TsDiagnostic } from '../runner.ts'
 
@@ -22,6 +22,13 @@ export interface TsCheckResult {
   restored: string[]
   /** Files in the programs (each counted once). */
   files: number
+  /**
+   * The check paused at a file with a new error (`check(…, { pause: true })`):
+   * `diagnostics` are those of the files it has checked so far (part of the
+   * whole: every one of them is in the full result too), `rechecked` and
+   * `recheckedFiles` what it has checked so far.
+   */
+  paused?: true
   durationMs: number
   tsVersion: string
   /** Workspace-relative tsconfig paths of the programs checked. */
@@ -62,6 +69,8 @@ export class TsProgramChecker {
   private readonly _orphans = new Set<string>()
   /** The projects the last check rebuilt (what `revert` undoes); undefined when it found the projects again (a config changed): nothing to revert to exactly. */
   private _lastRebuilt?: TsProject[] = []
+  /** A check answered part-way (`pause`), waiting for {@link resume}. */
+  private _paused?: Generator<TsCheckResult, TsCheckResult, void>
   /** The import graph, recomputed when a builder program changes. */
   private _edges?: { builders: TS.SemanticDiagnosticsBuilderProgram[]; edges: ImportEdge[] }
 
@@ -88,8 +97,48 @@ export class TsProgramChecker {
    * project: as `tsc --noEmit -p <config>`). `changed`: absolute paths a write
    * touched (a hint: every parsed file is re-validated by mtime+size anyway,
    * so out-of-band edits are seen too).
+   *
+   * `pause`: the check may answer before it is done — `paused: true`, the
+   * diagnostics of the files checked so far — each time a re-checked file
+   * has an error its last check did not report, the write's changed files
+   * and their direct importers checked first. {@link resume} goes on; any
+   * other call stops it there (the projects it began are reverted, so
+   * nothing of the half-finished check is kept).
    */
-  check(changed: readonly string[] = []): TsCheckResult {
+  check(changed: readonly string[] = [], options: { pause?: boolean } = {}): TsCheckResult {
+    this.stop()
+    return this.step(this.checking(changed, !!options.pause))
+  }
+
+  /** Go on with the paused check (see {@link check}'s `pause`). */
+  resume(): TsCheckResult {
+    if (!this._paused) throw new Error('no paused type-check to resume')
+    return this.step(this._paused)
+  }
+
+  /** Whether a check is paused (answered part-way, waiting for {@link resume}). */
+  get paused(): boolean {
+    return !!this._paused
+  }
+
+  private step(run: Generator<TsCheckResult, TsCheckResult, void>): TsCheckResult {
+    this._paused = undefined
+    const next = run.next()
+    if (!next.done) this._paused = run
+    return next.value
+  }
+
+  /**
+   * A paused check that will not be resumed is reverted: every project it
+   * began returns to its state from before it; the projects it had not
+   * reached stay marked for a rebuild. The next check then sees the write's
+   * files (or the restored ones) as any change.
+   */
+  private stop(): void {
+    if (this._paused) this.revert()
+  }
+
+  private *checking(changed: readonly string[], pause: boolean): Generator<TsCheckResult, TsCheckResult, void> {
     const started = performance.now()
     this._rediscovered = false
     const projects = this.refresh(changed)
@@ -101,10 +150,35 @@ export class TsProgramChecker {
     const files = new Set<string>()
     // A new syntax error in a changed file decides the verdict alone: answered from the parse, nothing rebuilt (the projects stay stale).
     const syntax = this._rediscovered ? undefined : this.newSyntaxErrors(changed, projects)
-    this._lastRebuilt = syntax ? [] : this._rediscovered ? undefined : projects.filter(p => p.stale)
+    // The projects this check begins (what `revert` undoes); none to revert to exactly when the graph was found again.
+    const begun: TsProject[] | undefined = this._lastRebuilt = this._rediscovered ? undefined : []
     // Referenced projects first: a dependent takes its referenced sources' signatures from them.
-    const checked = new Map<TsProject, ReturnType<TsProject['check']>>()
-    if (!syntax) for (const project of this.referencesFirst(projects)) if (project.stale) checked.set(project, project.check())
+    const checked = new Map<TsProject, ProjectCheck>()
+    // A check that may pause: only against a known earlier state (not when the graph was found again).
+    const likely = pause && begun ? new Set(changed.map(p => resolve(p))) : undefined
+    const found: { d: TS.Diagnostic; project: TsProject }[] = []
+    if (!syntax) {
+      for (const project of this.referencesFirst(projects)) {
+        if (!project.stale) continue
+        begun?.push(project)
+        const steps = project.checking(likely)
+        for (let step = steps.next(); ; step = steps.next()) {
+          if (step.done) {
+            checked.set(project, step.value)
+            break
+          }
+          found.push(...step.value.diagnostics.map(d => ({ d, project })))
+          const soFar = (p: TsProject) => checked.get(p)?.rechecked ?? p.checkingSoFar ?? []
+          const partial = [...checked.keys(), project].map(p => [this.rel(p.configPath), soFar(p).map(f => this.rel(f))] as const)
+          yield {
+            ...this.result(started, projects, [], this.toPlain(this.unique(found), projects.filter(p => p.hasProgram).length > 1), new Set()),
+            paused: true,
+            rechecked: partial.reduce((n, [, f]) => n + f.length, 0),
+            recheckedFiles: Object.fromEntries(partial),
+          }
+        }
+      }
+    }
     for (const project of projects) {
       const last = syntax ? project.diagnostics.filter(d => !d.file || !syntax.files.has(resolve(d.file.fileName))) : project.diagnostics
       const fresh = checked.get(project) ?? { diagnostics: last, rechecked: undefined, restored: false }
@@ -115,8 +189,7 @@ export class TsProgramChecker {
       if (fresh.restored) restored.push(this.rel(project.configPath))
       for (const f of project.files) files.add(f)
       for (const d of fresh.diagnostics) {
-        // The same diagnostic seen by two programs (a shared file, a shared options error) is one problem.
-        const key = `${d.file?.fileName ?? project.configPath}\u0000${d.start ?? ''}\u0000${d.code}\u0000${this.ts.flattenDiagnosticMessageText(d.messageText, '\n')}`
+        const key = this.diagnosticKey(d, project)
         if (seen.has(key)) continue
         seen.add(key)
         all.push({ d, project })
@@ -128,19 +201,40 @@ export class TsProgramChecker {
       ...this.toPlain(all, withProgram.length > 1),
       ...this.toPlain([...orphans.diagnostics, ...syntax?.diagnostics ?? []].map(d => ({ d, project: undefined })), false),
     ]
+    return { ...this.result(started, projects, orphans.files, diagnostics, files), rechecked, recheckedFiles, restored }
+  }
+
+  /** A check's result around its diagnostics (what was re-checked is the caller's). */
+  private result(started: number, projects: readonly TsProject[], orphans: string[], diagnostics: TsDiagnostic[], files: ReadonlySet<string>): TsCheckResult {
+    const withProgram = projects.filter(p => p.hasProgram)
     return {
       diagnostics,
-      rechecked,
-      recheckedFiles,
-      restored,
+      rechecked: 0,
+      recheckedFiles: {},
+      restored: [],
       files: files.size,
       durationMs: Math.round(performance.now() - started),
       tsVersion: this.ts.version,
       projects: withProgram.map(p => this.rel(p.configPath)),
-      orphans: orphans.files,
+      orphans,
       documents: this._documents.size,
       programFiles: withProgram.reduce((n, p) => n + p.files.size, 0),
     }
+  }
+
+  /** The same diagnostic seen by two programs (a shared file, a shared options error) is one problem. */
+  private diagnosticKey(d: TS.Diagnostic, project: TsProject): string {
+    return `${d.file?.fileName ?? project.configPath}\u0000${d.start ?? ''}\u0000${d.code}\u0000${this.ts.flattenDiagnosticMessageText(d.messageText, '\n')}`
+  }
+
+  private unique(diagnostics: readonly { d: TS.Diagnostic; project: TsProject }[]): { d: TS.Diagnostic; project: TsProject }[] {
+    const seen = new Set<string>()
+    return diagnostics.filter(({ d, project }) => {
+      const key = this.diagnosticKey(d, project)
+      if (seen.has(key)) return false
+      seen.add(key)
+      return true
+    })
   }
 
   /**
@@ -150,12 +244,20 @@ export class TsProgramChecker {
    * nothing for those files. Returns how many projects were reverted.
    */
   revert(): number {
+    // A check paused part-way is forgotten too: the projects it began are all it changed.
+    const paused = !!this._paused
+    this._paused = undefined
     let reverted = 0
     if (!this._lastRebuilt) {
       // The project graph itself was found again: the next check finds it again as the files are now.
       this._discovered = false
     }
-    for (const project of this._lastRebuilt ?? []) if (project.revert()) reverted++
+    for (const project of this._lastRebuilt ?? []) {
+      if (project.revert()) reverted++
+      // A TypeScript that cannot keep the state from before: the half-checked builder goes on at
+      // the next rebuild (it keeps the changed files it had not finished).
+      else if (paused) project.markStale()
+    }
     this._lastRebuilt = []
     this._edges = undefined
     return reverted
@@ -163,6 +265,8 @@ export class TsProgramChecker {
 
   /** Write the build-info cache of every project whose state moved since its last write; returns how many files were written. */
   persist(): number {
+    // A half-finished check is never written.
+    this.stop()
     let written = 0
     for (const project of this._projects.values()) if (project.persist()) written++
     return written
@@ -174,8 +278,10 @@ export class TsProgramChecker {
    * check left them (the accepted state), building them only if there are none.
    */
   importers(files: readonly string[], max: number): ImpactList {
+    this.stop()
     let projects = [...this._projects.values()].filter(p => p.builder)
-    if (!projects.length) {
+    // After a revert the builders hold their state without a program: a check finds them again (re-checking nothing).
+    if (!projects.length || projects.some(p => !p.program)) {
       this.check([])
       projects = [...this._projects.values()].filter(p => p.builder)
     }
@@ -183,7 +289,7 @@ export class TsProgramChecker {
     if (!this._edges || this._edges.builders.length !== builders.length || this._edges.builders.some((b, i) => b !== builders[i])) {
       const merged = new Map<string, ImportEdge>()
       for (const p of projects) {
-        for (const e of programImports(this.ts, p.builder!.getProgram(), this.root, p.host ?? this.ts.sys)) {
+        for (const e of programImports(this.ts, p.program!, this.root, p.host ?? this.ts.sys)) {
           const key = `${e.from}\u0000${e.to}`
           const had = merged.get(key)
           merged.set(key, had ? { ...e, typeOnly: !!had.typeOnly && !!e.typeOnly } : e)

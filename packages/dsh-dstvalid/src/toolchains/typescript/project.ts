@@ -42,7 +42,26 @@ interface RedirectAwareProgram extends TS.Program {
 
 /** A builder's state (TypeScript 5.x and 6, not in their public typings): each file's version and declaration signature. */
 interface BuilderWithState extends TS.SemanticDiagnosticsBuilderProgram {
-  state?: { fileInfos?: Map<string, { version: string; signature?: string }> }
+  state?: {
+    fileInfos?: Map<string, { version: string; signature?: string }>
+    /** Who imports whom: `getKeys(path)` are the files that reference `path`. */
+    referencedMap?: { getKeys(path: string): ReadonlySet<string> | undefined }
+  }
+}
+
+/** What a project's check reports. */
+export interface ProjectCheck {
+  diagnostics: readonly TS.Diagnostic[]
+  /** Files whose semantic diagnostics were recomputed, absolute, in checking order. */
+  rechecked: string[]
+  /** The builder started from the build-info cache. */
+  restored: boolean
+}
+
+/** A pause of a check: a file (or the write's own files, together) whose diagnostics include one the project's last check did not report for it. */
+export interface TsPause {
+  /** Their syntactic and semantic diagnostics now. */
+  diagnostics: readonly TS.Diagnostic[]
 }
 
 /** `EmitOnly.BuilderSignature`: the emit a builder asks for to compute a file's declaration signature. */
@@ -91,6 +110,8 @@ export class TsProject {
   private _previous?: { builder?: TS.SemanticDiagnosticsBuilderProgram; files: Set<string>; diagnostics: TS.Diagnostic[]; reparsed: boolean }
   /** A program to reuse the structure of (the one a revert dropped): only the files that differ are looked at again. */
   private _reuse?: TS.Program
+  /** The files re-checked so far by the check under way (paused, or stopped and not reverted yet). */
+  private _checking?: string[]
 
   constructor(
     private readonly ts: typeof TS,
@@ -138,6 +159,11 @@ export class TsProject {
 
   get builder(): TS.SemanticDiagnosticsBuilderProgram | undefined {
     return this._builder
+  }
+
+  /** The builder's program; undefined when there is none, or after a revert (the state is kept without it). */
+  get program(): TS.Program | undefined {
+    return programOf(this._builder)
   }
 
   get host(): TS.CompilerHost | undefined {
@@ -189,7 +215,25 @@ export class TsProject {
    * global, and syntactic + semantic of its own files) and how many files
    * were re-checked. A project without files reports its config diagnostics only.
    */
-  check(): { diagnostics: readonly TS.Diagnostic[]; rechecked: string[]; restored: boolean } {
+  check(): ProjectCheck {
+    const steps = this.checking()
+    for (;;) {
+      const step = steps.next()
+      if (step.done) return step.value
+    }
+  }
+
+  /**
+   * {@link check} in steps. With `changed` (absolute paths a write touched),
+   * the files most likely to break are checked first — the changed files of
+   * this program, then their direct importers, then the rest in the
+   * builder's order — and the check pauses (yields) after each file whose
+   * diagnostics include one its last check did not report for that file
+   * (the changed files are checked together before a pause): a
+   * caller that knows the write is worse stops there (the project is then
+   * half-checked: {@link revert} puts it back). Without `changed`: no pause.
+   */
+  *checking(changed?: ReadonlySet<string>): Generator<TsPause, ProjectCheck, void> {
     const ts = this.ts
     // The config is parsed again for this check (a file was created or deleted): a revert must parse it again too.
     const parsed = this.parsed
@@ -231,11 +275,42 @@ export class TsProject {
     const program = builder.getProgram() as RedirectAwareProgram
     const foreign = (sf: TS.SourceFile) => !!program.isSourceOfProjectReferenceRedirect?.(sf.fileName)
     const rechecked: string[] = []
+    // A paused check reports what it has checked so far.
+    this._checking = rechecked
+    const worse = changed && !restored && this._previous ? this.worseThanBefore(this._previous.diagnostics) : undefined
+    const looked = new Set<TS.SourceFile>()
+    if (worse) {
+      // The files most likely to break first: what the write changed (all of them, before a pause:
+      // the model sees every new error in what it wrote), then each file that imports them. The
+      // program caches each file's diagnostics, so the builder's pass below does not check them again.
+      const { written, importers } = this.likelyToBreak(program, builder, changed!, foreign)
+      const own: TS.Diagnostic[] = []
+      let worseOwn = false
+      for (const sf of [...written, ...importers]) {
+        looked.add(sf)
+        rechecked.push(resolve(sf.fileName))
+        const diagnostics = [...program.getSyntacticDiagnostics(sf), ...program.getSemanticDiagnostics(sf)]
+        if (written.includes(sf)) {
+          own.push(...diagnostics)
+          worseOwn = worse(sf, diagnostics) || worseOwn
+          if (sf === written.at(-1) && worseOwn) yield { diagnostics: own }
+        } else if (worse(sf, diagnostics)) yield { diagnostics }
+      }
+    }
     for (let next; (next = builder.getSemanticDiagnosticsOfNextAffectedFile(undefined, foreign));) {
       const affected = next.affected
-      if ((affected as TS.SourceFile).kind === ts.SyntaxKind.SourceFile) rechecked.push(resolve((affected as TS.SourceFile).fileName))
-      else for (const sf of (affected as TS.Program).getSourceFiles()) if (!foreign(sf)) rechecked.push(resolve(sf.fileName))
+      if ((affected as TS.SourceFile).kind !== ts.SyntaxKind.SourceFile) {
+        for (const sf of (affected as TS.Program).getSourceFiles()) if (!foreign(sf)) rechecked.push(resolve(sf.fileName))
+        continue
+      }
+      const sf = affected as TS.SourceFile
+      if (looked.has(sf)) continue
+      rechecked.push(resolve(sf.fileName))
+      if (!worse) continue
+      const diagnostics = [...builder.getSyntacticDiagnostics(sf), ...next.result]
+      if (worse(sf, diagnostics)) yield { diagnostics }
     }
+    this._checking = undefined
     const diagnostics: TS.Diagnostic[] = [
       ...builder.getConfigFileParsingDiagnostics(),
       ...builder.getOptionsDiagnostics(),
@@ -251,6 +326,57 @@ export class TsProject {
     this._diagnostics = diagnostics
     this._unsaved = true
     return { diagnostics, rechecked, restored }
+  }
+
+  /** Files re-checked so far by a check that is paused (or was stopped); undefined when no check is under way. */
+  get checkingSoFar(): readonly string[] | undefined {
+    return this._checking
+  }
+
+  /**
+   * Whether a file's errors and warnings now include one the last check did
+   * not report for it (by code and message, as a multiset: positions move
+   * with the code around them).
+   */
+  private worseThanBefore(before: readonly TS.Diagnostic[]): (sf: TS.SourceFile, now: readonly TS.Diagnostic[]) => boolean {
+    const ts = this.ts
+    const counted = (d: TS.Diagnostic) => d.category === ts.DiagnosticCategory.Error || d.category === ts.DiagnosticCategory.Warning
+    const key = (d: TS.Diagnostic) => `${d.code}\u0000${ts.flattenDiagnosticMessageText(d.messageText, '\n')}`
+    const byFile = new Map<string, Map<string, number>>()
+    for (const d of before) {
+      if (!d.file || !counted(d)) continue
+      const file = resolve(d.file.fileName)
+      const counts = byFile.get(file) ?? new Map<string, number>()
+      counts.set(key(d), (counts.get(key(d)) ?? 0) + 1)
+      byFile.set(file, counts)
+    }
+    return (sf, now) => {
+      const budget = new Map(byFile.get(resolve(sf.fileName)))
+      for (const d of now) {
+        if (!counted(d)) continue
+        const left = budget.get(key(d)) ?? 0
+        if (left <= 0) return true
+        budget.set(key(d), left - 1)
+      }
+      return false
+    }
+  }
+
+  /** This program's own files among `changed`, and the other files that import them directly (the builder's reference map). */
+  private likelyToBreak(program: TS.Program, builder: TS.SemanticDiagnosticsBuilderProgram, changed: ReadonlySet<string>, foreign: (sf: TS.SourceFile) => boolean): { written: TS.SourceFile[]; importers: TS.SourceFile[] } {
+    const own = (sf: TS.SourceFile | undefined): sf is TS.SourceFile => !!sf && !sf.isDeclarationFile && !foreign(sf)
+    // In the program's order, as a whole check reports them.
+    const written = program.getSourceFiles().filter(sf => own(sf) && changed.has(resolve(sf.fileName)))
+    const referenced = (builder as BuilderWithState).state?.referencedMap
+    const importers = new Set<TS.SourceFile>()
+    for (const sf of written) {
+      const path = (sf as TS.SourceFile & { resolvedPath?: string }).resolvedPath ?? sf.fileName
+      for (const importer of referenced?.getKeys(path)?.keys() ?? []) {
+        const next = program.getSourceFileByPath(importer as TS.Path)
+        if (own(next) && !written.includes(next)) importers.add(next)
+      }
+    }
+    return { written, importers: [...importers] }
   }
 
   /**
@@ -292,6 +418,7 @@ export class TsProject {
    */
   revert(): boolean {
     const previous = this._previous
+    this._checking = undefined
     if (!previous) return false
     this._previous = undefined
     this._reuse = programOf(this._builder)

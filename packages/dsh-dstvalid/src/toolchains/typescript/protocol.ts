@@ -11,9 +11,16 @@ export interface WorkerInit {
   cacheDir?: string
 }
 
-/** A type-check (`changed`: absolute paths a write touched), the importers of workspace-relative `files`, a write of the build-info cache now, or forgetting the last check (a byte-identical rollback). */
+/**
+ * A type-check (`changed`: absolute paths a write touched; `pause`: it may
+ * answer part-way, at a file with a new error), going on with a paused one,
+ * the importers of workspace-relative `files`, a write of the build-info
+ * cache now, or forgetting the last check (a byte-identical rollback). Any
+ * request but `resume` stops a paused check (see `TsProgramChecker.check`).
+ */
 export type WorkerRequest =
-  | { id: number; kind: 'check'; changed: string[] }
+  | { id: number; kind: 'check'; changed: string[]; pause?: boolean }
+  | { id: number; kind: 'resume' }
   | { id: number; kind: 'importers'; files: string[]; max: number }
   | { id: number; kind: 'persist' }
   | { id: number; kind: 'revert' }

@@ -44,11 +44,14 @@ parentPort!.on('message', (request: WorkerRequest) => {
         ? { id: request.id, ok: true, persisted: persist() }
         : request.kind === 'revert'
           ? { id: request.id, ok: true, reverted: checker.revert() }
-          : { id: request.id, ok: true, result: checker.check(request.changed) }
+          : request.kind === 'resume'
+            ? { id: request.id, ok: true, result: checker.resume() }
+            : { id: request.id, ok: true, result: checker.check(request.changed, { pause: request.pause }) }
   } catch (error) {
     reply = { id: request.id, ok: false, error: (error as Error)?.stack ?? String(error) }
   }
   parentPort!.postMessage(reply)
-  if (init.cacheDir && request.kind === 'check') persistTimer = setTimeout(persist, Math.max(PERSIST_IDLE_MS, lastPersist + PERSIST_EVERY_MS - Date.now()))
+  // A paused check waits for its resume (writing the cache would stop it).
+  if (init.cacheDir && (request.kind === 'check' || request.kind === 'resume') && !checker.paused) persistTimer = setTimeout(persist, Math.max(PERSIST_IDLE_MS, lastPersist + PERSIST_EVERY_MS - Date.now()))
 })
 parentPort!.postMessage({ ready: true, tsVersion: ts.version })

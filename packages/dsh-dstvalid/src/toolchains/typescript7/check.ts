@@ -5,6 +5,7 @@ import { runCommand, toPosixRelative } from 'dsh-common'
 import { findImporters, type ImpactList } from '../../impact.ts'
 import { diagnostic } from '../../problems.ts'
 import { checkEnv, seconds } from '../../run.ts'
+import { typesUnchanged } from '../../types-unchanged.ts'
 import { RpcGone } from './rpc.ts'
 import { Tsc7ApiServer, type Tsc7Result } from './api.ts'
 import { listProgramFiles, parseTscOutput, writeShadowConfigs } from './build.ts'
@@ -85,6 +86,11 @@ export class Typecheck7Check implements Check, ImpactSource {
   /** Why checks run cold (`tsc -b` per judgement), or undefined while the warm server is used. */
   get coldReason(): string | undefined {
     return this._coldBecause
+  }
+
+  /** A write that changed only comments and whitespace in TypeScript sources: its types cannot have changed. */
+  unaffectedBy(change: Change): Promise<string | undefined> {
+    return typesUnchanged(change)
   }
 
   async measure(change: Change | undefined, io: CheckIO): Promise<Measurement> {

@@ -1,0 +1,33 @@
+import { readFileSync } from 'node:fs'
+import { commentOnly } from './body-edit.ts'
+import { listFiles } from './message.ts'
+import type { Change } from './types.ts'
+
+/** TypeScript sources (declaration files too): in them no comment is a type (JSDoc types count only in JavaScript, under `checkJs`). */
+const TYPESCRIPT = /\.[cm]?tsx?$/
+
+/**
+ * Why a write cannot change what a type-check reports — it changed nothing
+ * but comments and whitespace, and only in TypeScript sources (directive
+ * comments such as `@ts-expect-error` or `/// <reference>` count as code:
+ * see `commentOnly`) — or undefined when it may (a JavaScript file, a
+ * created or deleted file, content not known from before the write).
+ */
+export async function typesUnchanged(change: Change): Promise<string | undefined> {
+  const before = change.before
+  if (!before || !change.paths.length) return undefined
+  for (const [i, path] of change.paths.entries()) {
+    const file = change.files[i]!
+    const was = before.get(path)
+    if (!TYPESCRIPT.test(file) || !was) return undefined
+    let now: Buffer
+    try {
+      now = readFileSync(path)
+    } catch {
+      // Gone or unreadable after the write: checked as any change.
+      return undefined
+    }
+    if ((await commentOnly(file, was.toString('utf8'), now.toString('utf8'))) !== true) return undefined
+  }
+  return `only comments and whitespace changed in ${listFiles(change.files)}`
+}
