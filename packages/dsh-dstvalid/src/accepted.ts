@@ -96,10 +96,44 @@ export class AcceptedState {
   compare(m: Measurement, rules: JudgeRules, touched: ReadonlySet<string> = new Set()): Comparison {
     const scope = m.scope === 'all' ? undefined : new Set(m.scope)
     const before = scope ? this._problems.filter(p => scope.has(p.file)) : this._problems
-    const out: Comparison = { regressions: [], warnings: [], unknown: [], vanished: this.vanished(m, m.complete ? undefined : scope) }
-    for (const p of newProblems(before, m.problems)) {
-      const blame = this.blame(p, rules, touched)
+    const renamed = this.renamed(m, before)
+    // Compared under the accepted id of a test whose name carries a number that changed (a seed).
+    const asAccepted = new Map(m.problems.map(p => [renamed.has(p.key) ? { ...p, key: renamed.get(p.key)! } : p, p]))
+    const out: Comparison = { regressions: [], warnings: [], unknown: [], vanished: this.vanished(m, m.complete ? undefined : scope, new Set(renamed.values())) }
+    for (const seen of newProblems(before, [...asAccepted.keys()])) {
+      const p = asAccepted.get(seen)!
+      const blame = this.blame(seen, rules, touched)
       out[blame === 'regression' ? 'regressions' : blame === 'warning' ? 'warnings' : 'unknown'].push(p)
+    }
+    return out
+  }
+
+  /**
+   * Tests `m` reports under an id the accepted state does not know, paired
+   * one to one with accepted tests of the same file that `m` no longer
+   * reports and whose ids differ only in their numbers: the same test,
+   * whose name carries a number chosen at run time (a property test's seed,
+   * `doubles (with seed=-1843592893)`; a timestamp). New id → accepted id.
+   * A test added next to others of the same shape (`adds 3` beside `adds 1`
+   * and `adds 2`, both still reported) pairs with nothing: it is new.
+   */
+  private renamed(m: Measurement, before: readonly Problem[]): Map<string, string> {
+    const reported = new Set([...(m.passed ?? []).map(p => p.key), ...m.problems.map(p => p.key)])
+    const known = new Set([...this._passed.keys(), ...before.map(p => p.key)])
+    const left = new Map<string, string[]>()
+    const park = (key: string, file: string) => {
+      if (key.endsWith(FILE_LEVEL) || reported.has(key)) return
+      const shape = `${file}\u0000${stableTestKey(key)}`
+      left.set(shape, [...(left.get(shape) ?? []), key])
+    }
+    for (const [key, file] of this._passed) park(key, file)
+    for (const p of before) if (p.kind === 'test') park(p.key, p.file)
+    const out = new Map<string, string>()
+    for (const t of [...(m.passed ?? []), ...m.problems.filter(p => p.kind === 'test')]) {
+      if (known.has(t.key) || t.key.endsWith(FILE_LEVEL)) continue
+      const shape = `${t.file}\u0000${stableTestKey(t.key)}`
+      const old = left.get(shape)?.shift()
+      if (old !== undefined && old !== t.key) out.set(t.key, old)
     }
     return out
   }
@@ -110,8 +144,8 @@ export class AcceptedState {
    * skipped. A test file (package) that fails as a whole in `m` is blamed
    * as such, not for each of its tests.
    */
-  private vanished(m: Measurement, scope: ReadonlySet<string> | undefined): { key: string; file: string }[] {
-    const reported = new Set([...(m.passed ?? []).map(p => p.key), ...m.problems.map(p => p.key)])
+  private vanished(m: Measurement, scope: ReadonlySet<string> | undefined, renamed: ReadonlySet<string>): { key: string; file: string }[] {
+    const reported = new Set([...(m.passed ?? []).map(p => p.key), ...m.problems.map(p => p.key), ...renamed])
     const broken = new Set(m.problems.filter(p => p.key.endsWith(FILE_LEVEL)).map(p => p.file))
     const out: { key: string; file: string }[] = []
     for (const [key, file] of this._passed) {
@@ -154,6 +188,16 @@ export function goneProblems(check: string, tests: readonly { key: string; file:
     const one = names.length === 1
     return { check, kind: 'test' as const, key: `${file}\u0000${GONE}`, file, code: GONE, message: `${names.length} test${one ? '' : 's'} ${what(one)}: ${shown}${more}` }
   })
+}
+
+/**
+ * A test id with its numbers blanked: what stays the same when a test's name
+ * carries a number chosen at run time (fast-check's `(with seed=…)`, a
+ * timestamp). Used only to pair an id that disappeared with one that
+ * appeared in the same file, never to merge ids that both still run.
+ */
+export function stableTestKey(key: string): string {
+  return key.replace(/-?\d+/g, '#')
 }
 
 /** A test's name without its file or package (`TestAdd`, `test_add[2]`, `money > adds`). */

@@ -74,6 +74,23 @@ describe('the accepted state', () => {
     expect(cmp.warnings.map(p => p.file)).toEqual(['tests/a.test.ts'])
   })
 
+  it('pairs a test whose id changed only in its numbers (a seed) with its accepted id; a new test beside same-shaped ones stays new', () => {
+    const f = 'tests/p.test.ts'
+    const state = new AcceptedState()
+    state.advance({ status: 'ok', problems: [failingTest('test', `${f} > known bad (seed=7)`, f, 1, 'x')], passed: [passing(`${f} > keeps order (seed=-12)`, f), passing(`${f} > adds 1`, f), passing(`${f} > adds 2`, f)], scope: 'all' })
+    const after = (problems: Problem[], passed: string[]) => ({ status: 'ok' as const, problems, passed: passed.map(k => passing(k, f)), scope: [f] })
+    // Another seed: not gone, and the known failure is not new.
+    const rerun = state.compare(after([failingTest('test', `${f} > known bad (seed=9)`, f, 1, 'x')], [`${f} > keeps order (seed=40)`, `${f} > adds 1`, `${f} > adds 2`]), rules)
+    expect([rerun.vanished, rerun.regressions, rerun.warnings]).toEqual([[], [], []])
+    // Failing under its new seed: the test that passed, a regression (not a test the accepted state never had).
+    const broken = state.compare(after([failingTest('test', `${f} > keeps order (seed=41)`, f, 1, 'x')], [`${f} > adds 1`, `${f} > adds 2`]), rules)
+    expect(broken.regressions.map(p => p.key)).toEqual([`${f} > keeps order (seed=41)`])
+    // `adds 3` pairs with nothing (both same-shaped tests still run): new, a warning; a skipped `adds 2` is gone.
+    const added = state.compare(after([failingTest('test', `${f} > adds 3`, f, 1, 'x')], [`${f} > keeps order (seed=5)`, `${f} > adds 1`, `${f} > adds 2`]), rules)
+    expect([added.regressions, added.warnings.map(p => p.key)]).toEqual([[], [`${f} > adds 3`]])
+    expect(state.compare(after([], [`${f} > keeps order (seed=5)`, `${f} > adds 1`]), rules).vanished).toEqual([{ key: `${f} > adds 2`, file: f }])
+  })
+
   it('a partial measurement replaces only what it covers', () => {
     const state = new AcceptedState()
     state.advance({ status: 'ok', problems: [d('a.py', 1, 'old')], passed: [passing('t.py::x', 't.py')], scope: 'all' })

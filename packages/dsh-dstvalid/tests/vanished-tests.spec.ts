@@ -109,3 +109,28 @@ describe('vitest: the same comparison, fed by the warm runner', { timeout: 600_0
     ].join('\n'))
   })
 })
+
+// fast-check's `test.prop` names a test after the seed it drew (`… (with seed=-1843592893)`): a new id every run.
+describe('vitest: a test whose name carries a number drawn at run time is the same test on every run', { timeout: 600_000 }, () => {
+  it('a harmless write is kept (the old id is not "gone"); a write that breaks it is rolled back (neither a new test nor flaky)', async () => {
+    const root = makeWorkspace('shop', {
+      'src/twice.ts': 'export function twice(n: number): number {\n  return n * 2\n}\n',
+      'tests/twice.test.ts': [
+        "import { expect, it } from 'vitest'",
+        "import { twice } from '../src/twice.ts'",
+        '',
+        'const seed = Math.floor(Math.random() * 2 ** 31)',
+        'it(`doubles (with seed=${seed})`, () => expect(twice(seed)).toBe(seed + seed))',
+        '',
+      ].join('\n'),
+    })
+    const h = await boot(root, { tsconfig: 'tsconfig.full.json' })
+    expect(await h.exec('edit_file', { path: 'src/twice.ts', old_string: 'n * 2', new_string: '2 * n' })).toEqual({ content: 'edited src/twice.ts' })
+    // Another seed, another id: the test that passed still runs.
+    expect(await h.exec('edit_file', { path: 'src/twice.ts', old_string: '2 * n', new_string: 'n + n' })).toEqual({ content: 'edited src/twice.ts' })
+    const broken = await h.exec('edit_file', { path: 'src/twice.ts', old_string: 'n + n', new_string: 'n + n + 1' })
+    expect(broken.isError).toBe(true)
+    expect(broken.content).toMatch(/^rolled back: test failed after edit_file on src\/twice\.ts\ntests\/twice\.test\.ts:5 FAIL doubles \(with seed=\d+\) — AssertionError: expected \d+ to be \d+/)
+    expect(readText(root, 'src/twice.ts')).toContain('return n + n\n')
+  })
+})

@@ -5,7 +5,7 @@
  * toolchain borrows these from here, never from another toolchain.
  */
 import { join } from 'node:path'
-import { FILE_LEVEL } from '../accepted.ts'
+import { FILE_LEVEL, stableTestKey } from '../accepted.ts'
 import { diagnostic, longerLimit } from '../problems.ts'
 import type { Confirmation, Measurement, Problem, SlowTest } from '../types.ts'
 
@@ -66,7 +66,8 @@ export async function confirmAlone(
     const [name, file] = id.split('\u0000') as [string, string]
     const whole = group.some(p => p.key.endsWith(FILE_LEVEL))
     const names = group.map(nameOf).filter((n): n is string => !!n)
-    const pattern = whole || !names.length ? undefined : `^(${names.map(escapeRegExp).join('|')})$`
+    // A number in a name may be chosen at run time (a property test's seed): any number matches there.
+    const pattern = whole || !names.length ? undefined : `^(${names.map(n => escapeRegExp(n).replace(/-?\d+/g, '-?\\d+')).join('|')})$`
     const limit = (hook: boolean) => Math.max(0, ...group.filter(p => p.timeout && !!p.timeout.hook === hook).map(p => p.timeout!.limitMs))
     const testLimit = limit(false)
     const hookLimit = limit(true)
@@ -90,12 +91,21 @@ export async function confirmAlone(
 export function rerunResult(group: readonly Problem[], m: Measurement): Confirmation {
   const failing = new Set(m.problems.map(p => p.key))
   const took = new Map((m.passed ?? []).map(p => [p.key, p.durationMs]))
+  // A test whose name carries a number chosen at run time (a seed) comes back under another id: its twin stands for it.
+  const own = new Set(group.map(p => p.key))
+  const spare = [...failing, ...took.keys()].filter(k => !own.has(k))
+  const rerunOf = (key: string) => {
+    if (failing.has(key) || took.has(key)) return key
+    const at = spare.findIndex(k => stableTestKey(k) === stableTestKey(key))
+    return at < 0 ? key : spare.splice(at, 1)[0]!
+  }
   const still: Problem[] = []
   const slow: SlowTest[] = []
   for (const p of group) {
-    if (failing.has(p.key)) still.push(p)
-    else if (p.timeout && took.has(p.key)) {
-      const durationMs = p.timeout.hook ? undefined : took.get(p.key)
+    const key = rerunOf(p.key)
+    if (failing.has(key)) still.push(p)
+    else if (p.timeout && took.has(key)) {
+      const durationMs = p.timeout.hook ? undefined : took.get(key)
       if (durationMs === undefined || durationMs >= p.timeout.limitMs) {
         slow.push({ problem: p, limitMs: p.timeout.limitMs, rerunLimitMs: longerLimit(p.timeout.limitMs), ...(durationMs === undefined ? {} : { durationMs }) })
       }
