@@ -26,7 +26,7 @@ export const Config = Schema.object({
   tsconfig: Schema.string().default('tsconfig.json').description('tsconfig of the TypeScript profile, relative to the workspace.'),
   typescriptMaxHeapMb: Schema.natural().default(0).description('Heap bound of the type-check worker in MB; 0: Node\'s default.'),
   warmTests: Schema.boolean().default(true).description('Vitest tests through a warm runner: the workspace\'s own vitest kept alive in a child process (its Node API), started at session start. Off: the vitest CLI per run.'),
-  testSelection: Schema.union(['functions', 'files']).default('files').description('Related tests with the warm vitest runner: functions: an edit confined to function bodies runs only the related test files that executed a changed function (a map recorded from the runs, kept in the vault); files: every related test file.'),
+  testSelection: Schema.union(['functions', 'files']).default('functions').description('Related tests with the warm vitest runner: functions: an edit confined to function bodies runs only the related test files that executed a changed function (a map recorded from the runs, kept in the vault), and a write of comments and whitespace only runs none; files: every related test file.'),
   warmTestsMaxRssMb: Schema.natural().default(1024).description('Resident memory (MB) of the warm test runner and its workers above which it is recycled after a run; 0: never.'),
   impact: Schema.union(['off', 'notice', 'result']).default('off').description('Change impact before a write: off; notice: the files that import the edited file, as a dstvalid/notice; result: also appended to the tool result.'),
   impactMax: Schema.natural().default(10).description('Importers listed (nearest first) before "… and N more".'),
