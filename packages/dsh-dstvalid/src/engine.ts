@@ -319,7 +319,7 @@ export class Guard {
       io.notice('info', `re-running ${tests.length} newly failing test${tests.length === 1 ? '' : 's'} alone${timedOut ? ` (${timedOut} that timed out with ${TIMEOUT_FACTOR}× ${timedOut === 1 ? 'its' : 'their'} limit)` : ''}…`, 'start')
       const confirmation = await check.confirm(tests, this.checkIO(io))
       if (confirmation) {
-        const confirmed = new Set(confirmation.still)
+        const confirmed = new Set([...confirmation.still, ...confirmation.notRerun ?? []])
         slow = confirmation.slow ?? []
         const slowKeys = new Set(slow.map(s => s.problem.key))
         flaky = tests.filter(p => !confirmed.has(p) && !slowKeys.has(p.key))
@@ -328,7 +328,8 @@ export class Guard {
           flaky.length ? `${flaky.length} failure${flaky.length === 1 ? '' : 's'} did not repeat (flaky)` : '',
           slow.length ? `${plural(slow.length, 'test')} passed only with a longer time limit` : '',
         ].filter(Boolean)
-        io.notice(said.length ? 'warn' : 'info', said.length ? `${said.join('; ')}; not blamed on the write` : 'failures confirmed', 'end')
+        const rest = confirmation.notRerun?.length ? ` (${plural(confirmation.still.length, 'failure')} repeated; ${confirmation.notRerun.length} other${confirmation.notRerun.length === 1 ? '' : 's'} not re-run: the verdict was decided)` : ''
+        io.notice(said.length ? 'warn' : 'info', said.length ? `${said.join('; ')}; not blamed on the write${rest}` : `failures confirmed${rest}`, 'end')
       }
     }
     // A flaky or slow test passed alone: the accepted state keeps it as passing.

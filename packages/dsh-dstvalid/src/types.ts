@@ -261,6 +261,8 @@ export interface Confirmation {
   still: Problem[]
   /** Tests that timed out and passed alone given a longer limit, but took longer than their own. */
   slow?: SlowTest[]
+  /** Failures not re-run because one in `still` already decided the verdict: they stand as failures. */
+  notRerun?: Problem[]
 }
 
 /** A test that passed only when given more time than its own limit: kept, said to the model with the time it needed. */

@@ -73,4 +73,20 @@ describe('test guard through the vitest CLI (vitest related, type-checking tests
     const real = await h.exec('edit_file', { path: 'src/greeting.ts', old_string: 'Hello,', new_string: 'Hi,' })
     expect(real.content.split('\n')[0]).toBe('rolled back: test failed after edit_file on src/greeting.ts')
   })
+  it('stops re-running failures alone at the first that repeats: one is enough to decide the rollback', async () => {
+    const { h } = suite
+    const from = runs(h.session).length
+    const broken = await h.exec('edit_file', { path: 'src/money.ts', old_string: 'return a + b', new_string: 'return a + b + 1' })
+    // Every failure after the write is named, re-run alone or not.
+    expect(broken.content.split('\n')).toEqual([
+      'rolled back: test failed after edit_file on src/money.ts',
+      'tests/cart.test.ts:10 FAIL cart > sums line prices times quantities — AssertionError: expected 2102 to be 2100 // Object.is equality',
+      'tests/cart.test.ts:11 FAIL cart > applies the discount to the subtotal — AssertionError: expected 1892 to be 1890 // Object.is equality',
+      'tests/money.test.ts:5 FAIL money > adds cents — AssertionError: expected 426 to be 425 // Object.is equality',
+    ])
+    const alone = runs(h.session).slice(from).filter(x => x.check === 'test' && x.argv.includes('-t'))
+    // Two test files failed; the first re-run alone repeated its failures, so the second is not re-run.
+    expect(alone.map(x => x.argv.slice(3, 6))).toEqual([['tests/cart.test.ts', '-t', '^(cart sums line prices times quantities|cart applies the discount to the subtotal)$']])
+    expect(h.notices.map(n => n.text).filter(t => t.startsWith('failures confirmed')).at(-1)).toBe('failures confirmed (2 failures repeated; 1 other not re-run: the verdict was decided)')
+  })
 })

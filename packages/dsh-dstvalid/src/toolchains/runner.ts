@@ -48,6 +48,12 @@ export function timeoutOf(text: string | undefined): Problem['timeout'] {
  * passes, but took longer than its own limit, is returned as slow (one that
  * passes within its own limit is flaky, like any other). A re-run that could
  * not be judged confirms nothing: undefined, and the caller keeps every failure.
+ *
+ * One failure that repeats decides the verdict (the write is rolled back
+ * whatever the others would do), so the re-runs stop at the first file with
+ * one: the files not re-run are returned as `notRerun` (still failing after
+ * the write, not confirmed). Files whose failures are all timeouts go last
+ * (their re-runs take {@link TIMEOUT_FACTOR}× their limit).
  */
 export async function confirmAlone(
   problems: readonly Problem[],
@@ -62,7 +68,9 @@ export async function confirmAlone(
   }
   const still: Problem[] = []
   const slow: SlowTest[] = []
-  for (const [id, group] of groups) {
+  const order = [...groups].sort(([, a], [, b]) => Number(a.every(p => p.timeout)) - Number(b.every(p => p.timeout)))
+  for (const [at, [id, group]] of order.entries()) {
+    if (still.length) return { still, ...(slow.length ? { slow } : {}), notRerun: order.slice(at).flatMap(([, g]) => g) }
     const [name, file] = id.split('\u0000') as [string, string]
     const whole = group.some(p => p.key.endsWith(FILE_LEVEL))
     const names = group.map(nameOf).filter((n): n is string => !!n)
