@@ -7,10 +7,15 @@
 //   - namespaces: fresh user, PID and mount namespaces with the vault read-only
 //     and the key store hidden (the default where the system allows it).
 // Medians of N calls; read the ratios, not the milliseconds, on a shared machine.
-import { mkdirSync, mkdtempSync, rmSync, writeFileSync } from 'node:fs'
+// Then what the checks pay for the same namespaces (ADR 0028): a one-test
+// `vitest run` (the CLI check) and the start of a long-lived Node child with
+// an IPC channel (the warm runner's start, to its first message), naive vs
+// isolated.
+import { mkdirSync, mkdtempSync, rmSync, symlinkSync, writeFileSync } from 'node:fs'
 import { tmpdir } from 'node:os'
-import { join } from 'node:path'
-import { isolationSupport, runCommand, type Isolation } from 'dsh-common'
+import { dirname, join } from 'node:path'
+import { fileURLToPath } from 'node:url'
+import { isolationSupport, runCommand, startProcess, type Isolation } from 'dsh-common'
 
 const N = Number(process.env.DSH_BENCH_RUNS ?? 40)
 const ws = mkdtempSync(join(tmpdir(), 'dsh-bench-isolation-'))
@@ -50,3 +55,44 @@ for (const command of ['true', 'ls -l src > /dev/null']) {
   console.log(`| \`${command}\` | ${m.map(x => `${x} ms`).join(' | ')} | +${m[2]! - m[0]!} ms (${(m[2]! / m[0]!).toFixed(1)}×) |`)
 }
 console.log(`\n${N} calls per row, medians; load average ${(await import('node:os')).loadavg()[0]!.toFixed(1)}`)
+
+// The checks: a one-test vitest workspace on the repository's vitest.
+const repo = join(dirname(fileURLToPath(import.meta.url)), '..')
+writeFileSync(join(ws, 'package.json'), '{ "name": "bench", "private": true, "type": "module" }\n')
+symlinkSync(join(repo, 'node_modules'), join(ws, 'node_modules'))
+mkdirSync(join(ws, 'tests'))
+writeFileSync(join(ws, 'tests', 'a.test.js'), "import { expect, it } from 'vitest'\n\nit('adds', () => expect(1 + 1).toBe(2))\n")
+writeFileSync(join(ws, 'child.mjs'), "process.send({ ready: true })\nprocess.on('message', () => process.exit(0))\n")
+const vitest = [process.execPath, join(repo, 'node_modules', 'vitest', 'vitest.mjs'), 'run', '--pool=threads']
+const checks: Record<string, (isolated: boolean) => Promise<number>> = {
+  '`vitest run` (one test)': async isolated => {
+    const r = await runCommand(vitest, { cwd: ws, env: { CI: '1' }, ...(isolated ? { isolate: { hidden: [keys] } } : {}) })
+    if (r.exitCode !== 0) throw new Error(`vitest: ${r.output}`)
+    return r.durationMs
+  },
+  'Node child with IPC, to its first message': async isolated => {
+    const started = performance.now()
+    const child = startProcess([process.execPath, join(ws, 'child.mjs')], { cwd: ws, ipc: true, ...(isolated ? { isolate: { hidden: [keys] } } : {}) })
+    await new Promise<void>(resolve => { child.onMessage(() => resolve()) })
+    const ms = Math.round(performance.now() - started)
+    child.send('bye')
+    await child.exited
+    return ms
+  },
+}
+const M = Math.max(3, Math.round(N / 8))
+console.log('\n| check | naive | namespaces | namespaces vs naive |')
+console.log('|---|---|---|---|')
+for (const [name, run] of Object.entries(checks)) {
+  const plain: number[] = []
+  const isolated: number[] = []
+  await run(false)
+  await run(true)
+  for (let i = 0; i < M; i++) {
+    plain.push(await run(false))
+    isolated.push(await run(true))
+  }
+  const [a, b] = [median(plain), median(isolated)]
+  console.log(`| ${name} | ${a} ms | ${b} ms | ${b >= a ? '+' : ''}${b - a} ms (${(b / a).toFixed(2)}×) |`)
+}
+console.log(`\n${M} runs per row, medians; load average ${(await import('node:os')).loadavg()[0]!.toFixed(1)}`)

@@ -113,6 +113,59 @@ describe('credentials: not in any check a write starts; masked in the verdict, t
   }, 120_000)
 })
 
+/** What a process run as a check imports to look for dsh. */
+const probeImports = "import { existsSync, readdirSync, readFileSync, writeFileSync } from 'node:fs'\n"
+
+/**
+ * Statements that look for dsh (`pidFile` holds its pid) and its credentials, and write what they
+ * found as JSON to `out`: dsh's environ in `/proc` (`ENOENT`: no such process in their view), how
+ * many environ files under `/proc` they can read that hold the key, and whether dsh's key store shows.
+ */
+const probe = (pidFile: string, keyFile: string, out: string) => `const pid = readFileSync(${JSON.stringify(pidFile)}, 'utf8').trim()
+let dsh
+try {
+  dsh = readFileSync(\`/proc/\${pid}/environ\`, 'utf8').includes('OPENAI_API_KEY=') ? 'readable, with the key' : 'readable, without the key'
+} catch (error) {
+  dsh = error.code
+}
+const processes = readdirSync('/proc').filter(n => /^\\d+$/.test(n))
+const withKey = processes.filter(n => { try { return readFileSync(\`/proc/\${n}/environ\`, 'utf8').includes('OPENAI_API_KEY=') } catch { return false } })
+writeFileSync(${JSON.stringify(out)}, JSON.stringify({ dsh, seesDsh: processes.includes(pid), withKey: withKey.length, keyStore: existsSync(${JSON.stringify(keyFile)}) }))
+`
+
+describe('checks run where dsh cannot be seen (ADR 0028)', () => {
+  it.skipIf(!namespaces)('a real dsh run with credentials: an agent-written vitest test (warm runner) and a compile command find no dsh process, no environment with the key, no key store', async () => {
+    const guarded = `${logged}- id: snapshot\n  name: dsh-snapshot\n- id: dstvalid\n  name: dsh-dstvalid\n  config:\n    profiles: [typescript, generic]\n    compileCommand: node probe.mjs\n`
+    const { dir, ws, config } = setup(guarded)
+    writeFileSync(join(ws, 'package.json'), '{ "name": "probe", "private": true, "type": "module" }\n')
+    mkdirSync(join(ws, 'src'))
+    writeFileSync(join(ws, 'src/a.js'), 'export const a = 1\n')
+    symlinkSync(join(repoRoot, 'node_modules'), join(ws, 'node_modules'))
+    const pidFile = join(dir, 'dsh.pid')
+    const state = join(dir, 'state')
+    mkdirSync(state)
+    writeFileSync(join(state, 'seal.key'), 'k'.repeat(32))
+    writeFileSync(join(ws, 'probe.mjs'), probeImports + probe(pidFile, join(state, 'seal.key'), join(dir, 'command.json')))
+    const test = `${probeImports}import { it } from 'vitest'\n\nit('looks for dsh', () => {\n${probe(pidFile, join(state, 'seal.key'), join(dir, 'vitest.json'))}})\n`
+    const secret = `sk-dshtest-${process.pid}-${Date.now()}`
+    const script = writeScript(dir, [{ toolCalls: [{ name: 'write_file', arguments: { path: 'tests/probe.test.js', content: test } }] }, { text: 'done' }])
+    const r = await dsh(['run', '--workspace', ws, '--script', script, '--config', config, '--json'], {
+      env: { OPENAI_API_KEY: secret, DSH_STATE_DIR: state },
+      pidFile,
+    })
+    expect(r.exitCode).toBe(0)
+    const events = r.stdout.trim().split('\n').map(l => JSON.parse(l))
+    expect(events.find(e => e.type === 'tool/result').data.content).toBe(`created tests/probe.test.js (${Buffer.byteLength(test)} bytes)`)
+    // The test ran in the warm runner and passed; the compile command ran too (each wrote what it found).
+    const ran = events.filter(e => e.type === 'verify/run').map(e => [e.data.argv.join(' '), e.data.outcome])
+    expect(ran).toContainEqual(['vitest related tests/probe.test.js --run (warm)', 'pass'])
+    expect(ran).toContainEqual(['node probe.mjs', 'pass'])
+    const nothing = { dsh: 'ENOENT', seesDsh: false, withKey: 0, keyStore: false }
+    expect(JSON.parse(readFileSync(join(dir, 'vitest.json'), 'utf8'))).toEqual(nothing)
+    expect(JSON.parse(readFileSync(join(dir, 'command.json'), 'utf8'))).toEqual(nothing)
+  }, 120_000)
+})
+
 describe('without namespaces', () => {
   it('dsh run says so once, with the reason and what is left open; the setsid\'d process still ends with its call', async () => {
     const { dir, ws, config } = setup()

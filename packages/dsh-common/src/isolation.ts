@@ -1,6 +1,6 @@
 import { spawnSync } from 'node:child_process'
 import { mkdirSync, mkdtempSync, readdirSync, readFileSync, rmSync, writeFileSync } from 'node:fs'
-import { tmpdir } from 'node:os'
+import { constants, tmpdir } from 'node:os'
 import { join } from 'node:path'
 
 /**
@@ -78,6 +78,16 @@ export function isolatedArgv(argv: readonly string[], isolation: Isolation = {})
     String(readOnly.length), ...readOnly, String(hidden.length), ...hidden,
     ...argv,
   ]
+}
+
+/**
+ * The signal that ended an isolated command, from the status its
+ * namespace's init exits with (128 + n, as a shell reports it); undefined
+ * for an ordinary exit status.
+ */
+export function signalOfIsolatedStatus(status: number | null | undefined): string | undefined {
+  if (status === null || status === undefined || status <= 128 || status > 128 + 64) return undefined
+  return Object.entries(constants.signals).find(([, v]) => v === status - 128)?.[0] ?? `signal ${status - 128}`
 }
 
 const SETPRIV = Symbol.for('dsh-common/setpriv')

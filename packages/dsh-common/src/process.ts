@@ -2,6 +2,7 @@ import { readdirSync, readFileSync } from 'node:fs'
 import type { Readable, Writable } from 'node:stream'
 import { execa } from 'execa'
 import { trackProcessGroup } from './process-groups.ts'
+import { isolatedArgv, isolationSupport, signalOfIsolatedStatus, type Isolation } from './isolation.ts'
 
 export interface StartOptions {
   cwd: string
@@ -11,6 +12,14 @@ export interface StartOptions {
   killGraceMs?: number
   /** Open an IPC channel (the child must be a Node process): `send` and `onMessage` work. */
   ipc?: boolean
+  /**
+   * Start it in fresh user, PID and mount namespaces where the system allows
+   * (`isolationSupport()`), as `runCommand`'s `isolate` does: its `/proc`
+   * shows only its own processes, and everything it starts ends with it
+   * (also when this process is SIGKILLed). Where namespaces are not
+   * available it starts as without (its process group still ends on `stop()`).
+   */
+  isolate?: Isolation
 }
 
 /** A long-lived child (a server spoken to over stdio) in its own process group. */
@@ -41,7 +50,8 @@ export interface LongProcess {
  * `runCommand` does for one-shot commands.
  */
 export function startProcess(argv: readonly string[], options: StartOptions): LongProcess {
-  const [file, ...args] = argv
+  const isolated = !!options.isolate && isolationSupport().mode === 'namespaces'
+  const [file, ...args] = isolated ? isolatedArgv(argv, options.isolate) : argv
   const env: Record<string, string> = {}
   for (const [key, value] of Object.entries({ ...process.env, ...options.env })) if (value !== undefined) env[key] = value
   const child = execa(file!, args, {
@@ -67,6 +77,9 @@ export function startProcess(argv: readonly string[], options: StartOptions): Lo
     running = false
     release?.()
     const spawnError = r.failed && r.exitCode === undefined && !r.signal ? (r.originalMessage ?? r.shortMessage ?? 'could not start') : undefined
+    // Isolated, the namespace's init reports a signal that ended the command as 128 + n.
+    const inside = isolated ? signalOfIsolatedStatus(r.exitCode) : undefined
+    if (inside) return { exitCode: null, signal: inside, spawnError }
     return { exitCode: r.exitCode ?? null, signal: r.signal ?? undefined, spawnError }
   })
   const pid = child.pid

@@ -1,8 +1,7 @@
 import { randomBytes } from 'node:crypto'
-import { constants } from 'node:os'
 import { execa } from 'execa'
 import { trackProcessGroup } from './process-groups.ts'
-import { isolatedArgv, isolationSupport, killMarkedProcesses, RUN_MARKER, type Isolation } from './isolation.ts'
+import { isolatedArgv, isolationSupport, killMarkedProcesses, RUN_MARKER, signalOfIsolatedStatus, type Isolation } from './isolation.ts'
 
 export interface RunOptions {
   cwd: string
@@ -135,9 +134,7 @@ export async function runCommand(argv: readonly string[], options: RunOptions): 
     ? (result.originalMessage ?? result.shortMessage ?? 'could not start')
     : undefined
   // In namespaces the command's init reports a signal as 128 + n; a timeout or abort is a kill, as without them.
-  const killedInside = isolation === 'namespaces' && (timedOut || aborted) && (result.exitCode ?? 0) > 128
-    ? signalName(result.exitCode! - 128)
-    : undefined
+  const killedInside = isolation === 'namespaces' && (timedOut || aborted) ? signalOfIsolatedStatus(result.exitCode) : undefined
   return {
     argv: options.shell ? [argv.join(' ')] : argv,
     cwd: options.cwd,
@@ -153,10 +150,6 @@ export async function runCommand(argv: readonly string[], options: RunOptions): 
     spawnError,
     ...(isolation ? { isolation } : {}),
   }
-}
-
-function signalName(n: number): string {
-  return Object.entries(constants.signals).find(([, v]) => v === n)?.[0] ?? `signal ${n}`
 }
 
 function killGroupOf(pgid: number, sig: NodeJS.Signals): void {

@@ -1,6 +1,4 @@
-import { readFileSync } from 'node:fs'
-import { join } from 'node:path'
-import { tempDir } from 'dsh-testkit'
+import { readdirSync, readFileSync } from 'node:fs'
 import { describe, expect, it, vi } from 'vitest'
 import { boot, makeWorkspace, readText, runs, STOPPED, toolError } from './helpers.ts'
 
@@ -26,9 +24,10 @@ describe('without a snapshot plugin', () => {
 describe('a hung check', () => {
   it('is killed at its timeout (process group), the write is kept unverified, and the harness stays responsive', async () => {
     const root = makeWorkspace('')
-    // The sleeper is a grandchild of the harness: only killing the process group ends it.
-    const pidFile = join(tempDir(), 'sleeper.pid')
-    const command = `sleep 30 & echo $! > ${pidFile}; wait; echo never`
+    // The sleeper is a grandchild of the harness: only killing the process group (or its namespace) ends it.
+    // Found by its command line: in a PID namespace (ADR 0028) its own `$!` is not the pid the harness sees.
+    const seconds = `30.${process.pid}${Date.now() % 1000}`
+    const command = `sleep ${seconds} & wait; echo never`
     const h = await boot(root, { profiles: ['generic'], testCommand: command, timeoutMs: 1000 })
     const write = h.exec('write_file', { path: 'a.txt', content: 'x' })
     // Reads are not queued behind checks.
@@ -39,9 +38,8 @@ describe('a hung check', () => {
     expect(r).toEqual({ content: `created a.txt (1 bytes)\nwarning: not verified: ${timedOut}` })
     expect(runs(h.session).map(x => [x.check, x.outcome, x.exitCode])).toEqual([['test', 'timeout', null], ['test', 'timeout', null]])
     expect(h.results).toEqual([expect.objectContaining({ check: 'test', outcome: 'error', newProblems: [timedOut] })])
-    // The last run's sleeper is not running: gone, or a zombie nobody reaps (it was killed, not left sleeping).
-    const pid = readFileSync(pidFile, 'utf8').trim()
-    await vi.waitFor(() => expect(running(pid)).toBe(false))
+    // No sleeper is running: gone, or a zombie nobody reaps (it was killed, not left sleeping).
+    await vi.waitFor(() => expect(sleeping(['sleep', seconds])).toEqual([]))
   })
 
   it('a type-check over its timeout is not judged, and keeps running in the background on the same worker', async () => {
@@ -74,10 +72,14 @@ describe('generic commands', () => {
 })
 
 /** Whether a process is alive and not a zombie (`/proc/<pid>/stat` state). */
-function running(pid: string): boolean {
-  try {
-    return readFileSync(`/proc/${pid}/stat`, 'utf8').replace(/^.*\) /s, '')[0] !== 'Z'
-  } catch {
-    return false
-  }
+/** Pids (as this process sees them) of live, non-zombie processes whose command line is exactly `argv`. */
+function sleeping(argv: string[]): string[] {
+  const want = `${argv.join('\0')}\0`
+  return readdirSync('/proc').filter(n => /^\d+$/.test(n)).filter(pid => {
+    try {
+      return readFileSync(`/proc/${pid}/stat`, 'utf8').replace(/^.*\) /s, '')[0] !== 'Z' && readFileSync(`/proc/${pid}/cmdline`, 'utf8') === want
+    } catch {
+      return false // ENOENT: it ended while we looked.
+    }
+  })
 }

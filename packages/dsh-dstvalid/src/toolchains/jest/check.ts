@@ -5,7 +5,7 @@ import { runCommand, toPosixRelative, type Isolation } from 'dsh-common'
 import { FILE_LEVEL } from '../../accepted.ts'
 import { confirmAlone, firstLine, ownParseErrors, timeoutOf, type JsonTestReport } from '../runner.ts'
 import { failingTest } from '../../problems.ts'
-import { checkEnv, runRecorded, stripAnsi, whyNotJudged } from '../../run.ts'
+import { checkEnv, checkIsolation, runRecorded, stripAnsi, whyNotJudged } from '../../run.ts'
 import { servableByMount, withAcceptedContent } from '../../served.ts'
 import type { Change, Check, CheckIO, Confirmation, Measurement, Problem } from '../../types.ts'
 import { SCRIPT_GRAPH } from '../../deleted.ts'
@@ -69,7 +69,7 @@ export class JestCheck implements Check {
    */
   private async rootArgs(change: Change, io: CheckIO): Promise<string[]> {
     if (this._roots === undefined) {
-      const r = await runCommand([...this.options.command, '--showConfig', '--watchman=false'], { cwd: this.options.root, timeoutMs: io.timeoutMs, maxOutputBytes: io.maxOutputBytes, env: checkEnv(), signal: io.signal })
+      const r = await runCommand([...this.options.command, '--showConfig', '--watchman=false'], { cwd: this.options.root, timeoutMs: io.timeoutMs, maxOutputBytes: io.maxOutputBytes, env: checkEnv(), signal: io.signal, isolate: checkIsolation() })
       try {
         const roots = (JSON.parse(r.stdout) as { configs?: { roots?: string[] }[] }).configs?.flatMap(c => c.roots ?? [])
         this._roots = roots?.length ? roots : null

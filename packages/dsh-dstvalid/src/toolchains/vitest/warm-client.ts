@@ -1,6 +1,6 @@
 import { fileURLToPath } from 'node:url'
 import { processGroupRssKb, startProcess, type LongProcess } from 'dsh-common'
-import { checkEnv } from '../../run.ts'
+import { checkEnv, checkIsolation } from '../../run.ts'
 import type { DshVitestReport } from './check.ts'
 
 /** One run of the warm runner: related to `changed`, the whole suite, or named test files (optionally one test-name pattern). */
@@ -112,6 +112,8 @@ export class WarmVitestClient {
       cwd: this.options.root,
       env: checkEnv({ CI: '1' }),
       ipc: true,
+      // Agent-written tests run in it: they see only the runner's own processes (ADR 0028).
+      isolate: checkIsolation(),
     })
     this._child = child
     this._output = ''
