@@ -9,6 +9,8 @@
 import { existsSync, readdirSync, readFileSync, rmSync, symlinkSync, writeFileSync } from 'node:fs'
 import { createRequire } from 'node:module'
 import { join, relative } from 'node:path'
+import { setFlagsFromString } from 'node:v8'
+import { runInNewContext } from 'node:vm'
 import type * as TS from 'typescript'
 import { afterAll, beforeAll, describe, expect, it, vi } from 'vitest'
 import { TsProgramChecker, TsWorkerClient, type TsCheckResult } from 'dsh-dstvalid'
@@ -128,6 +130,28 @@ describe('a warm checker re-checks what an edit can affect, and nothing more', (
     expect(problems(broken)).toEqual(['packages/app/src/main.ts:5 TS2345', 'packages/core/src/text.ts:2 TS2339', BAD])
     expect(emits.filter(e => e.startsWith('app: packages/core'))).toEqual([])
     expect(problems(own.check([edit(dir, 'packages/core/src/text.ts', 'shout(s: number): string', 'shout(s: string): string')]))).toEqual([BAD])
+  })
+
+  it('a rebuilt program does not keep the one before it (nor its type-checker) alive', async () => {
+    setFlagsFromString('--expose-gc')
+    const gc = runInNewContext('gc') as () => void
+    const made: WeakRef<TS.Program>[] = []
+    const createProgram = ((...args: Parameters<typeof ts.createProgram>) => {
+      const program = (ts.createProgram as (...a: unknown[]) => TS.Program)(...args)
+      made.push(new WeakRef(program))
+      return program
+    }) as typeof ts.createProgram
+    const dir = graph()
+    const own = new TsProgramChecker({ ...ts, createProgram }, dir, join(dir, 'tsconfig.json'))
+    own.check()
+    // A body-only edit of core: core and app (which reads core's sources) are rebuilt, tools is not.
+    own.check([edit(dir, 'packages/core/src/math.ts', 'return a + b', 'return b + a')])
+    // Three at the first check, two rebuilt, one parse-only program for the changed file's syntax.
+    expect(made).toHaveLength(6)
+    await new Promise(resolve => setImmediate(resolve))
+    gc()
+    // The three programs in use; the two they replaced are gone.
+    expect(made.filter(ref => ref.deref()).length).toBe(3)
   })
 
   it('a new syntax error is answered from the parse alone (no program rebuilt); put back and reverted, the next check re-checks nothing', () => {

@@ -259,8 +259,12 @@ export class TsProject {
       // edit of each file re-checks everything that imports it).
       old ??= ts.createSemanticDiagnosticsBuilderProgram([], parsed.options, host)
     }
+    // The program gets a host of its own: one that reads referenced sources overrides its host's
+    // `realpath` for good (TypeScript keeps it for the checker) with a closure over the program. On
+    // the shared host — which the builders keep too — each program kept the one before it, and its
+    // type-checker, alive (hono: +650 MB after one export-changing edit, and growing with each write).
     const created = ts.createProgram({
-      rootNames: parsed.fileNames, options: parsed.options, host, projectReferences: parsed.projectReferences,
+      rootNames: parsed.fileNames, options: parsed.options, host: Object.create(host) as RedirectingHost, projectReferences: parsed.projectReferences,
       configFileParsingDiagnostics: this._configErrors, oldProgram: this._reuse ?? programOf(old),
     })
     this.signForeignFilesByOwner(created as RedirectAwareProgram)
