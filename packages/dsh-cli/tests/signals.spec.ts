@@ -2,8 +2,8 @@ import { execFileSync, spawn, type ChildProcess } from 'node:child_process'
 import { existsSync, mkdirSync, readdirSync, readFileSync, writeFileSync } from 'node:fs'
 import { join } from 'node:path'
 import { setTimeout as delay } from 'node:timers/promises'
-import { afterAll, describe, expect, it } from 'vitest'
-import { readJsonl } from 'dsh-common'
+import { afterAll, describe, expect, it, vi } from 'vitest'
+import { isolationSupport, readJsonl } from 'dsh-common'
 import { checkTrace } from 'dsh-invariants'
 import { CORE_ENTRIES, tempDir, writeScript } from 'dsh-testkit'
 import { dsh, repoRoot } from './helpers.ts'
@@ -110,6 +110,23 @@ describe('stop signals', () => {
     expect(recovered.exitCode).toBe(0)
     expect(readFileSync(join(ws, 'a.txt'), 'utf8')).toBe('before\n')
     expect(existsSync(join(ws, '.dsh/.gitignore'))).toBe(true)
+  })
+
+  it.skipIf(isolationSupport().mode !== 'namespaces')('SIGKILL of dsh alone while a check hangs: the check (its own process group) ends with it (ADR 0028)', async () => {
+    const dir = tempDir()
+    const ws = join(dir, 'ws')
+    mkdirSync(ws)
+    writeFileSync(join(ws, 'a.txt'), 'before\n')
+    const marker = `3000.${process.pid}4`
+    const config = join(dir, 'cordis.yml')
+    writeFileSync(config, `${CORE_ENTRIES}- id: snapshot\n  name: dsh-snapshot\n- id: dstvalid\n  name: dsh-dstvalid\n  config:\n    profiles: [generic]\n    compileCommand: "if grep -q after a.txt; then sleep ${marker}; fi"\n`)
+    const script = writeScript(dir, [{ toolCalls: [{ name: 'write_file', arguments: { path: 'a.txt', content: 'after\n' } }] }, { text: 'never reached' }])
+    const run = startDsh(['run', '--workspace', ws, '--script', script, '--config', config])
+    await waitFor('the check started', () => sleeping(marker), run.cli)
+    // No exit handler runs: only the kernel can end the check (its namespace's parent-death signal).
+    process.kill(run.cli.pid!, 'SIGKILL')
+    expect(await run.exited).toBe(null)
+    await vi.waitFor(() => expect(survivors(marker)).toEqual([]), { timeout: 10_000, interval: 50 })
   })
 
   it('read_file of a FIFO no writer opens answers at once (not a regular file), and SIGTERM during the next call exits 143', async () => {
