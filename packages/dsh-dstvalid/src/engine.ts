@@ -7,7 +7,7 @@ import { SerialQueue } from './queue.ts'
 import { seconds } from './run.ts'
 import type { ImpactList } from './impact.ts'
 import type { Change, Check, CheckIO, CheckVerdict, ImpactSource, Measurement, Problem, RunRecord, SlowTest, Verdict } from './types.ts'
-import { TIMEOUT_FACTOR } from './problems.ts'
+import { longerLimit, TIMEOUT_FACTOR } from './problems.ts'
 
 /** What the engine reports while it works; the Cordis adapter turns these into events. */
 export interface GuardIO {
@@ -312,28 +312,18 @@ export class Guard {
     }
     let flaky: Problem[] = []
     let slow: SlowTest[] = []
+    let hangAlone: SlowTest[] = []
     // A test that no longer runs cannot be re-run alone.
     const tests = regressions.filter(p => p.kind === 'test' && p.code !== GONE)
     if (tests.length && this.options.confirmFlaky && check.confirm) {
-      const timedOut = tests.filter(p => p.timeout).length
-      io.notice('info', `re-running ${tests.length} newly failing test${tests.length === 1 ? '' : 's'} alone${timedOut ? ` (${timedOut} that timed out with ${TIMEOUT_FACTOR}× ${timedOut === 1 ? 'its' : 'their'} limit)` : ''}…`, 'start')
-      const confirmation = await check.confirm(tests, this.checkIO(io))
-      if (confirmation) {
-        const confirmed = new Set([...confirmation.still, ...confirmation.notRerun ?? []])
-        slow = confirmation.slow ?? []
-        const slowKeys = new Set(slow.map(s => s.problem.key))
-        flaky = tests.filter(p => !confirmed.has(p) && !slowKeys.has(p.key))
-        regressions = regressions.filter(p => p.kind !== 'test' || confirmed.has(p))
-        const said = [
-          flaky.length ? `${flaky.length} failure${flaky.length === 1 ? '' : 's'} did not repeat (flaky)` : '',
-          slow.length ? `${plural(slow.length, 'test')} passed only with a longer time limit` : '',
-        ].filter(Boolean)
-        const rest = confirmation.notRerun?.length ? ` (${plural(confirmation.still.length, 'failure')} repeated; ${confirmation.notRerun.length} other${confirmation.notRerun.length === 1 ? '' : 's'} not re-run: the verdict was decided)` : ''
-        io.notice(said.length ? 'warn' : 'info', said.length ? `${said.join('; ')}; not blamed on the write${rest}` : `failures confirmed${rest}`, 'end')
+      const confirmed = await this.confirmFailures(check, tests, regressions, change, io)
+      if (confirmed) {
+        ;({ flaky, slow, hangAlone } = confirmed)
+        regressions = regressions.filter(p => p.kind !== 'test' || confirmed.blamed.has(p))
       }
     }
-    // A flaky or slow test passed alone: the accepted state keeps it as passing.
-    const passedAlone = [...flaky, ...slow.map(s => s.problem)]
+    // A flaky or slow test passed alone, one that hangs alone hung before the write too: the accepted state keeps it as passing.
+    const passedAlone = [...flaky, ...slow.map(s => s.problem), ...hangAlone.map(s => s.problem)]
     const flakyKeys = new Set(passedAlone.map(p => p.key))
     let kept = passedAlone.length
       ? { ...m, problems: m.problems.filter(p => !flakyKeys.has(p.key)), passed: [...(m.passed ?? []), ...passedAlone.map(p => ({ key: p.key, file: p.file }))] }
@@ -341,7 +331,7 @@ export class Guard {
     // Removed tests leave the accepted state with the write (a deleted test file is in no later scope).
     if (removed.length && kept.scope !== 'all') kept = { ...kept, scope: [...new Set([...kept.scope, ...removed.map(p => p.file)])] }
     measurements.set(check, kept)
-    const extra = { ...(removed.length ? { removed } : {}), ...(slow.length ? { slow } : {}) }
+    const extra = { ...(removed.length ? { removed } : {}), ...(slow.length ? { slow } : {}), ...(hangAlone.length ? { hangAlone } : {}) }
     if (!regressions.length && unknown.length) {
       const files = [...new Set(unknown.map(p => p.file))]
       const why = this._unmeasured.get(check)
@@ -351,6 +341,45 @@ export class Guard {
       }
     }
     return { ...base, outcome: regressions.length ? 'fail' : 'pass', regressions, warnings, flaky, ...extra }
+  }
+
+  /**
+   * Flaky confirmation: newly failing tests re-run alone (a timed-out one
+   * with {@link TIMEOUT_FACTOR}× its limit, ADR 0025). When every failure
+   * that repeats is such a timeout, the same re-runs are made on the
+   * accepted content (`Check.confirmAccepted`): a test that times out alone
+   * there too hangs alone whatever the write (it depends on the tests
+   * before it, or on time) and is not blamed on it. Returns the tests still
+   * blamed; undefined when the re-run could not be judged (every failure stands).
+   */
+  private async confirmFailures(check: Check, tests: Problem[], regressions: readonly Problem[], change: Change, io: GuardIO): Promise<{ blamed: Set<Problem>; flaky: Problem[]; slow: SlowTest[]; hangAlone: SlowTest[] } | undefined> {
+    const timedOut = tests.filter(p => p.timeout).length
+    io.notice('info', `re-running ${tests.length} newly failing test${tests.length === 1 ? '' : 's'} alone${timedOut ? ` (${timedOut} that timed out with ${TIMEOUT_FACTOR}× ${timedOut === 1 ? 'its' : 'their'} limit)` : ''}…`, 'start')
+    const confirmation = await check.confirm!(tests, this.checkIO(io))
+    if (!confirmation) return undefined
+    const blamed = new Set([...confirmation.still, ...confirmation.notRerun ?? []])
+    const slow = confirmation.slow ?? []
+    const slowKeys = new Set(slow.map(s => s.problem.key))
+    const flaky = tests.filter(p => !blamed.has(p) && !slowKeys.has(p.key))
+    let hangAlone: SlowTest[] = []
+    // Only timeouts repeated, and nothing else is wrong: did they hang alone before the write too?
+    const others = regressions.filter(p => p.kind !== 'test' || p.code === GONE)
+    const onlyTimeouts = !others.length && !confirmation.notRerun?.length && confirmation.still.length > 0 && confirmation.still.every(p => p.timeout)
+    if (onlyTimeouts && check.confirmAccepted && check.servable?.(change)) {
+      io.notice('info', `re-running ${plural(confirmation.still.length, 'test')} that timed out alone on the content before the write…`, 'start')
+      const before = await check.confirmAccepted(confirmation.still, change, this.checkIO(io))
+      const hung = new Set(before?.still ?? [])
+      hangAlone = confirmation.still.filter(p => hung.has(p)).map(p => ({ problem: p, limitMs: p.timeout!.limitMs, rerunLimitMs: longerLimit(p.timeout!.limitMs) }))
+      for (const p of hung) blamed.delete(p)
+    }
+    const said = [
+      flaky.length ? `${flaky.length} failure${flaky.length === 1 ? '' : 's'} did not repeat (flaky)` : '',
+      slow.length ? `${plural(slow.length, 'test')} passed only with a longer time limit` : '',
+      hangAlone.length ? `${plural(hangAlone.length, 'test')} ${hangAlone.length === 1 ? 'times' : 'time'} out alone before the write too` : '',
+    ].filter(Boolean)
+    const rest = confirmation.notRerun?.length ? ` (${plural(confirmation.still.length, 'failure')} repeated; ${confirmation.notRerun.length} other${confirmation.notRerun.length === 1 ? '' : 's'} not re-run: the verdict was decided)` : ''
+    io.notice(said.length ? 'warn' : 'info', said.length ? `${said.join('; ')}; not blamed on the write${rest}` : `failures confirmed${rest}`, 'end')
+    return { blamed, flaky, slow, hangAlone }
   }
 
   /**

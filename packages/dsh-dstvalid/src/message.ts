@@ -100,6 +100,11 @@ export function keptNotes(verdicts: readonly CheckVerdict[], limits: MessageLimi
       lines.push(`warning: kept, but ${n} test${n === 1 ? '' : 's'} passed only when given more time than ${n === 1 ? 'its' : 'their'} limit (slowed by load, or by this write?):`)
       lines.push(...capLines(v.slow.map(slowLine), limits.maxLines, limits.maxBytes))
     }
+    if (v.hangAlone?.length) {
+      const n = v.hangAlone.length
+      lines.push(`warning: kept, but ${n} test${n === 1 ? ' times' : 's time'} out when run alone before this write too (not blamed on it; ${n === 1 ? 'does it' : 'do they'} depend on the tests before ${n === 1 ? 'it' : 'them'}?):`)
+      lines.push(...capLines(v.hangAlone.map(h => `${h.problem.key}: times out alone with ${tenths(h.rerunLimitMs)} before and after the write (its limit is ${tenths(h.limitMs)})`), limits.maxLines, limits.maxBytes))
+    }
     if (v.outcome === 'error') lines.push(`warning: not verified: ${v.error}`)
     lines.push(...v.notes ?? [])
   }

@@ -173,6 +173,13 @@ export interface Check {
    */
   confirm?(problems: Problem[], io: CheckIO): Promise<Confirmation | undefined>
   /**
+   * The same re-runs alone as {@link confirm}, on the accepted content
+   * (`change.before` served as {@link measureAccepted} serves it): a test
+   * that times out alone there too is not the write's (ADR 0025). Undefined
+   * when it cannot be done for this change.
+   */
+  confirmAccepted?(problems: Problem[], change: Change, io: CheckIO): Promise<Confirmation | undefined>
+  /**
    * Measure `files` (workspace-relative test files) on the accepted content:
    * `change.before` served in place of what the write put on disk, without
    * writing it anywhere another process could see it. A lazy check that can
@@ -315,6 +322,8 @@ export interface CheckVerdict {
   flaky: Problem[]
   /** Newly failing tests that timed out and passed alone only with a longer limit (kept, with a warning naming the time they needed). */
   slow?: SlowTest[]
+  /** Newly failing tests that time out when re-run alone, with the longer limit, on the accepted content too (not the write's; kept, with a warning). */
+  hangAlone?: SlowTest[]
   durationMs: number
   error?: string
   /** Newly failing tests with no accepted result to compare with (reported as not verified, never blamed). */

@@ -2,8 +2,10 @@
  * A failure that is only a test's own time limit is not blamed on the write
  * until it is shown not to be load (ADR 0025): the test is re-run alone with
  * four times its limit. One that then passes is kept, with a warning naming
- * the test and the time it took; one the write made hang still times out and
- * is rolled back. Real vitest (the warm runner, the CLI for the longer
+ * the test and the time it took; one that still times out is re-run the same
+ * way on the content before the write: timing out there too (it hangs alone,
+ * whatever the write) it is kept with a warning, else — the write made it
+ * hang — rolled back. Real vitest (the warm runner, the CLI for the longer
  * limit) and real `go test -timeout`; the slowness is a sleep that a marker
  * file the spec controls turns on, never time that has to pass.
  */
@@ -13,8 +15,12 @@ import { describe, expect, it } from 'vitest'
 import { tempDir } from 'dsh-testkit'
 import { boot, expectRolledBack, makeWorkspace, readText, testRuns } from './helpers.ts'
 
-/** A test of `src/wait.js` that sleeps 600 ms while `marker` exists (its limit is 300 ms), else not at all. */
-function vitestWorkspace(marker: string): string {
+/**
+ * Two tests of `src/wait.js` (their limit is 300 ms): `waits` sleeps 600 ms while `slow` exists,
+ * else not at all; `runs after it` waits for the test before it in its file (alone it never ends),
+ * which does not let it go on while `unready` exists.
+ */
+function vitestWorkspace(slow: string, unready: string): string {
   return makeWorkspace('', {
     'package.json': '{ "name": "timeouts", "private": true, "type": "module" }\n',
     'vitest.config.js': 'export default { test: { testTimeout: 300 } }\n',
@@ -25,8 +31,24 @@ function vitestWorkspace(marker: string): string {
       "import { wait } from '../src/wait.js'",
       '',
       "it('waits', async () => {",
-      `  await wait(existsSync(${JSON.stringify(marker)}) ? 600 : 0)`,
+      `  await wait(existsSync(${JSON.stringify(slow)}) ? 600 : 0)`,
       '  expect(1).toBe(1)',
+      '})',
+      '',
+    ].join('\n'),
+    'tests/order.test.js': [
+      "import { existsSync } from 'node:fs'",
+      "import { expect, it } from 'vitest'",
+      "import { wait } from '../src/wait.js'",
+      '',
+      'let ready = false',
+      "it('prepares', () => {",
+      `  ready = !existsSync(${JSON.stringify(unready)})`,
+      '})',
+      '',
+      "it('runs after it', async () => {",
+      '  while (!ready) await new Promise(resolve => setTimeout(resolve, 5))',
+      "  expect(typeof wait).toBe('function')",
       '})',
       '',
     ].join('\n'),
@@ -37,15 +59,16 @@ function vitestWorkspace(marker: string): string {
 const TOOK = String.raw`took \d+\.\d s, over its 0\.3 s limit \(passed alone with 1\.2 s\)`
 
 describe('a test that fails only by its own time limit', { timeout: 300_000 }, () => {
-  it('vitest: slow only under "load" is kept with a warning naming the test and the time it took; a hang the write causes is rolled back', async () => {
-    const marker = join(tempDir('dsh-timeouts-'), 'slow')
-    const root = vitestWorkspace(marker)
+  it('vitest: slow only under "load" is kept with a warning naming the test and its time; one that hangs alone before the write too is kept with a warning; a hang the write causes is rolled back', async () => {
+    const dir = tempDir('dsh-timeouts-')
+    const [slow, unready] = [join(dir, 'slow'), join(dir, 'unready')]
+    const root = vitestWorkspace(slow, unready)
     const h = await boot(root, { profiles: ['typescript'] })
-    // The accepted state: the test passes at once (the first write's related run).
+    // The accepted state: both tests pass at once (the first write's related run).
     expect(await h.exec('edit_file', { path: 'src/wait.js', old_string: 'resolve => setTimeout(resolve, ms)', new_string: 'done => setTimeout(done, ms)' })).toEqual({ content: 'edited src/wait.js' })
 
-    // "Load": from now on the test needs 600 ms of its 300. A harmless edit times it out; alone, with 1.2 s, it passes.
-    writeFileSync(marker, '')
+    // "Load": from now on `waits` needs 600 ms of its 300. A harmless edit times it out; alone, with 1.2 s, it passes.
+    writeFileSync(slow, '')
     const kept = await h.exec('edit_file', { path: 'src/wait.js', old_string: 'done => setTimeout(done, ms)', new_string: 'resolve => setTimeout(resolve, ms)' })
     expect(kept.isError).toBeUndefined()
     const lines = String(kept.content).split('\n')
@@ -62,12 +85,28 @@ describe('a test that fails only by its own time limit', { timeout: 300_000 }, (
       [expect.stringMatching(/ run tests\/wait\.test\.js -t \^\(waits\)\$ --testTimeout=1200 --reporter=/), 'pass'],
     ])
 
-    // A write that makes the wait never end: it times out with the longer limit too, and is rolled back.
-    rmSync(marker)
-    await expectRolledBack(h, 'edit_file', { path: 'src/wait.js', old_string: 'setTimeout(resolve, ms)', new_string: 'setTimeout(() => {}, ms)' },
+    // `runs after it` now times out in its file; alone it never ends, with 1.2 s, after the write and before it.
+    rmSync(slow)
+    writeFileSync(unready, '')
+    expect(await h.exec('edit_file', { path: 'src/wait.js', old_string: 'resolve => setTimeout(resolve, ms)', new_string: 'done => setTimeout(done, ms)' })).toEqual({
+      content: [
+        'edited src/wait.js',
+        'warning: kept, but 1 test times out when run alone before this write too (not blamed on it; does it depend on the tests before it?):',
+        'tests/order.test.js > runs after it: times out alone with 1.2 s before and after the write (its limit is 0.3 s)',
+      ].join('\n'),
+    })
+    expect(testRuns(h).slice(3)).toEqual([
+      ['vitest related src/wait.js --run (warm)', 'fail'],
+      [expect.stringMatching(/ run tests\/order\.test\.js -t \^\(runs after it\)\$ --testTimeout=1200 --reporter=/), 'fail'],
+      [expect.stringMatching(/ run tests\/order\.test\.js -t \^\(runs after it\)\$ --testTimeout=1200 .*\(the content before the write, in a mount namespace\)$/), 'fail'],
+    ])
+
+    // A write that makes the wait never end: it times out alone with the longer limit, passes so before the write: rolled back.
+    rmSync(unready)
+    await expectRolledBack(h, 'edit_file', { path: 'src/wait.js', old_string: 'setTimeout(done, ms)', new_string: 'setTimeout(() => {}, ms)' },
       'rolled back: test failed after edit_file on src/wait.js',
       'tests/wait.test.js:5 FAIL waits — Error: Test timed out in 300ms.')
-    expect(testRuns(h).slice(3).map(r => r[1])).toEqual(['fail', 'fail'])
+    expect(testRuns(h).slice(6).map(r => [r[0]!.endsWith('(the content before the write, in a mount namespace)'), r[1]])).toEqual([[false, 'fail'], [false, 'fail'], [true, 'pass']])
   })
 
   it('go test -timeout: a test slow only under "load" is kept with the warning; one the write makes hang is rolled back', async () => {

@@ -264,6 +264,16 @@ export class GoTestCheck implements Check, CoverageSource {
 
   /** Each package's failing tests re-run alone (`-run`); a test that hit the binary's `-timeout`, with a longer one. */
   async confirm(problems: Problem[], io: CheckIO): Promise<Confirmation | undefined> {
+    return this.rerunAlone(problems, io)
+  }
+
+  /** The same re-runs on the accepted content (`-overlay`, vet off: it ignores overlays), as {@link measureAccepted} builds it. */
+  async confirmAccepted(problems: Problem[], change: Change, io: CheckIO): Promise<Confirmation | undefined> {
+    if (!change.before || !this.servable(change)) return undefined
+    return this.rerunAlone(problems, io, change.before)
+  }
+
+  private async rerunAlone(problems: Problem[], io: CheckIO, accepted?: ReadonlyMap<string, Buffer | null>): Promise<Confirmation | undefined> {
     const byPkg = new Map<string, Problem[]>()
     for (const p of problems) byPkg.set(p.file, [...(byPkg.get(p.file) ?? []), p])
     const still: Problem[] = []
@@ -279,8 +289,8 @@ export class GoTestCheck implements Check, CoverageSource {
       const whole = group.some(p => p.key.endsWith(FILE_LEVEL))
       // A test binary that hit `-timeout`: again with a longer one (the last `-timeout` given wins).
       const limit = Math.max(0, ...group.map(p => p.timeout?.limitMs ?? 0))
-      const extra = [...(whole ? [] : ['-run', `^(${tops.join('|')})$`]), ...(limit ? [`-timeout=${longerLimit(limit)}ms`] : [])]
-      const m = await this.runTests([target(pkg.dir)], extra, io, undefined, this.overlayFor([pkg]))
+      const extra = [...(accepted ? ['-vet=off'] : []), ...(whole ? [] : ['-run', `^(${tops.join('|')})$`]), ...(limit ? [`-timeout=${longerLimit(limit)}ms`] : [])]
+      const m = await this.runTests([target(pkg.dir)], extra, io, undefined, this.overlayFor([pkg]), accepted)
       if (m.status !== 'ok') return undefined
       const judged = rerunResult(group, m)
       still.push(...judged.still)

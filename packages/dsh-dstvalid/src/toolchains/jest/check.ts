@@ -3,7 +3,7 @@ import { tmpdir } from 'node:os'
 import { isAbsolute, join, relative } from 'node:path'
 import { runCommand, toPosixRelative, type Isolation } from 'dsh-common'
 import { FILE_LEVEL } from '../../accepted.ts'
-import { confirmAlone, firstLine, ownParseErrors, timeoutOf, type JsonTestReport } from '../runner.ts'
+import { confirmAlone, firstLine, ownParseErrors, timeoutOf, type JsonTestReport, type Rerun } from '../runner.ts'
 import { failingTest } from '../../problems.ts'
 import { checkEnv, checkIsolation, runRecorded, stripAnsi, whyNotJudged } from '../../run.ts'
 import { servableByMount, withAcceptedContent } from '../../served.ts'
@@ -99,10 +99,17 @@ export class JestCheck implements Check {
 
   /** A timed-out test is re-run with a longer `--testTimeout` (Jest's hooks take the same default). */
   confirm(problems: Problem[], io: CheckIO): Promise<Confirmation | undefined> {
-    return confirmAlone(problems, p => this._names.get(p.key), ({ file, pattern, testTimeoutMs, hookTimeoutMs }) => {
-      const limit = Math.max(testTimeoutMs ?? 0, hookTimeoutMs ?? 0)
-      return this.runReport(['--runTestsByPath', file, ...(pattern ? ['-t', pattern] : []), ...(limit ? [`--testTimeout=${limit}`] : [])], io, [])
-    })
+    return confirmAlone(problems, p => this._names.get(p.key), rerun => this.rerun(rerun, io))
+  }
+
+  /** The same re-runs on the accepted content, in a mount namespace (ADR 0024). */
+  confirmAccepted(problems: Problem[], change: Change, io: CheckIO): Promise<Confirmation | undefined> {
+    return withAcceptedContent(change, isolate => confirmAlone(problems, p => this._names.get(p.key), rerun => this.rerun(rerun, io, isolate)))
+  }
+
+  private rerun({ file, pattern, testTimeoutMs, hookTimeoutMs }: Rerun, io: CheckIO, isolate?: Isolation): Promise<Measurement> {
+    const limit = Math.max(testTimeoutMs ?? 0, hookTimeoutMs ?? 0)
+    return this.runReport(['--runTestsByPath', file, ...(pattern ? ['-t', pattern] : []), ...(limit ? [`--testTimeout=${limit}`] : [])], io, [], isolate)
   }
 
   private async runReport(args: string[], io: CheckIO, touched: readonly string[], isolate?: Isolation): Promise<Measurement> {

@@ -298,12 +298,18 @@ export class VitestCheck implements Check, CoverageSource {
     return confirmAlone(problems, p => names.get(p.key)?.full, rerun => this.rerun(rerun, io), p => names.get(p.key)?.project ?? '')
   }
 
-  /** One flaky re-run: a test file alone, its failing tests by name, with a longer time limit when one timed out. */
-  rerun({ file, pattern, group: project, testTimeoutMs, hookTimeoutMs }: Rerun, io: CheckIO): Promise<Measurement> {
+  /** The same re-runs on the accepted content, shown to each run alone in a mount namespace (ADR 0024). */
+  confirmAccepted(problems: Problem[], change: Change, io: CheckIO, names = this._judge.names): Promise<Confirmation | undefined> {
+    if (!this.servable(change)) return Promise.resolve(undefined)
+    return withAcceptedContent(change, isolate => confirmAlone(problems, p => names.get(p.key)?.full, rerun => this.rerun(rerun, io, isolate), p => names.get(p.key)?.project ?? ''))
+  }
+
+  /** One flaky re-run: a test file alone, its failing tests by name, with a longer time limit when one timed out (`isolate`: on the accepted content). */
+  rerun({ file, pattern, group: project, testTimeoutMs, hookTimeoutMs }: Rerun, io: CheckIO, isolate?: Isolation): Promise<Measurement> {
     return this.runReport([
       'run', file, ...(pattern ? ['-t', namePattern(pattern, this.options.major)] : []), ...(project ? ['--project', project] : []),
       ...(testTimeoutMs ? [`--testTimeout=${testTimeoutMs}`] : []), ...(hookTimeoutMs ? [`--hookTimeout=${hookTimeoutMs}`] : []),
-    ], io, undefined, [], false)
+    ], io, undefined, [], false, isolate)
   }
 
   /** One run of the workspace's vitest with this package's reporter; the report is undefined when vitest wrote none. */

@@ -277,6 +277,11 @@ export class WarmVitestCheck implements Check {
     }, p => names.get(p.key)?.project ?? '')
   }
 
+  /** Re-runs alone on the accepted content: through the CLI in a mount namespace (they are timed-out tests, which the CLI re-runs). */
+  confirmAccepted(problems: Problem[], change: Change, io: CheckIO): Promise<Confirmation | undefined> {
+    return this.options.cli.confirmAccepted(problems, change, io, this._unsupported ? undefined : this._judge.names)
+  }
+
   /**
    * A byte-identical rollback: the map entries the write's runs re-recorded
    * are put back; a runner started on the write's test config starts again
