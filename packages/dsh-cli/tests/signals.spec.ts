@@ -62,7 +62,7 @@ function sessionLog(ws: string) {
 }
 
 afterAll(() => {
-  for (const c of started) if (c.exitCode === null && c.pid) process.kill(-c.pid, 'SIGKILL')
+  for (const c of started) if (c.exitCode === null && c.signalCode === null && c.pid) process.kill(-c.pid, 'SIGKILL')
 })
 
 describe('stop signals', () => {
