@@ -29,7 +29,7 @@ export function counted(m: Measurement): { tests: number; files: number } {
 }
 
 /** Top-level functions with a block body: their name and the offset just after the body's `{`. */
-function functionsOf(file: string, text: string): { name: string; at: number }[] {
+export function functionsOf(file: string, text: string): { name: string; at: number }[] {
   const sf = ts.createSourceFile(file, text, ts.ScriptTarget.Latest, true)
   const out: { name: string; at: number }[] = []
   for (const s of sf.statements) {

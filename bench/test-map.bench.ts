@@ -21,6 +21,9 @@
  *   tsx bench/test-map.bench.ts
  *   DSH_BENCH_EDITS=8 DSH_BENCH_RUNS=2 tsx bench/test-map.bench.ts
  *   DSH_BENCH_WORKSPACE=/tmp/hono DSH_BENCH_MODULE=src/utils/url.ts tsx bench/test-map.bench.ts
+ *
+ * With `DSH_BENCH_JUDGE=1` as well: the whole judgement of body-only edits
+ * through the real harness once the map is warm (bench/test-map-judgement.ts).
  */
 import { mkdtempSync, readFileSync, rmSync, writeFileSync } from 'node:fs'
 import { tmpdir } from 'node:os'
@@ -30,6 +33,7 @@ import { loadavg } from 'node:os'
 import { resolveFromWorkspace, TestMap, VitestCheck, vitestCommand, WarmVitestCheck, type Change, type CheckIO, type Measurement } from 'dsh-dstvalid'
 import { generateLibrary } from './gen-library.ts'
 import { counted, env, median, runWorkspaceBench, sec } from './test-map-workspace.ts'
+import { runJudgementBench } from './test-map-judgement.ts'
 
 /** The functions of a generated module the edits take in turn: a same-behaviour body and a breaking one. */
 const EDIT_KINDS: { fn: (id: number) => string; from: string; same: string; broken: string }[] = [
@@ -143,5 +147,6 @@ async function runLibraryBench(): Promise<void> {
   }
 }
 
-if (process.env.DSH_BENCH_WORKSPACE) await runWorkspaceBench(process.env.DSH_BENCH_WORKSPACE, process.env.DSH_BENCH_MODULE ?? '')
+if (process.env.DSH_BENCH_WORKSPACE && process.env.DSH_BENCH_JUDGE === '1') await runJudgementBench(process.env.DSH_BENCH_WORKSPACE, process.env.DSH_BENCH_MODULE ?? '')
+else if (process.env.DSH_BENCH_WORKSPACE) await runWorkspaceBench(process.env.DSH_BENCH_WORKSPACE, process.env.DSH_BENCH_MODULE ?? '')
 else await runLibraryBench()
