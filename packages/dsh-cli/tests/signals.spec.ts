@@ -65,6 +65,25 @@ afterAll(() => {
   for (const c of started) if (c.exitCode === null && c.signalCode === null && c.pid) process.kill(-c.pid, 'SIGKILL')
 })
 
+/**
+ * `dsh run` whose one write (`a.txt`: before → after) starts a check that hangs in `sleep <marker>`
+ * (marker `3000.<pid><n>`), returned once the sleep runs. `entries`: cordis.yml entries before the
+ * snapshot and dstvalid ones.
+ */
+async function hangingCheck(n: number, entries = '') {
+  const dir = tempDir()
+  const ws = join(dir, 'ws')
+  mkdirSync(ws)
+  writeFileSync(join(ws, 'a.txt'), 'before\n')
+  const marker = `3000.${process.pid}${n}`
+  const config = join(dir, 'cordis.yml')
+  writeFileSync(config, `${CORE_ENTRIES}${entries}- id: snapshot\n  name: dsh-snapshot\n- id: dstvalid\n  name: dsh-dstvalid\n  config:\n    profiles: [generic]\n    compileCommand: "if grep -q after a.txt; then sleep ${marker}; fi"\n`)
+  const script = writeScript(dir, [{ toolCalls: [{ name: 'write_file', arguments: { path: 'a.txt', content: 'after\n' } }] }, { text: 'never reached' }])
+  const run = startDsh(['run', '--workspace', ws, '--script', script, '--config', config])
+  await waitFor('the check started', () => sleeping(marker), run.cli)
+  return { ws, marker, run }
+}
+
 describe('stop signals', () => {
   it('SIGINT to the CLI\'s process group (Ctrl-C) while bash runs sleep: exit 130, no survivor, the log is complete and readable', async () => {
     const dir = tempDir()
@@ -87,16 +106,7 @@ describe('stop signals', () => {
   })
 
   it('SIGHUP while a check hangs after a write: exit 129, no survivor, log readable, dsh recover puts the workspace back', async () => {
-    const dir = tempDir()
-    const ws = join(dir, 'ws')
-    mkdirSync(ws)
-    writeFileSync(join(ws, 'a.txt'), 'before\n')
-    const marker = `3000.${process.pid}2`
-    const config = join(dir, 'cordis.yml')
-    writeFileSync(config, `${CORE_ENTRIES}- id: sessions-jsonl\n  name: dsh-session/jsonl\n- id: snapshot\n  name: dsh-snapshot\n- id: dstvalid\n  name: dsh-dstvalid\n  config:\n    profiles: [generic]\n    compileCommand: "if grep -q after a.txt; then sleep ${marker}; fi"\n`)
-    const script = writeScript(dir, [{ toolCalls: [{ name: 'write_file', arguments: { path: 'a.txt', content: 'after\n' } }] }, { text: 'never reached' }])
-    const run = startDsh(['run', '--workspace', ws, '--script', script, '--config', config])
-    await waitFor('the check started', () => sleeping(marker), run.cli)
+    const { ws, marker, run } = await hangingCheck(2, '- id: sessions-jsonl\n  name: dsh-session/jsonl\n')
     process.kill(run.cli.pid!, 'SIGHUP')
     expect(await run.exited).toBe(129)
     expect(survivors(marker)).toEqual([])
@@ -113,16 +123,7 @@ describe('stop signals', () => {
   })
 
   it.skipIf(isolationSupport().mode !== 'namespaces')('SIGKILL of dsh alone while a check hangs: the check (its own process group) ends with it (ADR 0028)', async () => {
-    const dir = tempDir()
-    const ws = join(dir, 'ws')
-    mkdirSync(ws)
-    writeFileSync(join(ws, 'a.txt'), 'before\n')
-    const marker = `3000.${process.pid}4`
-    const config = join(dir, 'cordis.yml')
-    writeFileSync(config, `${CORE_ENTRIES}- id: snapshot\n  name: dsh-snapshot\n- id: dstvalid\n  name: dsh-dstvalid\n  config:\n    profiles: [generic]\n    compileCommand: "if grep -q after a.txt; then sleep ${marker}; fi"\n`)
-    const script = writeScript(dir, [{ toolCalls: [{ name: 'write_file', arguments: { path: 'a.txt', content: 'after\n' } }] }, { text: 'never reached' }])
-    const run = startDsh(['run', '--workspace', ws, '--script', script, '--config', config])
-    await waitFor('the check started', () => sleeping(marker), run.cli)
+    const { marker, run } = await hangingCheck(4)
     // No exit handler runs: only the kernel can end the check (its namespace's parent-death signal).
     process.kill(run.cli.pid!, 'SIGKILL')
     expect(await run.exited).toBe(null)
