@@ -6,8 +6,9 @@
  * way on the content before the write: timing out there too (it hangs alone,
  * whatever the write) it is kept with a warning, else — the write made it
  * hang — rolled back. Real vitest (the warm runner, the CLI for the longer
- * limit) and real `go test -timeout`; the slowness is a sleep that a marker
- * file the spec controls turns on, never time that has to pass.
+ * limit), real Jest (`--testTimeout`) and real `go test -timeout`; the
+ * slowness is a sleep that a marker file the spec controls turns on, never
+ * time that has to pass.
  */
 import { mkdirSync, rmSync, writeFileSync } from 'node:fs'
 import { join } from 'node:path'
@@ -107,6 +108,31 @@ describe('a test that fails only by its own time limit', { timeout: 300_000 }, (
       'rolled back: test failed after edit_file on src/wait.js',
       'tests/wait.test.js:5 FAIL waits — Error: Test timed out in 300ms.')
     expect(testRuns(h).slice(6).map(r => [r[0]!.endsWith('(the content before the write, in a mount namespace)'), r[1]])).toEqual([[false, 'fail'], [false, 'fail'], [true, 'pass']])
+  })
+
+  it('Jest: a test slow only under "load" is kept with the warning (its limit raised with --testTimeout)', async () => {
+    const slow = join(tempDir('dsh-timeouts-'), 'slow')
+    const root = makeWorkspace('', {
+      'package.json': JSON.stringify({ name: 'jt', private: true, jest: { testEnvironment: 'node', testTimeout: 300 } }),
+      'src/wait.js': 'exports.wait = ms => new Promise(resolve => setTimeout(resolve, ms))\n',
+      'tests/wait.test.js': [
+        "const { existsSync } = require('node:fs')",
+        "const { wait } = require('../src/wait')",
+        '',
+        `test('waits', () => wait(existsSync(${JSON.stringify(slow)}) ? 600 : 0))`,
+        '',
+      ].join('\n'),
+    }, { nodeModules: 'package' })
+    const h = await boot(root, { testArgs: [] })
+    expect(await h.exec('edit_file', { path: 'src/wait.js', old_string: 'resolve => setTimeout(resolve, ms)', new_string: 'done => setTimeout(done, ms)' })).toEqual({ content: 'edited src/wait.js' })
+    writeFileSync(slow, '')
+    const lines = String((await h.exec('edit_file', { path: 'src/wait.js', old_string: 'done => setTimeout(done, ms)', new_string: 'resolve => setTimeout(resolve, ms)' })).content).split('\n')
+    expect(lines.slice(0, 2)).toEqual([
+      'edited src/wait.js',
+      'warning: kept, but 1 test passed only when given more time than its limit (slowed by load, or by this write?):',
+    ])
+    expect(lines[2]).toMatch(new RegExp(`^tests/wait\\.test\\.js > waits: ${TOOK}$`))
+    expect(testRuns(h).at(-1)).toEqual([expect.stringMatching(/ --runTestsByPath tests\/wait\.test\.js -t \^\(waits\)\$ --testTimeout=1200 /), 'pass'])
   })
 
   it('go test -timeout: a test slow only under "load" is kept with the warning; one the write makes hang is rolled back', async () => {
