@@ -187,7 +187,7 @@ export class Guard {
     state.advance(m)
     check.advance?.(m)
     this.markCurrent(check, m)
-    if (change && m.scope !== 'all') this.relate(change, m.scope)
+    if (change && m.scope !== 'all' && !m.selected) this.relate(change, m.scope)
     const covered = change && check.lazyBaseline && m.scope !== 'all' ? ` of ${plural(this.relatedCount(change) ?? 0, 'related test file')}` : ''
     io.notice('info', `${check.name}: ${plural(m.problems.length, 'existing problem')} in the accepted state${covered}`, 'end')
     return true
@@ -286,7 +286,7 @@ export class Guard {
       }
       return { ...base, outcome: 'error', error: m.error ?? `${check.name} ${m.status}` }
     }
-    if (m.scope !== 'all') this.relate(change, m.scope)
+    if (m.scope !== 'all' && !m.selected) this.relate(change, m.scope)
     const deferred = !!(check.lazyBaseline && check.measureAccepted && check.servable?.(change))
     if (deferred) await this.measureFailing(check, m, change, io)
     if (!state.measured && !deferred) {

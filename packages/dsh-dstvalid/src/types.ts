@@ -79,6 +79,12 @@ export interface Measurement {
    * in it is no longer collected, whatever its file.
    */
   complete?: boolean
+  /**
+   * The scope is a part of the related test files chosen more narrowly (by
+   * the functions they ran, or none for a comment-only write): it says
+   * nothing of how many test files the change relates to.
+   */
+  selected?: boolean
   /** Tests the run reported as skipped (neither passed nor failed). */
   skipped?: { key: string; file: string }[]
   /**

@@ -200,9 +200,9 @@ describe('the map of executed functions (test selection for body-only edits)', (
     ])
     expect(testRuns(h).slice(2)).toEqual([
       `${ran([0, 1])} (fail)`,
-      // Each failure alone (their accepted result is the baseline's, still current).
+      // The failures alone, file by file (their accepted result is the baseline's, still current), until one
+      // repeats: that decides the rollback, t01's is not re-run.
       'vitest run tests/t00.test.ts -t ^(splits 00)$ (warm) (fail)',
-      'vitest run tests/t01.test.ts -t ^(splits 01)$ (warm) (fail)',
     ])
 
     // A top-level change: the test files that import the module (its import closure), and the notice says why.

@@ -74,8 +74,8 @@ export async function confirmAlone(
     const [name, file] = id.split('\u0000') as [string, string]
     const whole = group.some(p => p.key.endsWith(FILE_LEVEL))
     const names = group.map(nameOf).filter((n): n is string => !!n)
-    // A number in a name may be chosen at run time (a property test's seed): any number matches there.
-    const pattern = whole || !names.length ? undefined : `^(${names.map(n => escapeRegExp(n).replace(/-?\d+/g, '-?\\d+')).join('|')})$`
+    // A long number in a name may be drawn at run time (a property test's seed): any long number matches there.
+    const pattern = whole || !names.length ? undefined : `^(${names.map(n => escapeRegExp(n).replace(/-?\d{4,}/g, '-?\\d+')).join('|')})$`
     const limit = (hook: boolean) => Math.max(0, ...group.filter(p => p.timeout && !!p.timeout.hook === hook).map(p => p.timeout!.limitMs))
     const testLimit = limit(false)
     const hookLimit = limit(true)

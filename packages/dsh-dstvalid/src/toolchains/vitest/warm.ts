@@ -165,7 +165,7 @@ export class WarmVitestCheck implements Check {
     if (!code) {
       const note = `tests: none run: only comments and whitespace changed in ${listFiles(contents.map(c => c.file))}`
       io.notice('info', note)
-      return { status: 'ok', problems: [], passed: [], scope: [], notes: [note] }
+      return { status: 'ok', problems: [], passed: [], scope: [], notes: [note], selected: true }
     }
     const edits = new Map<string, string[]>()
     const before = new Map<string, string>()
@@ -200,12 +200,12 @@ export class WarmVitestCheck implements Check {
     if (selection.run.length === related.length) return undefined
     const note = selectionNote(selection, related.length, edits)
     io.notice('info', note)
-    if (!selection.run.length) return { status: 'ok', problems: [], passed: [], scope: [], notes: [note] }
+    if (!selection.run.length) return { status: 'ok', problems: [], passed: [], scope: [], notes: [note], selected: true }
     const request: WarmRunRequest = { changed: change.paths, mode: 'files', files: selection.run.map(f => join(this.options.root, f)) }
     const argv = ['vitest', 'run', ...selection.run]
     const m = await this._judge.judge(only => this.runWarm({ ...request, ...(only ? { projects: only } : {}) }, projectArgv(argv, only), io), io, change.files)
     if (!m) return undefined
-    return { ...m, notes: [...m.notes ?? [], note] }
+    return { ...m, notes: [...m.notes ?? [], note], selected: true }
   }
 
   /** The related test files, from the runner's module graph without running them; undefined when the runner cannot say. */
