@@ -70,4 +70,28 @@ describe('a rejected write stops the type-check at the first new errors', { time
     // Every rollback was byte for byte: nothing re-checked after it.
     expect(h.notices.filter(n => n.text === 'accepted state confirmed: every file is back byte for byte (nothing re-checked)')).toHaveLength(3)
   })
+  it('the importers that mention the changed export are checked first, whatever their place in the program', async () => {
+    const twoExports = 'export function shout(s: string): string {\n  return s.toUpperCase()\n}\n\nexport function whisper(s: string): string {\n  return s.toLowerCase()\n}\n'
+    const spread: Record<string, string> = { 'src/hub.ts': twoExports }
+    // Five importers of `whisper` come first in the program; only the last imports `shout`.
+    for (let i = 0; i < IMPORTERS; i++) spread[`src/use-${i}.ts`] = importer(i, i === IMPORTERS - 1 ? 'shout' : 'whisper')
+    const root = makeWorkspace('shop', spread)
+    const script = [
+      line({ text: 'Rename shout.', toolCalls: [edit('rename', 'src/hub.ts', 'function shout(', 'function yell(')] }),
+      line({ text: 'Done.' }),
+    ].join('\n')
+    const h = await boot(root, { per: 'step', tests: 'off' }, { script })
+    expect(await h.ctx.agents.create(h.session).send('go')).toBe('completed')
+    const [result] = h.session.ofType('tool/result').map(e => e.data)
+    expect(result).toMatchObject({ isError: true, content: [
+      'rolled back: typecheck failed after edit_file on src/hub.ts',
+      `src/use-${IMPORTERS - 1}.ts:1 TS2305 Module '"./hub.ts"' has no exported member 'shout'.`,
+      STOPPED,
+    ].join('\n') })
+    // The hub, then the one importer that names `shout` (in the program's order it is the sixth of six).
+    expect(runs(h.session).filter(r => r.check === 'typecheck').map(r => r.argv.at(-1))).toEqual([
+      '(in-process, cold)',
+      '(in-process, incremental; stopped at the first new errors, 2 files re-checked)',
+    ])
+  })
 })
