@@ -149,7 +149,8 @@ export class TestMap {
   /**
    * The test files among `related` that an edit confined to the bodies of
    * `edits` (workspace-relative module → changed function names) can
-   * affect: a changed test file; one with no entry or a stale one (a module
+   * affect: a changed test file; one of `readers` (it reads a changed file
+   * as a file: what it does with the text is not in the map); one with no entry or a stale one (a module
    * it loaded has neither its recorded content nor one proven equivalent;
    * `acceptedHash` gives the content before the edit); one that ran a
    * changed function. A test file left out ran none of them on this very
@@ -157,10 +158,10 @@ export class TestMap {
    * equivalent for it (`editedHash`: the content after the edit), so the
    * next edit finds its entry current.
    */
-  select(related: readonly string[], edits: ReadonlyMap<string, readonly string[]>, acceptedHash: (file: string) => string | undefined, editedHash: (file: string) => string | undefined): MapSelection {
+  select(related: readonly string[], edits: ReadonlyMap<string, readonly string[]>, acceptedHash: (file: string) => string | undefined, editedHash: (file: string) => string | undefined, readers: ReadonlySet<string> = new Set()): MapSelection {
     const out: MapSelection = { run: [], unmapped: [], stale: [] }
     for (const test of related) {
-      if (edits.has(test)) {
+      if (edits.has(test) || readers.has(test)) {
         out.run.push(test)
         continue
       }

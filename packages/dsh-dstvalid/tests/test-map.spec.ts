@@ -278,6 +278,34 @@ describe('the map of executed functions (test selection for body-only edits)', (
     }
   })
 
+  it('a test file that reads a changed module as text runs for a comment and for a body edit of a function it never ran', async () => {
+    const root = makeWorkspace('', {
+      ...Object.fromEntries(Object.entries(files(3, 3)).filter(([f]) => f !== 'tests/t01.test.ts')),
+      // Runs shout, and reads src/util.ts as a file: no FIXME left in it.
+      'tests/reads.test.ts': [
+        '/// <reference types="node" />',
+        "import { readFileSync } from 'node:fs'",
+        "import { expect, it } from 'vitest'",
+        "import { shout } from '../src/util.ts'",
+        "it('shouts', () => { expect(shout('a')).toBe('A') })",
+        "it('leaves no FIXME in util.ts', () => { expect(readFileSync(new URL('../src/util.ts', import.meta.url), 'utf8')).not.toContain('FIXME') })",
+        '',
+      ].join('\n'),
+    })
+    const h = await boot(root, { testSelection: 'functions' })
+    h.ctx.dstvalid.guardFor(root, h.session.vault)
+    await h.ready()
+    const fixme = 'rolled back: test failed after edit_file on src/util.ts'
+    // A comment: not "comments only" for a test file that reads the module's text.
+    const comment = await h.exec('edit_file', { path: 'src/util.ts', old_string: 'export function shout', new_string: '// FIXME: shout less\nexport function shout' })
+    expect(comment.content.split('\n').slice(0, 2)).toEqual([fixme, expect.stringMatching(/^tests\/reads\.test\.ts:6 FAIL leaves no FIXME in util\.ts — AssertionError: /)])
+    expect(h.notices.map(n => n.text).filter(t => t.startsWith('tests: ')).at(-1)).toBe('tests: 1 of 3 related test files: no function changed, and 1 that reads a changed file')
+    // A body edit of splitPath, which the reading test file never ran.
+    const body = await h.exec('edit_file', { path: 'src/util.ts', old_string: 'part => part.length > 0', new_string: "part => part.length > 0 && part !== 'FIXME'" })
+    expect(body.content.split('\n').slice(0, 2)).toEqual([fixme, expect.stringMatching(/^tests\/reads\.test\.ts:6 FAIL leaves no FIXME in util\.ts — AssertionError: /)])
+    expect(h.notices.map(n => n.text).filter(t => t.startsWith('tests: ')).at(-1)).toBe('tests: 2 of 3 related test files: those that ran `splitPath`, and 1 that reads a changed file')
+  })
+
   it('a call added in the same step (in another source, in a test file) runs the tests that start executing the function', async () => {
     const root = makeWorkspace('', files(10, 5))
     const script = [

@@ -14,10 +14,12 @@
  * processes the test starts, native addons, `vmThreads`/`vmForks` pools,
  * paths outside the workspace or under `node_modules`.
  *
- * Records are appended, one JSON array `[testFile, kind, path]` a line, to
- * `<DSH_VITEST_READS>/<sha1 of the test file>.jsonl`; kind is `read`
+ * Records are appended, one JSON array `[testFile, kind, path, by]` a line,
+ * to `<DSH_VITEST_READS>/<sha1 of the test file>.jsonl`; kind is `read`
  * (the path itself), `list` (a directory's entries) or `tree` (a recursive
- * listing).
+ * listing); `by` is `runner` when the call came from vitest's own module
+ * loading (vite-node, vite, vitest resolving an import: the module is then
+ * loaded, not read as a file), else `code`.
  */
 import { appendFileSync } from 'node:fs'
 import * as fs from 'node:fs'
@@ -61,17 +63,32 @@ function absolute(path) {
 /** @type {Set<string>} */
 const seen = new Set()
 
+/** The test runner's own packages: their file-system calls resolve and load modules. */
+const RUNNER = /[\\/]node_modules[\\/](?:\.pnpm[\\/][^\\/]+[\\/]node_modules[\\/])?(?:vite-node|vitest|vite|@vitest[\\/][\w.-]+)[\\/]/
+
+/** Who made the file-system call being recorded: the runner loading a module, or code (the test, its imports, a library it calls). */
+function caller() {
+  const limit = Error.stackTraceLimit
+  Error.stackTraceLimit = 4
+  const stack = new Error().stack ?? ''
+  Error.stackTraceLimit = limit
+  // Frames: this function, note, the wrapper, the caller.
+  const frame = stack.split('\n')[4] ?? ''
+  return RUNNER.test(frame) ? 'runner' : 'code'
+}
+
 /** @param {'read' | 'list' | 'tree'} kind @param {unknown} path */
 function note(kind, path) {
   if (!dir || !root) return
   const test = currentTestFile()
   const abs = absolute(path)
   if (!test || !abs || !(abs === root || abs.startsWith(root + sep)) || abs.includes(`${sep}node_modules${sep}`)) return
-  const key = `${test}\u0000${kind}\u0000${abs}`
+  const by = caller()
+  const key = `${test}\u0000${kind}\u0000${abs}\u0000${by}`
   if (seen.has(key)) return
   seen.add(key)
   try {
-    appendFileSync(resolve(dir, `${createHash('sha1').update(test).digest('hex')}.jsonl`), `${JSON.stringify([test, kind, abs])}\n`)
+    appendFileSync(resolve(dir, `${createHash('sha1').update(test).digest('hex')}.jsonl`), `${JSON.stringify([test, kind, abs, by])}\n`)
   } catch {
     // The runner removed its directory (it is closing): nothing to record into.
   }

@@ -13,7 +13,7 @@
  *              content (null: absent) served to the module graph in place of the disk's during this run)
  *              { kind: 'close' }
  * Messages out: { ready: true, version } | { unsupported: string }
- *               { id, ok: true, report, phases, calls? } | { id, ok: false, error }
+ *               { id, ok: true, report, phases, calls?, readers? } | { id, ok: false, error }
  *              (`calls`: test file → workspace module → names of the functions it executed, from the
  *              calls recorder; only for runs of whole test files on the disk's content)
  * The report is the one this package's CLI reporter writes (`dshReport`), so
@@ -275,8 +275,10 @@ function canWalk(/** @type {any} */ project) {
 
 /**
  * File-system reads of each test file, from its runs in this runner (the
- * reads recorder): paths read, directories listed, trees listed recursively.
- * @type {Map<string, { read: Set<string>, list: Set<string>, tree: Set<string> }>}
+ * reads recorder): paths read, directories listed, trees listed recursively;
+ * `code`: those of them made by code, not by the runner loading a module.
+ * @typedef {{ read: Set<string>, list: Set<string>, tree: Set<string> }} Reads
+ * @type {Map<string, Reads & { code: Reads }>}
  */
 const reads = new Map()
 
@@ -289,18 +291,20 @@ function loadReads(/** @type {string[]} */ files) {
     } catch {
       // It read nothing under the workspace (or never ran to its setup file).
     }
-    const entry = reads.get(file) ?? { read: new Set(), list: new Set(), tree: new Set() }
+    const entry = reads.get(file) ?? { read: new Set(), list: new Set(), tree: new Set(), code: { read: new Set(), list: new Set(), tree: new Set() } }
     for (const line of text.split('\n')) {
       if (!line) continue
-      const [, kind, path] = JSON.parse(line)
-      if (kind === 'read' || kind === 'list' || kind === 'tree') entry[/** @type {'read' | 'list' | 'tree'} */ (kind)].add(path)
+      const [, kind, path, by] = JSON.parse(line)
+      if (kind !== 'read' && kind !== 'list' && kind !== 'tree') continue
+      entry[/** @type {'read' | 'list' | 'tree'} */ (kind)].add(path)
+      if (by !== 'runner') entry.code[/** @type {'read' | 'list' | 'tree'} */ (kind)].add(path)
     }
     reads.set(file, entry)
   }
 }
 
 /** Whether a test file's recorded reads see a change of `file` (created, deleted or modified). */
-function readsSee(/** @type {{ read: Set<string>, list: Set<string>, tree: Set<string> }} */ entry, /** @type {string} */ file) {
+function readsSee(/** @type {Reads} */ entry, /** @type {string} */ file) {
   if (entry.read.has(file) || entry.list.has(dirname(file))) return true
   for (const dir of entry.tree) if (file.startsWith(dir + sep)) return true
   return false
@@ -385,7 +389,7 @@ async function related(/** @type {any[]} */ specs, /** @type {string[]} */ chang
 }
 
 /** @param {{ id: number, changed: string[] | null, mode: 'related' | 'all' | 'files', files?: string[], pattern?: string, projects?: string[], list?: boolean, accepted?: Record<string, string | null> }} request */
-async function run(request, /** @type {Record<string, number>} */ phases, /** @type {{ calls?: Record<string, Record<string, string[]>> }} */ out) {
+async function run(request, /** @type {Record<string, number>} */ phases, /** @type {{ calls?: Record<string, Record<string, string[]>>, readers?: string[] }} */ out) {
   if (!request.accepted) return runSpecs(request, phases, out)
   const paths = Object.keys(request.accepted)
   served = new Map(paths.map(p => [p, request.accepted?.[p] == null ? null : Buffer.from(/** @type {string} */ (request.accepted[p]), 'base64')]))
@@ -400,7 +404,7 @@ async function run(request, /** @type {Record<string, number>} */ phases, /** @t
 }
 
 /** @param {{ id: number, changed: string[] | null, mode: 'related' | 'all' | 'files', files?: string[], pattern?: string, projects?: string[], list?: boolean }} request */
-async function runSpecs(request, /** @type {Record<string, number>} */ phases, /** @type {{ calls?: Record<string, Record<string, string[]>> }} */ extra) {
+async function runSpecs(request, /** @type {Record<string, number>} */ phases, /** @type {{ calls?: Record<string, Record<string, string[]>>, readers?: string[] }} */ extra) {
   let t = performance.now()
   const lap = (/** @type {string} */ name) => {
     const now = performance.now()
@@ -423,8 +427,17 @@ async function runSpecs(request, /** @type {Record<string, number>} */ phases, /
   }
   lap('relatedMs')
   phases.files = specs.length
-  // Only which test files a run would run: every one as never run.
-  if (request.list) return dshReport(vitest.projects, specs.map((/** @type {any} */ s) => ({ projectName: s.project.name, filepath: s.moduleId, tasks: [] })), [])
+  // Only which test files a run would run: every one as never run; and which of them may read a changed path as a
+  // file (their code's recorded reads see it — not the runner loading it as a module; not run in this runner yet,
+  // they use the file system): what they do with its text no map of executed functions can tell.
+  if (request.list) {
+    const changed = request.changed ?? []
+    extra.readers = [...new Set(specs.filter((/** @type {any} */ s) => {
+      const entry = reads.get(s.moduleId)
+      return entry ? changed.some(file => readsSee(entry.code, file)) : usesFs(s.moduleId)
+    }).map((/** @type {any} */ s) => s.moduleId))]
+    return dshReport(vitest.projects, specs.map((/** @type {any} */ s) => ({ projectName: s.project.name, filepath: s.moduleId, tasks: [] })), [])
+  }
   if (!specs.length) return dshReport(vitest.projects, [], [])
   if (request.pattern) vitest.setGlobalTestNamePattern(new RegExp(request.pattern))
   const files = specs.map((/** @type {any} */ s) => s.moduleId)
@@ -486,10 +499,10 @@ process.on('message', (/** @type {any} */ message) => {
     try {
       /** @type {Record<string, number>} */
       const phases = {}
-      /** @type {{ calls?: Record<string, Record<string, string[]>> }} */
+      /** @type {{ calls?: Record<string, Record<string, string[]>>, readers?: string[] }} */
       const out = {}
       const r = await run(message, phases, out)
-      send({ id: message.id, ok: true, report: r, phases, ...(out.calls ? { calls: out.calls } : {}) })
+      send({ id: message.id, ok: true, report: r, phases, ...(out.calls ? { calls: out.calls } : {}), ...(out.readers ? { readers: out.readers } : {}) })
     } catch (error) {
       send({ id: message.id, ok: false, error: text(error) })
     }

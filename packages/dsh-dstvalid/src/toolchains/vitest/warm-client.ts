@@ -42,7 +42,8 @@ export interface WarmRunPhases {
 export type RunCalls = Record<string, Record<string, string[]>>
 
 export type WarmRunAnswer =
-  | { status: 'ok'; report: DshVitestReport; rssKb?: number; phases?: WarmRunPhases; calls?: RunCalls }
+  /** `readers` (a listing): the listed test files whose recorded file-system reads see a changed path (absolute). */
+  | { status: 'ok'; report: DshVitestReport; rssKb?: number; phases?: WarmRunPhases; calls?: RunCalls; readers?: string[] }
   | { status: 'timeout' }
   /** The runner crashed, could not start, or answered with an error. */
   | { status: 'error'; error: string }
@@ -53,7 +54,7 @@ type ServerMessage =
   | { ready: true; version?: string }
   | { unsupported: string }
   | { startError: string }
-  | { id: number; ok: true; report: DshVitestReport; phases?: WarmRunPhases; calls?: RunCalls }
+  | { id: number; ok: true; report: DshVitestReport; phases?: WarmRunPhases; calls?: RunCalls; readers?: string[] }
   | { id: number; ok: false; error: string }
 
 export interface WarmClientOptions {
@@ -130,7 +131,7 @@ export class WarmVitestClient {
           if (pending?.id !== message.id) return
           this._pending = undefined
           // The runner's process group (vitest and its workers), measured from here right after the run.
-          pending.settle(message.ok ? { status: 'ok', report: message.report, rssKb: child.pid === undefined ? undefined : processGroupRssKb(child.pid), phases: message.phases, ...(message.calls ? { calls: message.calls } : {}) } : { status: 'error', error: message.error.split('\n')[0]! })
+          pending.settle(message.ok ? { status: 'ok', report: message.report, rssKb: child.pid === undefined ? undefined : processGroupRssKb(child.pid), phases: message.phases, ...(message.calls ? { calls: message.calls } : {}), ...(message.readers ? { readers: message.readers } : {}) } : { status: 'error', error: message.error.split('\n')[0]! })
         }
       })
       void child.exited.then(exit => {

@@ -159,10 +159,13 @@ export class WarmVitestCheck implements Check {
         return undefined
       }
     }
-    // Nothing but comments and whitespace changed: no test can change outcome, mapped or not.
+    const listed = await this.listRelated(change, io)
+    if (!listed) return undefined
+    const { files: related, readers } = listed
+    // Nothing but comments and whitespace changed: no test can change outcome, mapped or not — unless it reads a changed file as text.
     let code = false
     for (const { file, bytes, now } of contents) if (await commentOnly(file, bytes.toString('utf8'), now.toString('utf8')) !== true) code = true
-    if (!code) {
+    if (!code && !readers.length) {
       const note = `tests: none run: only comments and whitespace changed in ${listFiles(contents.map(c => c.file))}`
       io.notice('info', note)
       return { status: 'ok', problems: [], passed: [], scope: [], notes: [note], selected: true }
@@ -184,8 +187,7 @@ export class WarmVitestCheck implements Check {
       before.set(file, contentHash(bytes))
       after.set(file, contentHash(now))
     }
-    const related = await this.relatedTestFiles(change, io)
-    if (!related?.length) return undefined
+    if (!related.length) return undefined
     for (const [i, file] of change.files.entries()) {
       const predicted = await predictedNames(file, change.before.get(change.paths[i]!)!.toString('utf8'))
       const unknown = [...map.namesRan(file, related)].find(n => !predicted?.has(n))
@@ -195,10 +197,10 @@ export class WarmVitestCheck implements Check {
       }
     }
     const disk = this._hashes
-    const selection = map.select(related, edits, f => before.get(f) ?? disk.of(join(this.options.root, f)), f => after.get(f))
+    const selection = map.select(related, edits, f => before.get(f) ?? disk.of(join(this.options.root, f)), f => after.get(f), new Set(readers))
     map.save()
     if (selection.run.length === related.length) return undefined
-    const note = selectionNote(selection, related.length, edits)
+    const note = selectionNote(selection, related.length, edits, readers)
     io.notice('info', note)
     if (!selection.run.length) return { status: 'ok', problems: [], passed: [], scope: [], notes: [note], selected: true }
     const request: WarmRunRequest = { changed: change.paths, mode: 'files', files: selection.run.map(f => join(this.options.root, f)) }
@@ -210,11 +212,17 @@ export class WarmVitestCheck implements Check {
 
   /** The related test files, from the runner's module graph without running them; undefined when the runner cannot say. */
   async relatedTestFiles(change: Change, io: CheckIO): Promise<string[] | undefined> {
+    return (await this.listRelated(change, io))?.files
+  }
+
+  /** The related test files (workspace-relative), and those of them whose recorded file-system reads see a changed path. */
+  private async listRelated(change: Change, io: CheckIO): Promise<{ files: string[]; readers: string[] } | undefined> {
     if (this._unsupported || this.options.mode !== 'related' || change.files.some(f => RERUN_ALL.test(f) || TEST_CONFIG_FILE.test(f))) return undefined
     const only = this._judge.runnable
     const answer = await this._client.run({ changed: change.paths, mode: 'related', list: true, ...(only ? { projects: only } : {}) }, io.timeoutMs, io.signal)
     if (answer.status !== 'ok') return undefined
-    return [...new Set(answer.report.modules.map(m => toPosixRelative(this.options.root, m.file)))]
+    const rel = (abs: string) => toPosixRelative(this.options.root, abs)
+    return { files: [...new Set(answer.report.modules.map(m => rel(m.file)))], readers: (answer.readers ?? []).map(rel) }
   }
 
   /**
@@ -352,15 +360,18 @@ export class WarmVitestCheck implements Check {
 /**
  * What the verdict says of a map selection, e.g.
  * `tests: 3 of 412 related test files: those that ran \`splitPath\``
- * (`, and 1 not mapped yet`, `, and 2 whose map is stale`, `, and 1 changed test file`).
+ * (`, and 1 not mapped yet`, `, and 2 whose map is stale`, `, and 1 changed test file`,
+ * `, and 1 that reads a changed file`).
  */
-function selectionNote(selection: MapSelection, related: number, edits: ReadonlyMap<string, readonly string[]>): string {
+function selectionNote(selection: MapSelection, related: number, edits: ReadonlyMap<string, readonly string[]>, readers: readonly string[]): string {
   const names = [...new Set([...edits.values()].flat())].map(n => `\`${n}\``)
   const head = `tests: ${selection.run.length} of ${related} related test file${related === 1 ? '' : 's'}: `
   if (!names.length && selection.run.length === 0) return `${head}no function changed`
   const changedTests = selection.run.filter(f => edits.has(f)).length
+  const reading = selection.run.filter(f => !edits.has(f) && readers.includes(f)).length
   const extras = [
     changedTests ? `${changedTests} changed test file${changedTests === 1 ? '' : 's'}` : '',
+    reading ? `${reading} that read${reading === 1 ? 's' : ''} a changed file` : '',
     selection.unmapped.length ? `${selection.unmapped.length} not mapped yet` : '',
     selection.stale.length ? `${selection.stale.length} whose map is stale` : '',
   ].filter(Boolean)
