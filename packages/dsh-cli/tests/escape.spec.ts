@@ -119,7 +119,8 @@ const probeImports = "import { existsSync, readdirSync, readFileSync, writeFileS
 /**
  * Statements that look for dsh (`pidFile` holds its pid) and its credentials, and write what they
  * found as JSON to `out`: dsh's environ in `/proc` (`ENOENT`: no such process in their view), how
- * many environ files under `/proc` they can read that hold the key, and whether dsh's key store shows.
+ * many environ files under `/proc` they can read that hold the key, whether dsh's key store shows,
+ * and what writing into the vault (`.dsh/`, from the workspace) does.
  */
 const probe = (pidFile: string, keyFile: string, out: string) => `const pid = readFileSync(${JSON.stringify(pidFile)}, 'utf8').trim()
 let dsh
@@ -130,11 +131,18 @@ try {
 }
 const processes = readdirSync('/proc').filter(n => /^\\d+$/.test(n))
 const withKey = processes.filter(n => { try { return readFileSync(\`/proc/\${n}/environ\`, 'utf8').includes('OPENAI_API_KEY=') } catch { return false } })
-writeFileSync(${JSON.stringify(out)}, JSON.stringify({ dsh, seesDsh: processes.includes(pid), withKey: withKey.length, keyStore: existsSync(${JSON.stringify(keyFile)}) }))
+let vault
+try {
+  writeFileSync('.dsh/forged.jsonl', '{}\\n')
+  vault = 'written'
+} catch (error) {
+  vault = error.code
+}
+writeFileSync(${JSON.stringify(out)}, JSON.stringify({ dsh, seesDsh: processes.includes(pid), withKey: withKey.length, keyStore: existsSync(${JSON.stringify(keyFile)}), vault }))
 `
 
 describe('checks run where dsh cannot be seen (ADR 0028)', () => {
-  it.skipIf(!namespaces)('a real dsh run with credentials: an agent-written vitest test (warm runner) and a compile command find no dsh process, no environment with the key, no key store', async () => {
+  it.skipIf(!namespaces)('a real dsh run with credentials: an agent-written vitest test (warm runner) and a compile command find no dsh process, no environment with the key, no key store, and cannot write the vault', async () => {
     const guarded = `${logged}- id: snapshot\n  name: dsh-snapshot\n- id: dstvalid\n  name: dsh-dstvalid\n  config:\n    profiles: [typescript, generic]\n    compileCommand: node probe.mjs\n`
     const { dir, ws, config } = setup(guarded)
     writeFileSync(join(ws, 'package.json'), '{ "name": "probe", "private": true, "type": "module" }\n')
@@ -160,7 +168,7 @@ describe('checks run where dsh cannot be seen (ADR 0028)', () => {
     const ran = events.filter(e => e.type === 'verify/run').map(e => [e.data.argv.join(' '), e.data.outcome])
     expect(ran).toContainEqual(['vitest related tests/probe.test.js --run (warm)', 'pass'])
     expect(ran).toContainEqual(['node probe.mjs', 'pass'])
-    const nothing = { dsh: 'ENOENT', seesDsh: false, withKey: 0, keyStore: false }
+    const nothing = { dsh: 'ENOENT', seesDsh: false, withKey: 0, keyStore: false, vault: 'EROFS' }
     expect(JSON.parse(readFileSync(join(dir, 'vitest.json'), 'utf8'))).toEqual(nothing)
     expect(JSON.parse(readFileSync(join(dir, 'command.json'), 'utf8'))).toEqual(nothing)
   }, 120_000)

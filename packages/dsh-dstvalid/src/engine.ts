@@ -23,6 +23,8 @@ export interface GuardOptions {
   rules: JudgeRules
   timeoutMs: number
   maxOutputBytes: number
+  /** dsh's vault: read-only for the commands the checks start (`CheckIO.vault`). */
+  vault?: string
   /** Re-run newly failing tests once, alone, before blaming the write. */
   confirmFlaky: boolean
   /** Change-impact sources (empty or absent: the impact mode is off). */
@@ -554,6 +556,7 @@ export class Guard {
       notice: (level, text) => io.notice(level, text),
       timeoutMs: this.options.timeoutMs,
       maxOutputBytes: this.options.maxOutputBytes,
+      ...(this.options.vault ? { vault: this.options.vault } : {}),
       signal: io.signal ? AbortSignal.any([io.signal, this._abort.signal]) : this._abort.signal,
     }
   }

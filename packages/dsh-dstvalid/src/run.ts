@@ -1,4 +1,5 @@
 import { existsSync } from 'node:fs'
+import { resolve } from 'node:path'
 import { runCommand, describeExit, isolationSupport, stateDir, withoutCredentials, type Isolation, type RunResult } from 'dsh-common'
 import type { CheckIO, RunRecord } from './types.ts'
 
@@ -25,14 +26,19 @@ export function checkEnv(extra: Record<string, string | undefined> = {}): Record
  * available (ADR 0028): in fresh user, PID and mount namespaces, as the bash
  * tool's commands are — a test the agent wrote sees only its own run's
  * processes in `/proc` (not dsh's `/proc/<pid>/environ`, nor its parents'),
- * finds dsh's key store under an empty tmpfs, and ends with the check (also
- * when dsh is SIGKILLed). `extra`: the accepted content's overlays (ADR 0024).
- * Undefined without namespaces and without overlays: the command runs as it is.
+ * finds dsh's key store under an empty tmpfs and dsh's `vault` (its records,
+ * the snapshot journal) read-only, and ends with the check (also when dsh is
+ * SIGKILLed). `extra`: the accepted content's overlays (ADR 0024). Undefined
+ * without namespaces and without overlays: the command runs as it is.
  */
-export function checkIsolation(extra: Isolation = {}): Isolation | undefined {
+export function checkIsolation(extra: Isolation = {}, vault?: string): Isolation | undefined {
   if (isolationSupport().mode !== 'namespaces') return extra.overlays?.length ? extra : undefined
   const keys = stateDir()
-  return { ...extra, hidden: [...(extra.hidden ?? []), ...(existsSync(keys) ? [keys] : [])] }
+  return {
+    ...extra,
+    hidden: [...(extra.hidden ?? []), ...(existsSync(keys) ? [keys] : [])],
+    readOnly: [...(extra.readOnly ?? []), ...(vault && existsSync(vault) ? [resolve(vault)] : [])],
+  }
 }
 
 /** The whole environment {@link checkEnv} leaves (for a worker thread, which takes one rather than overrides). */
@@ -74,7 +80,7 @@ export async function runRecorded(
     env: withoutCredentials(options.env ?? checkEnv()),
     signal: io.signal,
     shell: options.shell,
-    isolate: checkIsolation(options.isolate),
+    isolate: checkIsolation(options.isolate, io.vault),
   })
   const outcome: RunRecord['outcome'] = r.timedOut
     ? 'timeout'

@@ -144,6 +144,8 @@ export interface CheckIO {
   /** Milliseconds a single command may take before its process group is killed. */
   timeoutMs: number
   maxOutputBytes: number
+  /** dsh's vault (`.dsh/`): mounted read-only for the commands a check starts (ADR 0028). */
+  vault?: string
   /** Aborts the running command (the turn was aborted). */
   signal?: AbortSignal
   /**

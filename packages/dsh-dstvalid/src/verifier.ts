@@ -97,6 +97,7 @@ export class Verifier {
         timeoutMs: this.config.timeoutMs,
         maxOutputBytes: this.config.maxOutputBytes,
         confirmFlaky: this.config.confirmFlaky,
+        ...(vault ? { vault } : {}),
         impact: profiles.flatMap(p => p.impact ?? []),
       })
       for (const note of notes) this.host.warn(note)

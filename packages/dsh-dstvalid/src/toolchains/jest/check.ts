@@ -69,7 +69,7 @@ export class JestCheck implements Check {
    */
   private async rootArgs(change: Change, io: CheckIO): Promise<string[]> {
     if (this._roots === undefined) {
-      const r = await runCommand([...this.options.command, '--showConfig', '--watchman=false'], { cwd: this.options.root, timeoutMs: io.timeoutMs, maxOutputBytes: io.maxOutputBytes, env: checkEnv(), signal: io.signal, isolate: checkIsolation() })
+      const r = await runCommand([...this.options.command, '--showConfig', '--watchman=false'], { cwd: this.options.root, timeoutMs: io.timeoutMs, maxOutputBytes: io.maxOutputBytes, env: checkEnv(), signal: io.signal, isolate: checkIsolation(undefined, io.vault) })
       try {
         const roots = (JSON.parse(r.stdout) as { configs?: { roots?: string[] }[] }).configs?.flatMap(c => c.roots ?? [])
         this._roots = roots?.length ? roots : null

@@ -68,7 +68,7 @@ export const vitest: Toolchain = {
     const older = major !== undefined && major < WARM_VITEST_MAJOR
     if (config.warmTests && older) note(`vitest ${version}: tests run through its CLI (the warm test runner needs the Node API of vitest ${WARM_VITEST_MAJOR} or later)`)
     const vitestNode = config.warmTests && !covered && !older ? resolveFromWorkspace(root, 'vitest/node') : undefined
-    const run = vitestNode ? new WarmVitestCheck({ root, vitestNode, mode: config.tests, extraArgs: config.testArgs, cli: tests, maxRssMb: config.warmTestsMaxRssMb, ...(config.testSelection === 'functions' ? { testMap: new TestMap(vault ? join(resolve(vault), 'test-map', 'vitest.json') : undefined) } : {}) }) : tests
+    const run = vitestNode ? new WarmVitestCheck({ root, vitestNode, mode: config.tests, extraArgs: config.testArgs, cli: tests, maxRssMb: config.warmTestsMaxRssMb, ...(vault ? { vault } : {}), ...(config.testSelection === 'functions' ? { testMap: new TestMap(vault ? join(resolve(vault), 'test-map', 'vitest.json') : undefined) } : {}) }) : tests
     return { tests: [run], ...(covered ? { coverage: tests } : {}) }
   },
 }

@@ -67,6 +67,8 @@ export interface WarmClientOptions {
   maxHeapMb?: number
   /** Record the functions each test file executes (the calls recorder; default true). */
   recordCalls?: boolean
+  /** dsh's vault: read-only for the runner (ADR 0028). */
+  vault?: string
 }
 
 const SERVER = fileURLToPath(new URL('./server.mjs', import.meta.url))
@@ -114,7 +116,7 @@ export class WarmVitestClient {
       env: checkEnv({ CI: '1' }),
       ipc: true,
       // Agent-written tests run in it: they see only the runner's own processes (ADR 0028).
-      isolate: checkIsolation(),
+      isolate: checkIsolation(undefined, this.options.vault),
     })
     this._child = child
     this._output = ''

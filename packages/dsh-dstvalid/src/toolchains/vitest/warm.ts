@@ -36,6 +36,8 @@ export interface WarmVitestOptions {
    * test files selected by imports alone.
    */
   testMap?: TestMap
+  /** dsh's vault: read-only for the runner (ADR 0028). */
+  vault?: string
 }
 
 /**
@@ -64,7 +66,7 @@ export class WarmVitestCheck implements Check {
   private readonly _hashes = new DiskHashes()
 
   constructor(private readonly options: WarmVitestOptions) {
-    this._client = new WarmVitestClient({ root: options.root, vitestNode: options.vitestNode, extraArgs: options.extraArgs ?? [], recordCalls: !!options.testMap })
+    this._client = new WarmVitestClient({ root: options.root, vitestNode: options.vitestNode, extraArgs: options.extraArgs ?? [], recordCalls: !!options.testMap, ...(options.vault ? { vault: options.vault } : {}) })
     this._judge = new VitestJudge(options.root, this.name)
   }
 
