@@ -276,7 +276,7 @@ describe('the map of executed functions (test selection for body-only edits)', (
       const broken = await h.exec('edit_file', { path: 'src/side.ts', old_string: `export function ${fn}(): string { return '${fn.at(-1)!.toLowerCase()}' }`, new_string: `export function ${fn}(): string { return 'c' }` })
       expect(broken.content.split('\n')[0]).toBe('rolled back: test failed after edit_file on src/side.ts')
     }
-  })
+  }, 240_000)
 
   it('a test file that reads a changed module as text runs for a comment and for a body edit of a function it never ran', async () => {
     const root = makeWorkspace('', {
@@ -304,7 +304,7 @@ describe('the map of executed functions (test selection for body-only edits)', (
     const body = await h.exec('edit_file', { path: 'src/util.ts', old_string: 'part => part.length > 0', new_string: "part => part.length > 0 && part !== 'FIXME'" })
     expect(body.content.split('\n').slice(0, 2)).toEqual([fixme, expect.stringMatching(/^tests\/reads\.test\.ts:6 FAIL leaves no FIXME in util\.ts — AssertionError: /)])
     expect(h.notices.map(n => n.text).filter(t => t.startsWith('tests: ')).at(-1)).toBe('tests: 2 of 3 related test files: those that ran `splitPath`, and 1 that reads a changed file')
-  })
+  }, 240_000)
 
   it('a call added in the same step (in another source, in a test file) runs the tests that start executing the function', async () => {
     const root = makeWorkspace('', files(10, 5))
