@@ -6,6 +6,20 @@ import type { Change } from './types.ts'
 /** TypeScript sources (declaration files too): in them no comment is a type (JSDoc types count only in JavaScript, under `checkJs`). */
 const TYPESCRIPT = /\.[cm]?tsx?$/
 
+/** Scripts a JavaScript test runner loads (and TypeScript's declaration files, which it never runs). */
+const SCRIPT = /\.[cm]?[jt]sx?$/
+
+/**
+ * Why a write cannot change what a script's tests report — it changed
+ * nothing but comments and whitespace (directives count as code: see
+ * `commentOnly`) in existing scripts — or undefined when it may. What a test
+ * sees of a comment is only the text a few read as a file, and line numbers
+ * (ADR 0027).
+ */
+export function testsUnchanged(change: Change): Promise<string | undefined> {
+  return onlyComments(change, SCRIPT)
+}
+
 /**
  * Why a write cannot change what a type-check reports — it changed nothing
  * but comments and whitespace, and only in TypeScript sources (directive
@@ -13,13 +27,17 @@ const TYPESCRIPT = /\.[cm]?tsx?$/
  * see `commentOnly`) — or undefined when it may (a JavaScript file, a
  * created or deleted file, content not known from before the write).
  */
-export async function typesUnchanged(change: Change): Promise<string | undefined> {
+export function typesUnchanged(change: Change): Promise<string | undefined> {
+  return onlyComments(change, TYPESCRIPT)
+}
+
+async function onlyComments(change: Change, kind: RegExp): Promise<string | undefined> {
   const before = change.before
   if (!before || !change.paths.length) return undefined
   for (const [i, path] of change.paths.entries()) {
     const file = change.files[i]!
     const was = before.get(path)
-    if (!TYPESCRIPT.test(file) || !was) return undefined
+    if (!kind.test(file) || !was) return undefined
     let now: Buffer
     try {
       now = readFileSync(path)

@@ -63,11 +63,12 @@ describe('test guard through the vitest CLI (vitest related, type-checking tests
   it('tolerates a flaky test; a real failure later is still caught', async () => {
     const { h } = suite
     // Flaky: the test fails once, then passes alone — the edit is kept. (The first edit of
-    // src/greeting.ts measures its related tests before it runs: arm the flake after that.)
-    expect(await h.exec('edit_file', { path: 'src/greeting.ts', old_string: 'export function greet', new_string: '/** Greets. */\nexport function greet' })).toEqual({ content: 'edited src/greeting.ts' })
+    // src/greeting.ts measures its related tests before it runs: arm the flake after that.
+    // Code edits: a comment-only write runs no test.)
+    expect(await h.exec('edit_file', { path: 'src/greeting.ts', old_string: 'return `Hello, ${name}!`', new_string: "return 'Hello, ' + name + '!'" })).toEqual({ content: 'edited src/greeting.ts' })
     writeFileSync(join(h.root, '.flaky-armed'), '')
-    const comment = await h.exec('edit_file', { path: 'src/greeting.ts', old_string: '/** Greets. */', new_string: '/** Greets someone. */' })
-    expect(comment).toEqual({ content: 'edited src/greeting.ts' })
+    const same = await h.exec('edit_file', { path: 'src/greeting.ts', old_string: "return 'Hello, ' + name + '!'", new_string: 'return `Hello, ${name}!`' })
+    expect(same).toEqual({ content: 'edited src/greeting.ts' })
     expect(h.notices.map(n => n.text)).toContain('1 failure did not repeat (flaky); not blamed on the write')
     // It stays "passing" in the accepted state: a real failure later is still caught.
     const real = await h.exec('edit_file', { path: 'src/greeting.ts', old_string: 'Hello,', new_string: 'Hi,' })
@@ -88,5 +89,12 @@ describe('test guard through the vitest CLI (vitest related, type-checking tests
     // Two test files failed; the first re-run alone repeated its failures, so the second is not re-run.
     expect(alone.map(x => x.argv.slice(3, 6))).toEqual([['tests/cart.test.ts', '-t', '^(cart sums line prices times quantities|cart applies the discount to the subtotal)$']])
     expect(h.notices.map(n => n.text).filter(t => t.startsWith('failures confirmed')).at(-1)).toBe('failures confirmed (2 failures repeated; 1 other not re-run: the verdict was decided)')
+  })
+  it('runs no test for a write that changed only comments (the vitest CLI too)', async () => {
+    const { h } = suite
+    const from = runs(h.session).length
+    expect(await h.exec('edit_file', { path: 'src/money.ts', old_string: '/** Amounts are integer cents. */', new_string: '/** Amounts are integer cents (never floats). */' })).toEqual({ content: 'edited src/money.ts' })
+    expect(runs(h.session).slice(from)).toEqual([])
+    expect(h.notices.map(n => n.text)).toContain('test: not run: only comments and whitespace changed in src/money.ts')
   })
 })

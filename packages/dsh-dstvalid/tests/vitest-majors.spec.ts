@@ -12,7 +12,7 @@ describe.each([1, 2, 4] as const)('vitest %i, installed from the registry (the s
     await h.ready()
 
     await expectRolledBack(h, 'edit_file', breakDiscount, 'rolled back: test failed after edit_file on src/money.ts', discountTestFails)
-    expect(await h.exec('edit_file', { path: 'src/money.ts', old_string: '/** Amounts are integer cents. */', new_string: '/** Amounts are integer cents (never floats). */' }))
+    expect(await h.exec('edit_file', { path: 'src/money.ts', old_string: 'Math.round(amount * (1 - percent / 100))', new_string: 'Math.round((amount * (100 - percent)) / 100)' }))
       .toEqual({ content: 'edited src/money.ts' })
     // A new module no test imports: nothing to run (vitest 1 and 2 write no report then), kept and verified.
     expect(await h.exec('write_file', { path: 'src/tax.ts', content: 'export const rate = 0.2\n' })).toEqual({ content: 'created src/tax.ts (24 bytes)' })

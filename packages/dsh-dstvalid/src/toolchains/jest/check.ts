@@ -9,6 +9,7 @@ import { checkEnv, checkIsolation, runRecorded, stripAnsi, whyNotJudged } from '
 import { servableByMount, withAcceptedContent } from '../../served.ts'
 import type { Change, Check, CheckIO, Confirmation, Measurement, Problem } from '../../types.ts'
 import { SCRIPT_GRAPH } from '../../deleted.ts'
+import { testsUnchanged } from '../../types-unchanged.ts'
 
 /** Jest's `--json` report. */
 type JestReport = JsonTestReport
@@ -51,6 +52,11 @@ export class JestCheck implements Check {
   /** Related tests: the accepted state is measured per write (see {@link Check.lazyBaseline}). */
   get lazyBaseline(): boolean {
     return this.options.mode === 'related'
+  }
+
+  /** A write that changed only comments and whitespace in scripts: no test can change outcome. */
+  unaffectedBy(change: Change): Promise<string | undefined> {
+    return testsUnchanged(change)
   }
 
   async measure(change: Change | undefined, io: CheckIO): Promise<Measurement> {

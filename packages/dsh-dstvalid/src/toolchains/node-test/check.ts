@@ -12,6 +12,7 @@ import { servableByMount, withAcceptedContent } from '../../served.ts'
 import type { Change, Check, CheckIO, Confirmation, Measurement, Problem } from '../../types.ts'
 import { confirmAlone, ownParseErrors } from '../runner.ts'
 import { SCRIPT_GRAPH } from '../../deleted.ts'
+import { testsUnchanged } from '../../types-unchanged.ts'
 
 /** What `reporter.mjs` writes: every test with its suites, and every test file that printed to stderr or did not load. */
 export interface NodeTestReport {
@@ -82,6 +83,11 @@ export class NodeTestCheck implements Check {
   /** Related tests: the accepted state is measured per write (see {@link Check.lazyBaseline}). */
   get lazyBaseline(): boolean {
     return this.options.mode === 'related'
+  }
+
+  /** A write that changed only comments and whitespace in scripts: no test can change outcome. */
+  unaffectedBy(change: Change): Promise<string | undefined> {
+    return testsUnchanged(change)
   }
 
   /** The test files whose imports reach the change (a changed test file is its own). */

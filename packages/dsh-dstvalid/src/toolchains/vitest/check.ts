@@ -11,6 +11,7 @@ import { servableByMount, withAcceptedContent } from '../../served.ts'
 import type { Change, Check, CheckIO, Confirmation, Measurement, Problem } from '../../types.ts'
 import type { CoverageReading, CoverageSource } from '../../modes/coverage.ts'
 import { SCRIPT_GRAPH } from '../../deleted.ts'
+import { testsUnchanged } from '../../types-unchanged.ts'
 
 /** What `reporter.mjs` writes (and the warm runner answers): every test module with its project, every test, the unhandled errors. */
 export interface DshVitestReport {
@@ -255,6 +256,11 @@ export class VitestCheck implements Check, CoverageSource {
   /** Related tests: the accepted state is measured per write (see {@link Check.lazyBaseline}). */
   get lazyBaseline(): boolean {
     return this.options.mode === 'related'
+  }
+
+  /** A write that changed only comments and whitespace in scripts: no test can change outcome (with the coverage mode, measured as any write). */
+  unaffectedBy(change: Change): Promise<string | undefined> {
+    return this.options.coverage ? Promise.resolve(undefined) : testsUnchanged(change)
   }
 
   /** Projects left out because they cannot start here, with why (for status and tests). */
