@@ -1,5 +1,5 @@
 import { describe, expect, it } from 'vitest'
-import { boot, makeWorkspace, readText, runs } from './helpers.ts'
+import { boot, makeWorkspace, readText, runs, STOPPED } from './helpers.ts'
 
 const breakGreeting = `sed -i 's/return .*/return name.lenght/' src/greeting.ts`
 
@@ -25,6 +25,7 @@ describe('shell calls', () => {
     expect(r.content.split('\n')).toEqual([
       expect.stringMatching(/^regression detected, NOT rolled back \(nothing to restore for call:c\d+\)$/),
       "src/greeting.ts:2 TS2551 Property 'lenght' does not exist on type 'string'. Did you mean 'length'?",
+      STOPPED,
     ])
     expect(h.results.map(x => [x.tool, x.paths, x.outcome])).toEqual([['bash', ['src/greeting.ts'], 'fail']])
     // A shell call that changed nothing is not judged.
