@@ -13,7 +13,7 @@ describe('a check that cannot run says why (the line that explains it, not the l
   it('a vitest config that throws: the model and the verify/run event name the error', async () => {
     const root = makeWorkspace('shop', { 'vitest.config.ts': "throw new Error('DATABASE_URL is not set')\n" })
     const h = await boot(root, { warmTests: false })
-    const r = await h.exec('edit_file', { path: 'src/money.ts', old_string: '/** Amounts are integer cents. */', new_string: '/** Cents. */' })
+    const r = await h.exec('edit_file', { path: 'src/money.ts', old_string: 'return a + b', new_string: 'return b + a' })
     expect(r).toEqual({ content: [
       'edited src/money.ts',
       `warning: not verified: vitest exit 1: failed to load config from ${root}/vitest.config.ts: Error: DATABASE_URL is not set`,
@@ -25,7 +25,7 @@ describe('a check that cannot run says why (the line that explains it, not the l
 
   it('an option this vitest rejects: the CACError line', async () => {
     const h = await boot(makeWorkspace('shop'), { warmTests: false, testArgs: ['--definitely-unknown'] })
-    const r = await h.exec('edit_file', { path: 'src/money.ts', old_string: '/** Amounts are integer cents. */', new_string: '/** Cents. */' })
+    const r = await h.exec('edit_file', { path: 'src/money.ts', old_string: 'return a + b', new_string: 'return b + a' })
     expect(r.content.split('\n')[1]).toBe('warning: not verified: vitest exit 1: CACError: Unknown option `--definitelyUnknown`')
     expect(runs(h.session).filter(x => x.check === 'test').map(x => x.cause)).toEqual(['CACError: Unknown option `--definitelyUnknown`'])
   }, 300_000)
