@@ -41,13 +41,22 @@ interface RedirectAwareProgram extends TS.Program {
   isSourceOfProjectReferenceRedirect?(fileName: string): boolean
 }
 
-/** A builder's state (TypeScript 5.x and 6, not in their public typings): each file's version and declaration signature. */
+/** A builder's state (TypeScript 5.x and 6, not in their public typings): each file's version and declaration signature, and who imports whom. */
+interface BuilderState {
+  fileInfos?: Map<string, { version: string; signature?: string }>
+  /** `getKeys(path)`: the files that reference `path`. */
+  referencedMap?: { getKeys(path: string): ReadonlySet<string> | undefined }
+}
+
+/** A builder exposes its state as `state` (TypeScript 5.6 on) or through `getState()` (5.x before: fp-ts's 5.5). */
 interface BuilderWithState extends TS.SemanticDiagnosticsBuilderProgram {
-  state?: {
-    fileInfos?: Map<string, { version: string; signature?: string }>
-    /** Who imports whom: `getKeys(path)` are the files that reference `path`. */
-    referencedMap?: { getKeys(path: string): ReadonlySet<string> | undefined }
-  }
+  state?: BuilderState
+  getState?(): BuilderState
+}
+
+function stateOf(builder: TS.SemanticDiagnosticsBuilderProgram | undefined): BuilderState | undefined {
+  const b = builder as BuilderWithState | undefined
+  return b?.state ?? b?.getState?.()
 }
 
 /** What a project's check reports. */
@@ -206,7 +215,7 @@ export class TsProject {
   signatureOf(sf: TS.SourceFile): string | undefined {
     const path = resolve(sf.fileName)
     if (!this._roots.has(path) || this._stale) return undefined
-    const info = (this._builder as BuilderWithState | undefined)?.state?.fileInfos?.get((sf as TS.SourceFile & { resolvedPath?: string }).resolvedPath ?? path)
+    const info = stateOf(this._builder)?.fileInfos?.get((sf as TS.SourceFile & { resolvedPath?: string }).resolvedPath ?? path)
     const version = (sf as TS.SourceFile & { version?: string }).version
     return info?.signature !== undefined && version !== undefined && info.version === version ? info.signature : undefined
   }
@@ -378,7 +387,7 @@ export class TsProject {
     const own = (sf: TS.SourceFile | undefined): sf is TS.SourceFile => !!sf && !sf.isDeclarationFile && !foreign(sf)
     // In the program's order, as a whole check reports them.
     const written = program.getSourceFiles().filter(sf => own(sf) && changed.has(resolve(sf.fileName)))
-    const referenced = (builder as BuilderWithState).state?.referencedMap
+    const referenced = stateOf(builder)?.referencedMap
     const importers = new Set<TS.SourceFile>()
     for (const sf of written) {
       const path = (sf as TS.SourceFile & { resolvedPath?: string }).resolvedPath ?? sf.fileName
