@@ -306,6 +306,26 @@ describe('the map of executed functions (test selection for body-only edits)', (
     expect(h.notices.map(n => n.text).filter(t => t.startsWith('tests: ')).at(-1)).toBe('tests: 2 of 3 related test files: those that ran `splitPath`, and 1 that reads a changed file')
   }, 240_000)
 
+  it('a comment as the first write, nothing mapped yet: only the test file that may read the module as text runs', async () => {
+    const root = makeWorkspace('', {
+      ...Object.fromEntries(Object.entries(files(3, 3)).filter(([f]) => f !== 'tests/t01.test.ts')),
+      'tests/reads.test.ts': [
+        "import { readFileSync } from 'node:fs'",
+        "import { expect, it } from 'vitest'",
+        "import { shout } from '../src/util.ts'",
+        "it('shouts', () => { expect(shout('a')).toBe('A') })",
+        "it('is not empty', () => { expect(readFileSync(new URL('../src/util.ts', import.meta.url), 'utf8')).not.toBe('') })",
+        '',
+      ].join('\n'),
+    })
+    // No ready(): no whole-suite run has recorded the map.
+    const h = await boot(root, { testSelection: 'functions' })
+    expect(existsSync(join(h.session.vault, 'test-map', 'vitest.json'))).toBe(false)
+    const comment = await h.exec('edit_file', { path: 'src/util.ts', old_string: 'export function shout', new_string: '// Upper case.\nexport function shout' })
+    expect(comment).toEqual({ content: 'edited src/util.ts\ntests: 1 of 3 related test files: no function changed, and 1 that reads a changed file' })
+    expect(testRuns(h)).toEqual(['vitest run tests/reads.test.ts (warm) (pass)'])
+  }, 240_000)
+
   it('a call added in the same step (in another source, in a test file) runs the tests that start executing the function', async () => {
     const root = makeWorkspace('', files(10, 5))
     const script = [
