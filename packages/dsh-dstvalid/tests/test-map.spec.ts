@@ -59,6 +59,22 @@ function ran(numbers: number[]): string {
   return `vitest run ${numbers.map(i => `tests/t${String(i).padStart(2, '0')}.test.ts`).join(' ')} (warm)`
 }
 
+/** Three related test files of src/util.ts, one of which runs `shout` and reads src/util.ts as a file: no FIXME left in it. */
+function readingWorkspace(): string {
+  return makeWorkspace('', {
+    ...Object.fromEntries(Object.entries(files(3, 3)).filter(([f]) => f !== 'tests/t01.test.ts')),
+    'tests/reads.test.ts': [
+      '/// <reference types="node" />',
+      "import { readFileSync } from 'node:fs'",
+      "import { expect, it } from 'vitest'",
+      "import { shout } from '../src/util.ts'",
+      "it('shouts', () => { expect(shout('a')).toBe('A') })",
+      "it('leaves no FIXME in util.ts', () => { expect(readFileSync(new URL('../src/util.ts', import.meta.url), 'utf8')).not.toContain('FIXME') })",
+      '',
+    ].join('\n'),
+  })
+}
+
 describe('the map of executed functions (test selection for body-only edits)', () => {
   it('decides body-only edits on the syntax tree and names functions as V8 does', async () => {
     const base = [
@@ -279,19 +295,7 @@ describe('the map of executed functions (test selection for body-only edits)', (
   }, 240_000)
 
   it('a test file that reads a changed module as text runs for a comment and for a body edit of a function it never ran', async () => {
-    const root = makeWorkspace('', {
-      ...Object.fromEntries(Object.entries(files(3, 3)).filter(([f]) => f !== 'tests/t01.test.ts')),
-      // Runs shout, and reads src/util.ts as a file: no FIXME left in it.
-      'tests/reads.test.ts': [
-        '/// <reference types="node" />',
-        "import { readFileSync } from 'node:fs'",
-        "import { expect, it } from 'vitest'",
-        "import { shout } from '../src/util.ts'",
-        "it('shouts', () => { expect(shout('a')).toBe('A') })",
-        "it('leaves no FIXME in util.ts', () => { expect(readFileSync(new URL('../src/util.ts', import.meta.url), 'utf8')).not.toContain('FIXME') })",
-        '',
-      ].join('\n'),
-    })
+    const root = readingWorkspace()
     const h = await boot(root, { testSelection: 'functions' })
     h.ctx.dstvalid.guardFor(root, h.session.vault)
     await h.ready()
@@ -307,17 +311,7 @@ describe('the map of executed functions (test selection for body-only edits)', (
   }, 240_000)
 
   it('a comment as the first write, nothing mapped yet: only the test file that may read the module as text runs', async () => {
-    const root = makeWorkspace('', {
-      ...Object.fromEntries(Object.entries(files(3, 3)).filter(([f]) => f !== 'tests/t01.test.ts')),
-      'tests/reads.test.ts': [
-        "import { readFileSync } from 'node:fs'",
-        "import { expect, it } from 'vitest'",
-        "import { shout } from '../src/util.ts'",
-        "it('shouts', () => { expect(shout('a')).toBe('A') })",
-        "it('is not empty', () => { expect(readFileSync(new URL('../src/util.ts', import.meta.url), 'utf8')).not.toBe('') })",
-        '',
-      ].join('\n'),
-    })
+    const root = readingWorkspace()
     // No ready(): no whole-suite run has recorded the map.
     const h = await boot(root, { testSelection: 'functions' })
     expect(existsSync(join(h.session.vault, 'test-map', 'vitest.json'))).toBe(false)

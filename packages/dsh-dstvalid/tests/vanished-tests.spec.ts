@@ -89,7 +89,8 @@ describe('vitest: the same comparison, fed by the warm runner', { timeout: 600_0
   it('an it.skip added to a passing test is rolled back (its accepted result measured on served content); a test the write removes is kept with a warning', async () => {
     const root = makeWorkspace()
     const h = await boot(root, { tsconfig: 'tsconfig.full.json' })
-    // The agent's edit adds the skip (the test hidden is the workspace's, not one of this spec's).
+    // Nothing of this spec is skipped: `it.skip` below is the text the agent's edit writes into the workspace's
+    // test file, the hiding this spec asserts is rolled back.
     await expectRolledBack(h, 'edit_file', { path: 'tests/money.test.ts', old_string: "it('applies a percentage discount'", new_string: "it.skip('applies a percentage discount'" },
       'rolled back: test failed after edit_file on tests/money.test.ts',
       'tests/money.test.ts GONE 1 test that passed no longer runs (not collected, or skipped): money > applies a percentage discount')
