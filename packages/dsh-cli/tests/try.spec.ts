@@ -80,12 +80,19 @@ describe('dsh try', () => {
     expect(snapshotOf(ws)).toEqual(before)
   }, 600_000)
 
-  it('says which probe could not be made and why (no test file imports the module)', async () => {
+  it('says which probe could not be made and why (no test file imports the module); --restart makes the probes again on a restarted guard, which starts from the build info of the first', async () => {
     const ws = library(false)
-    const r = await dsh(['try', '--workspace', ws, '--no-naive'], { timeoutMs: 600_000 })
+    const r = await dsh(['try', '--workspace', ws, '--no-naive', '--restart'], { timeoutMs: 600_000 })
     expect(r.exitCode, r.output).toBe(0)
     expect(r.stdout).toContain('naive check: skipped (--no-naive)')
     expect(row(r.stdout, 'a behaviour change its tests catch')).toBe('| a behaviour change its tests catch | rolled back | not made: no test file imports src/math.ts | — | — | — | — | — |')
+    expect(row(r.stdout, 'a comment in the most-imported module (src/math.ts)')).toMatch(/\| typecheck \(cold\) [\d.]+ s \|$/)
+    expect(r.stderr).toContain('restarting the guard on the same copy (its vault kept)…')
+    expect(r.stderr).toContain('probe 1/6 (restarted guard): a comment in the most-imported module (src/math.ts)…')
+    // The first session's type-check left its build info in the copy's vault: the restarted guard's baseline starts from it.
+    expect(row(r.stdout, 'after a restart: a comment in the most-imported module (src/math.ts)')).toMatch(/\| kept \| kept \| .* \| typecheck \(from build info\) [\d.]+ s \|$/)
+    expect(row(r.stdout, 'after a restart: an export renamed, breaking its importers (`add` in src/math.ts)')).toMatch(/\| rolled back \| rolled back: src\/(math|use)\.ts:\d+ TS\d+ /)
+    expect(row(r.stdout, 'after a restart: a behaviour change its tests catch')).toContain('| not made: no test file imports src/math.ts |')
   }, 600_000)
 
   it('--timeout: a probe past it is reported timed out (its test run killed) and the run goes on to the next probe', async () => {

@@ -380,6 +380,33 @@ describe('the type-check worker keeps the cache across restarts', () => {
     }
   })
 
+  it('a session whose last write was rolled back (its state reverted, no program) still writes the cache when disposed', async () => {
+    const root = graph()
+    const cacheDir = join(tempDir('dsh-tsfloor-vault-'), 'tsbuildinfo')
+    const init = { root, configPath: join(root, 'tsconfig.json'), typescriptPath, cacheDir }
+    const cached = () => existsSync(cacheDir) ? readdirSync(cacheDir).filter(f => f.endsWith('.tsbuildinfo')) : []
+    const a = new TsWorkerClient(init, { maxHeapMb: 0 })
+    // Checked, then at once a write checked and rolled back byte for byte: no idle moment to write the cache in between.
+    expect((await a.check([], 120_000)).status).toBe('ok')
+    const file = join(root, 'packages/core/src/math.ts')
+    const was = readFileSync(file, 'utf8')
+    const broken = edit(root, 'packages/core/src/math.ts', 'add(a: number, b: number): number', 'add(a: string, b: number): number')
+    expect((await a.check([broken], 120_000)).status).toBe('ok')
+    writeFileSync(file, was)
+    expect(await a.revert(120_000)).toBeGreaterThan(0)
+    expect(cached()).toEqual([])
+    await a.dispose()
+    expect(cached()).toHaveLength(3)
+    const b = new TsWorkerClient(init, { maxHeapMb: 0 })
+    try {
+      const warm = await b.check([], 120_000)
+      expect(warm.status === 'ok' && { restored: warm.result.restored, rechecked: warm.result.rechecked, problems: problems(warm.result) })
+        .toEqual({ restored: [CORE, APP, TOOLS], rechecked: 0, problems: [BAD] })
+    } finally {
+      await b.dispose()
+    }
+  })
+
   it('a session warms the checker at start from the vault, and says so in its run record', async () => {
     const root = graph()
     const vault = tempDir('dsh-tsfloor-vault-')

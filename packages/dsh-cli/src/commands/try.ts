@@ -3,9 +3,9 @@ import { killProcessGroups } from 'dsh-common'
 import { bool, parseArgs, str, UsageError, workspaceArg, type Command } from '../command.ts'
 import { ConfigError } from '../harness.ts'
 import { exitOnStopSignals } from '../signals.ts'
-import { runTry, type TryReport } from '../try/run.ts'
+import { runTry, type ProbeOutcome, type TryReport } from '../try/run.ts'
 
-const usage = `Usage: dsh try --workspace DIR [--config FILE] [--no-naive] [--naive-timeout SECONDS] [--timeout SECONDS] [--keep] [--json]
+const usage = `Usage: dsh try --workspace DIR [--config FILE] [--no-naive] [--naive-timeout SECONDS] [--timeout SECONDS] [--restart] [--keep] [--json]
 
 What to run before trusting the guard with a repository. On a throw-away copy
 of DIR (dependency directories such as node_modules are symlinked, .git and
@@ -47,6 +47,11 @@ Options:
                            aborted (test runs killed; a type-check past the
                            guard's own timeoutMs answers then), and the next
                            probe starts once the guard has settled
+  --restart                after the probes, stop the guard and start it again on
+                           the same copy, as a new dsh process would (its vault
+                           kept: the type-check's build-info cache and the map of
+                           executed functions), and make the probes again; their
+                           rows say "after a restart"
   --keep                   keep the copies (their directory is printed)
   --json                   print the report as JSON on stdout
   -h, --help               show this help
@@ -63,7 +68,7 @@ export const tryCommand: Command = {
   summary: 'probe the guard on a copy of a project: verdicts and times next to the naive check',
   usage,
   async run(argv, io) {
-    const args = parseArgs(argv, { flags: { workspace: 'string', config: 'string', 'no-naive': 'boolean', 'naive-timeout': 'string', timeout: 'string', keep: 'boolean', json: 'boolean' } }, 'try')
+    const args = parseArgs(argv, { flags: { workspace: 'string', config: 'string', 'no-naive': 'boolean', 'naive-timeout': 'string', timeout: 'string', restart: 'boolean', keep: 'boolean', json: 'boolean' } }, 'try')
     const workspace = workspaceArg(args, 'try')
     const seconds = (flag: string, fallback?: string): number | undefined => {
       const value = str(args, flag) ?? fallback
@@ -88,7 +93,7 @@ export const tryCommand: Command = {
     try {
       report = await runTry({
         workspace, config: str(args, 'config'), naive: !bool(args, 'no-naive'),
-        naiveTimeoutMs, probeTimeoutMs, keep: bool(args, 'keep'), progress, onCopies: dir => { copies = dir },
+        naiveTimeoutMs, probeTimeoutMs, restart: bool(args, 'restart'), keep: bool(args, 'keep'), progress, onCopies: dir => { copies = dir },
       })
     } catch (error) {
       if (error instanceof ConfigError) {
@@ -114,6 +119,8 @@ const sec = (ms: number) => `${(ms / 1000).toFixed(1)} s`
 const cpu = (ms: number | undefined) => (ms === undefined ? '' : ` (CPU ${sec(ms)})`)
 const mb = (kb: number | undefined) => (kb === undefined ? 'not measured' : `${Math.round(kb / 1024)} MB`)
 
+const title = (p: ProbeOutcome) => `${p.restarted ? 'after a restart: ' : ''}${p.probe.title}`
+
 /** The report as text: the project, the naive check, one table row per probe, memory, and whether DIR was left alone. */
 function formatReport(r: TryReport): string {
   const lines: string[] = []
@@ -132,15 +139,15 @@ function formatReport(r: TryReport): string {
   lines.push('|---|---|---|---|---|---|---|---|')
   for (const p of r.probes) {
     if (!p.verdict) {
-      lines.push(`| ${p.probe.title} | ${p.probe.expect} | not made: ${p.probe.missing} | — | — | — | — | — |`)
+      lines.push(`| ${title(p)} | ${p.probe.expect} | not made: ${p.probe.missing} | — | — | — | — | — |`)
       continue
     }
     const mark = p.verdict === p.probe.expect ? '' : ' ✗'
     const verdict = `${p.verdict}${mark}${p.problem ? `: ${p.problem.split('\n')[0]!.slice(0, 120)}` : ''}${p.undone ? ' (undone on the copy)' : ''}`
     const cpuRatio = naive?.cpuMs && p.cpuMs !== undefined ? ` (CPU ${(p.cpuMs / naive.cpuMs).toFixed(2)}×)` : ''
     const ratio = naive && naive.ms > 0 ? `${(p.ms! / naive.ms).toFixed(2)}×${cpuRatio}` : '—'
-    const ran = p.runs.map(x => `${x.check} ${sec(x.ms)}${x.outcome === 'pass' ? '' : ` ${x.outcome}`}`).join(' · ') || 'nothing'
-    lines.push(`| ${p.probe.title} | ${p.probe.expect} | ${verdict} | ${sec(p.ms!)}${cpu(p.cpuMs)} | ${naive ? `${sec(naive.ms)}${cpu(naive.cpuMs)}` : '—'} | ${ratio} | ${p.load === undefined ? '—' : p.load.toFixed(1)} | ${ran} |`)
+    const ran = p.runs.map(x => `${x.check}${x.how && x.how !== 'incremental' ? ` (${x.how})` : ''} ${sec(x.ms)}${x.outcome === 'pass' ? '' : ` ${x.outcome}`}`).join(' · ') || 'nothing'
+    lines.push(`| ${title(p)} | ${p.probe.expect} | ${verdict} | ${sec(p.ms!)}${cpu(p.cpuMs)} | ${naive ? `${sec(naive.ms)}${cpu(naive.cpuMs)}` : '—'} | ${ratio} | ${p.load === undefined ? '—' : p.load.toFixed(1)} | ${ran} |`)
   }
   lines.push('')
   lines.push(`peak RSS of the guard (with its workers and runners): ${mb(r.guardPeakRssKb)}`)

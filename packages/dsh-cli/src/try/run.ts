@@ -23,6 +23,12 @@ export interface TryOptions {
   keep: boolean
   /** Milliseconds one probe may take before it is reported timed out (its call is then aborted); none: no limit. */
   probeTimeoutMs?: number
+  /**
+   * After the probes, stop the guard and start it again on the same copy (a
+   * restarted dsh: the build-info cache and the test map it left in the
+   * copy's vault) and make the probes again.
+   */
+  restart?: boolean
   /** Told the directory of the copies as soon as it exists (a signal handler removes it). */
   onCopies?(dir: string): void
   progress(line: string): void
@@ -42,12 +48,14 @@ export interface ProbeOutcome {
   cpuMs?: number
   /** The 1-minute load average when the probe ended (the machine may be shared: wall times compare only at a like load). */
   load?: number
-  /** The commands (or in-process checks) the guard ran for it, with their times. */
-  runs: { check: string; ms: number; outcome: string }[]
+  /** The commands (or in-process checks) the guard ran for it, with their times; `how`: the type-check's mode (`from build info`, `cold`, …) when it said one. */
+  runs: { check: string; ms: number; outcome: string; how?: string }[]
   /** The probe was expected rolled back but was kept: it was undone outside the guard. */
   undone?: boolean
   /** The probe outlived `--timeout`: `ms` is the limit, the verdict says so. */
   timedOut?: boolean
+  /** Made by the restarted guard (`--restart`): the second session on the copy. */
+  restarted?: boolean
 }
 
 export interface TryReport {
@@ -102,7 +110,12 @@ export async function runTry(options: TryOptions): Promise<TryReport> {
     const guardDir = join(base, 'guarded')
     progress(`copying ${workspace} for the guard…`)
     copyWorkspace(workspace, guardDir)
-    await runProbes(guardDir, probes, now => deriveProbes(language, report.module, file => readFileSync(join(guardDir, file), 'utf8')).find(p => p.id === now.id)!, options, report)
+    const current = (now: Probe) => deriveProbes(language, report.module, file => readFileSync(join(guardDir, file), 'utf8')).find(p => p.id === now.id)!
+    await runProbes(guardDir, probes, current, options, report, false)
+    if (options.restart) {
+      progress('restarting the guard on the same copy (its vault kept)…')
+      await runProbes(guardDir, probes, current, options, report, true)
+    }
   } finally {
     if (!options.keep) rmSync(base, { recursive: true, force: true })
     report.touched = fingerprintChanges(before, fingerprint(workspace))
@@ -110,9 +123,10 @@ export async function runTry(options: TryOptions): Promise<TryReport> {
   return report
 }
 
-async function runProbes(dir: string, planned: readonly Probe[], current: (probe: Probe) => Probe, options: TryOptions, report: TryReport) {
+async function runProbes(dir: string, planned: readonly Probe[], current: (probe: Probe) => Probe, options: TryOptions, report: TryReport, restarted: boolean) {
   const { progress } = options
-  let peak = 0
+  let peak = report.guardPeakRssKb ?? 0
+  const which = restarted ? ' (restarted guard)' : ''
   const sample = () => {
     const kb = processTreeRssKb(process.pid)
     if (kb !== undefined) peak = Math.max(peak, kb)
@@ -127,17 +141,17 @@ async function runProbes(dir: string, planned: readonly Probe[], current: (probe
       })
     })
     await notices
-    const { session } = harness.createSession('dsh-try')
+    const { session } = harness.createSession(restarted ? 'dsh-try-restarted' : 'dsh-try')
     let n = 0
     for (const plan of planned) {
       n++
       // Derived from the copy as the earlier probes left it (a kept edit moved the text).
       const probe = plan.call ? current(plan) : plan
       if (!probe.call) {
-        report.probes.push({ probe, checks: [], runs: [] })
+        report.probes.push({ probe, checks: [], runs: [], ...(restarted ? { restarted } : {}) })
         continue
       }
-      progress(`probe ${n}/${planned.length}: ${probe.title}…`)
+      progress(`probe ${n}/${planned.length}${which}: ${probe.title}…`)
       const from = session.nextSeq
       const callId = `try-${probe.id}`
       const t = performance.now()
@@ -166,6 +180,7 @@ async function runProbes(dir: string, planned: readonly Probe[], current: (probe
       const outcome = judgeOutcome(probe, result, events, ms, callId)
       if (cpu !== undefined && cpuAfter !== undefined) outcome.cpuMs = cpuAfter - cpu
       outcome.load = loadavg()[0]
+      if (restarted) outcome.restarted = true
       const said = outcome.verdict
       if (timedOut) {
         outcome.timedOut = true
@@ -187,7 +202,12 @@ async function runProbes(dir: string, planned: readonly Probe[], current: (probe
 
 function judgeOutcome(probe: Probe, result: { content: string; isError?: boolean }, events: readonly SessionEvent[], ms: number, callId: string): ProbeOutcome {
   const verdicts = events.flatMap(e => (e.type === 'verify/verdict' && e.data.callId === callId ? [e.data] : []))
-  const runs = events.flatMap(e => (e.type === 'verify/run' ? [{ check: e.data.check, ms: e.data.durationMs, outcome: e.data.outcome }] : []))
+  const runs = events.flatMap(e => {
+    if (e.type !== 'verify/run') return []
+    // The type-check says how it ran as its last word: `(in-process, from build info)`.
+    const how = /^\(in-process, ([^;)]+)/.exec(e.data.argv.at(-1) ?? '')?.[1]
+    return [{ check: e.data.check, ms: e.data.durationMs, outcome: e.data.outcome, ...(how ? { how } : {}) }]
+  })
   const checks = verdicts.map(v => `${v.check} ${v.outcome}`)
   let verdict: string
   if (verdicts.some(v => v.outcome === 'rolled-back')) verdict = 'rolled back'

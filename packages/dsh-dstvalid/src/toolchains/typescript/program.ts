@@ -263,10 +263,17 @@ export class TsProgramChecker {
     return reverted
   }
 
-  /** Write the build-info cache of every project whose state moved since its last write; returns how many files were written. */
-  persist(): number {
+  /**
+   * Write the build-info cache of every project whose state moved since its
+   * last write; returns how many files were written. `final` (the worker is
+   * about to end): a state reverted since (a rolled-back write, the session's
+   * last) gets its program back first — a check that re-checks nothing, the
+   * files being those of the state — or it would never be written.
+   */
+  persist(final = false): number {
     // A half-finished check is never written.
     this.stop()
+    if (final && [...this._projects.values()].some(p => p.unsavedWithoutProgram)) this.check([])
     let written = 0
     for (const project of this._projects.values()) if (project.persist()) written++
     return written

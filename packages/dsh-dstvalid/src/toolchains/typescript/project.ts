@@ -455,6 +455,11 @@ export class TsProject {
     return true
   }
 
+  /** A state moved since its last write that cannot be written as it is: reverted, so without a program until the next check. */
+  get unsavedWithoutProgram(): boolean {
+    return this._unsaved && !!this._builder && !programOf(this._builder) && !!this._cacheFile
+  }
+
   /**
    * Write the builder's state to its build-info file (atomically), if it
    * moved since the last write; older build-info files of this tsconfig are

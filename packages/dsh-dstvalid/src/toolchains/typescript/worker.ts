@@ -41,12 +41,13 @@ const collect = (() => {
   }
 })()
 
-function persist(): number {
+/** `final`: the client asks before ending the worker (see {@link TsProgramChecker.persist}). */
+function persist(final = false): number {
   clearTimeout(persistTimer)
   persistTimer = undefined
   lastPersist = Date.now()
   try {
-    return checker.persist()
+    return checker.persist(final)
   } catch {
     // A cache that cannot be written (full disk, read-only vault) only costs the next start its speed.
     return 0
@@ -60,7 +61,7 @@ parentPort!.on('message', (request: WorkerRequest) => {
     reply = request.kind === 'importers'
       ? { id: request.id, ok: true, impact: checker.importers(request.files, request.max) }
       : request.kind === 'persist'
-        ? { id: request.id, ok: true, persisted: persist() }
+        ? { id: request.id, ok: true, persisted: persist(true) }
         : request.kind === 'revert'
           ? { id: request.id, ok: true, reverted: checker.revert() }
           : request.kind === 'resume'
