@@ -310,8 +310,14 @@ function readsSee(/** @type {Reads} */ entry, /** @type {string} */ file) {
   return false
 }
 
-/** Source text that touches the file system (a test file that has not run yet may read what changed). */
-const USES_FS = /\bnode:fs\b|['"]fs(?:\/promises)?['"]|\breaddir|\breadFile|\bexistsSync\b|\bglob/
+/**
+ * Source text that touches the file system (a test file that has not run yet
+ * may read what changed): the fs module, its read and list calls, glob
+ * functions and packages (vite's `import.meta.glob` too), Deno's and Bun's
+ * file reads. Not `global`/`globalThis`, which most test files of a library
+ * that runs on several runtimes mention.
+ */
+const USES_FS = /\bnode:fs\b|['"]fs(?:\/promises)?['"]|\breaddir|\breadFile|\breadTextFile|\bexistsSync\b|\bBun\.file\b|\bglob(?:Sync|Stream|by)?\b|fast-glob|tinyglobby/
 
 function usesFs(/** @type {string} */ file) {
   try {
