@@ -225,6 +225,27 @@ describe('a check that may pause at the first new errors', () => {
     expect(problems(checker.check([edit(root, 'packages/core/src/math.ts', 'add(a: number, b: string): number', 'add(a: number, b: number): number')], { pause: true }))).toEqual([BAD])
   })
 
+  it('a body-only edit re-checks the written file alone, not its importers (its declaration is unchanged); a body that changes an inferred return type re-checks them', () => {
+    const path = join(root, 'packages/core/src/math.ts')
+    const body = checker.check([edit(root, 'packages/core/src/math.ts', 'return a + b', 'return b + a')], { pause: true })
+    expect(body.paused).toBeUndefined()
+    expect(body.recheckedFiles).toEqual({ [CORE]: ['packages/core/src/math.ts'], [APP]: [] })
+    expect(problems(body)).toEqual([BAD])
+    // The return type left to inference: the same declaration, still the file alone.
+    const inferred = checker.check([edit(root, 'packages/core/src/math.ts', 'b: number): number {', 'b: number) {')], { pause: true })
+    expect(inferred.recheckedFiles).toEqual({ [CORE]: ['packages/core/src/math.ts'], [APP]: [] })
+    // A body that changes the inferred return type changes the declaration: its importers are checked next, and break.
+    const typed = checker.check([edit(root, 'packages/core/src/math.ts', 'return b + a', 'return String(b + a)')], { pause: true })
+    expect(typed.paused).toBe(true)
+    expect(typed.recheckedFiles).toEqual({ [CORE]: ['packages/core/src/math.ts', 'packages/core/src/stats.ts'] })
+    let done = typed
+    while (done.paused) done = checker.resume()
+    expect(problems(done)).toEqual(fresh())
+    expect(problems(done)).toEqual(['packages/app/src/main.ts:4 TS2322', 'packages/core/src/stats.ts:4 TS2769', BAD])
+    writeFileSync(path, ADD)
+    expect(problems(checker.check([path]))).toEqual([BAD])
+  })
+
   it('a write with no new error is checked whole without pausing', () => {
     const file = edit(root, 'packages/core/src/text.ts', 'shout(s: string): string', 'shout(s: string, n = 1): string')
     const r = checker.check([file], { pause: true })

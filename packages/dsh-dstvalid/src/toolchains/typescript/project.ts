@@ -80,6 +80,9 @@ const BUILDER_SIGNATURE = 2
 /** `Program.emit` with the arguments the builder passes (its last three are not in the public typings). */
 type ProgramEmit = (sourceFile: TS.SourceFile | undefined, writeFile: TS.WriteFileCallback | undefined, cancellationToken: TS.CancellationToken | undefined, emitOnly?: boolean | number, ...rest: unknown[]) => TS.EmitResult
 
+/** `ts.computeSignatureWithDiagnostics` (TypeScript 5.x and 6, not in their public typings): how a builder hashes a file's declaration emit into its signature. */
+type ComputeSignature = (program: TS.Program, sf: TS.SourceFile, text: string, host: TS.CompilerHost, data: TS.WriteFileCallbackData | undefined) => string
+
 /**
  * The declaration signature of `sf` as the project that owns it computed it
  * in its last check (the owner is checked first), or undefined when it has
@@ -306,15 +309,22 @@ export class TsProject {
       const { written, importers } = this.likelyToBreak(program, builder, changed!, foreign, suspects)
       const own: TS.Diagnostic[] = []
       let worseOwn = false
-      for (const sf of [...written, ...importers]) {
+      for (const sf of written) {
         looked.add(sf)
         rechecked.push(resolve(sf.fileName))
         const diagnostics = [...program.getSyntacticDiagnostics(sf), ...program.getSemanticDiagnostics(sf)]
-        if (written.includes(sf)) {
-          own.push(...diagnostics)
-          worseOwn = worse(sf, diagnostics) || worseOwn
-          if (sf === written.at(-1) && worseOwn) yield { diagnostics: own }
-        } else if (worse(sf, diagnostics)) yield { diagnostics }
+        own.push(...diagnostics)
+        worseOwn = worse(sf, diagnostics) || worseOwn
+      }
+      if (worseOwn) yield { diagnostics: own }
+      // The importers only when a written file's declaration signature changed: otherwise the builder
+      // re-checks none of them (a body-only edit; fp-ts re-checked the 176 importers of function.ts).
+      const reshaped = written.some(sf => this.signatureChanged(program, builder, host, sf))
+      for (const sf of reshaped ? importers : []) {
+        looked.add(sf)
+        rechecked.push(resolve(sf.fileName))
+        const diagnostics = [...program.getSyntacticDiagnostics(sf), ...program.getSemanticDiagnostics(sf)]
+        if (worse(sf, diagnostics)) yield { diagnostics }
       }
     }
     for (let next; (next = builder.getSemanticDiagnosticsOfNextAffectedFile(undefined, foreign));) {
@@ -380,6 +390,31 @@ export class TsProject {
       }
       return false
     }
+  }
+
+  /**
+   * Whether `sf`'s declaration signature differs from the one the builder
+   * holds for it (from before the write): computed as the builder will
+   * compute it (the same declaration emit, hashed the same way), before the
+   * builder does. True when it cannot tell (no signature held, or a
+   * TypeScript without the function): the importers are then checked first.
+   */
+  private signatureChanged(program: TS.Program, builder: TS.SemanticDiagnosticsBuilderProgram, host: TS.CompilerHost, sf: TS.SourceFile): boolean {
+    const compute = (this.ts as typeof TS & { computeSignatureWithDiagnostics?: ComputeSignature }).computeSignatureWithDiagnostics
+    const held = stateOf(builder)?.fileInfos?.get((sf as TS.SourceFile & { resolvedPath?: string }).resolvedPath ?? resolve(sf.fileName))?.signature
+    if (!compute || held === undefined || held === (sf as TS.SourceFile & { version?: string }).version) return true
+    let now: string | undefined
+    const emit = program.emit as ProgramEmit
+    emit.call(program, sf, (name, text, _bom, _onError, _sources, data) => {
+      if (/\.d\.[cm]?ts$/.test(name)) now = compute(program, sf, text, host, data)
+    }, undefined, this.signatureEmit, undefined, true)
+    return now !== held
+  }
+
+  /** The `emitOnly` argument the builder passes for a signature: `EmitOnly.BuilderSignature` from TypeScript 5.6 on, `true` (declarations only) before. */
+  private get signatureEmit(): boolean | number {
+    const [major = 0, minor = 0] = this.ts.versionMajorMinor.split('.').map(Number)
+    return major > 5 || major === 5 && minor >= 6 ? BUILDER_SIGNATURE : true
   }
 
   /** This program's own files among `changed`, and the other files that import them directly (the builder's reference map). */
