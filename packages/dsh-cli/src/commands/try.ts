@@ -3,7 +3,7 @@ import { killProcessGroups } from 'dsh-common'
 import { bool, parseArgs, str, UsageError, workspaceArg, type Command } from '../command.ts'
 import { ConfigError } from '../harness.ts'
 import { exitOnStopSignals } from '../signals.ts'
-import { runTry, type ProbeOutcome, type TryReport } from '../try/run.ts'
+import type { ProbeOutcome, TryReport } from '../try/run.ts'
 
 const usage = `Usage: dsh try --workspace DIR [--config FILE] [--no-naive] [--naive-timeout SECONDS] [--timeout SECONDS] [--restart] [--keep] [--json]
 
@@ -91,6 +91,8 @@ export const tryCommand: Command = {
     })
     let report: TryReport
     try {
+      // Loaded here, not at the top: the probes load TypeScript (~1 s of CPU), which every other dsh command would pay at start.
+      const { runTry } = await import('../try/run.ts')
       report = await runTry({
         workspace, config: str(args, 'config'), naive: !bool(args, 'no-naive'),
         naiveTimeoutMs, probeTimeoutMs, restart: bool(args, 'restart'), keep: bool(args, 'keep'), progress, onCopies: dir => { copies = dir },
