@@ -75,12 +75,16 @@ describe('a warm checker re-checks what an edit can affect, and nothing more', (
     expect(cold.projects).toEqual([CORE, APP, TOOLS])
   })
 
-  it('a body-only edit of a file re-checks that file alone, in the programs that read it (the first edit of the file too)', () => {
+  it('a body-only edit of a file re-checks that file alone, in its own project; a project that reads it as a referenced source keeps its program (the first edit of the file too)', () => {
     const file = edit(root, 'packages/core/src/math.ts', 'return a + b', 'return b + a')
     const r = checker.check([file])
-    expect(r.recheckedFiles).toEqual({ [CORE]: ['packages/core/src/math.ts'], [APP]: [] })
+    expect(r.recheckedFiles).toEqual({ [CORE]: ['packages/core/src/math.ts'] })
     expect(r.rechecked).toBe(1)
     expect(problems(r)).toEqual([BAD])
+    // A body that imports a module: app's program would read it too, so app is rebuilt (re-checking none of its files).
+    const importing = checker.check([edit(root, 'packages/core/src/math.ts', 'return b + a', "void import('./text')\n  return b + a")])
+    expect(importing.recheckedFiles).toEqual({ [CORE]: ['packages/core/src/math.ts'], [APP]: [] })
+    expect(problems(checker.check([edit(root, 'packages/core/src/math.ts', "void import('./text')\n  return b + a", 'return b + a')]))).toEqual([BAD])
   })
 
   it('a body-only edit in an independent project rebuilds that project only', () => {
@@ -144,8 +148,8 @@ describe('a warm checker re-checks what an edit can affect, and nothing more', (
     const dir = graph()
     const own = new TsProgramChecker({ ...ts, createProgram }, dir, join(dir, 'tsconfig.json'))
     own.check()
-    // A body-only edit of core: core and app (which reads core's sources) are rebuilt, tools is not.
-    own.check([edit(dir, 'packages/core/src/math.ts', 'return a + b', 'return b + a')])
+    // An export-changing edit of core: core and app (which reads core's sources) are rebuilt, tools is not.
+    own.check([edit(dir, 'packages/core/src/math.ts', 'b: number): number', 'b: number, c = 0): number')])
     // Three at the first check, two rebuilt, one parse-only program for the changed file's syntax.
     expect(made).toHaveLength(6)
     await new Promise(resolve => setImmediate(resolve))
@@ -229,11 +233,11 @@ describe('a check that may pause at the first new errors', () => {
     const path = join(root, 'packages/core/src/math.ts')
     const body = checker.check([edit(root, 'packages/core/src/math.ts', 'return a + b', 'return b + a')], { pause: true })
     expect(body.paused).toBeUndefined()
-    expect(body.recheckedFiles).toEqual({ [CORE]: ['packages/core/src/math.ts'], [APP]: [] })
+    expect(body.recheckedFiles).toEqual({ [CORE]: ['packages/core/src/math.ts'] })
     expect(problems(body)).toEqual([BAD])
     // The return type left to inference: the same declaration, still the file alone.
     const inferred = checker.check([edit(root, 'packages/core/src/math.ts', 'b: number): number {', 'b: number) {')], { pause: true })
-    expect(inferred.recheckedFiles).toEqual({ [CORE]: ['packages/core/src/math.ts'], [APP]: [] })
+    expect(inferred.recheckedFiles).toEqual({ [CORE]: ['packages/core/src/math.ts'] })
     // A body that changes the inferred return type changes the declaration: its importers are checked next, and break.
     const typed = checker.check([edit(root, 'packages/core/src/math.ts', 'return b + a', 'return String(b + a)')], { pause: true })
     expect(typed.paused).toBe(true)

@@ -160,6 +160,8 @@ export class TsProgramChecker {
     if (!syntax) {
       for (const project of this.referencesFirst(projects)) {
         if (!project.stale) continue
+        // Only referenced sources changed, and their owners signed them as before: nothing it reports can change (ADR 0029).
+        if (project.keepsThroughOwners(path => this.ownerOf(project.configPath, path))) continue
         begun?.push(project)
         const steps = project.checking(likely)
         for (let step = steps.next(); ; step = steps.next()) {
@@ -323,19 +325,22 @@ export class TsProgramChecker {
 
   /** The signature of a referenced source, from a project `configPath` references (transitively) that has it as a root. */
   private ownerSignature(configPath: string): OwnerSignature {
-    return sf => {
-      const seen = new Set<string>([configPath])
-      const queue = [...(this._projects.get(configPath)?.references ?? [])]
-      for (let ref; (ref = queue.shift());) {
-        if (seen.has(ref)) continue
-        seen.add(ref)
-        const project = this._projects.get(ref)
-        if (!project) continue
-        if (project.roots.has(resolve(sf.fileName))) return project.signatureOf(sf)
-        queue.push(...project.references)
-      }
-      return undefined
+    return sf => this.ownerOf(configPath, resolve(sf.fileName))?.signatureOf(sf)
+  }
+
+  /** The project `configPath` references (transitively, nearest first) that has `path` (absolute) as a root file. */
+  private ownerOf(configPath: string, path: string): TsProject | undefined {
+    const seen = new Set<string>([configPath])
+    const queue = [...(this._projects.get(configPath)?.references ?? [])]
+    for (let ref; (ref = queue.shift());) {
+      if (seen.has(ref)) continue
+      seen.add(ref)
+      const project = this._projects.get(ref)
+      if (!project) continue
+      if (project.roots.has(path)) return project
+      queue.push(...project.references)
     }
+    return undefined
   }
 
   /** Invalidate what changed and return the projects to report, stale ones marked for a rebuild. */
@@ -355,7 +360,10 @@ export class TsProgramChecker {
     const created = changedAbs.some(p => SOURCE.test(p) && projects.some(project => project.roots.has(p)) !== !!statOf(p))
     for (const project of projects) {
       if (created) project.markStale(true)
-      else if ([...dirty].some(p => project.reads(p))) project.markStale()
+      else {
+        const read = [...dirty].filter(p => project.reads(p))
+        if (read.length) project.markStale(false, read)
+      }
     }
     return projects
   }

@@ -80,6 +80,31 @@ const BUILDER_SIGNATURE = 2
 /** `Program.emit` with the arguments the builder passes (its last three are not in the public typings). */
 type ProgramEmit = (sourceFile: TS.SourceFile | undefined, writeFile: TS.WriteFileCallback | undefined, cancellationToken: TS.CancellationToken | undefined, emitOnly?: boolean | number, ...rest: unknown[]) => TS.EmitResult
 
+/**
+ * Whether two trees of a file import and reference the same modules and files
+ * (a body may hold a dynamic `import()` or `require`). The imports a program
+ * adds of its own (`jsxImportSource`, `importHelpers`: no position in the
+ * text) follow its options and the file's pragmas, compared instead: the two
+ * trees may have been parsed for programs of different options.
+ */
+function sameReferences(a: TS.SourceFile, b: TS.SourceFile): boolean {
+  type Referencing = TS.SourceFile & {
+    imports?: readonly TS.StringLiteralLike[]
+    moduleAugmentations?: readonly (TS.StringLiteral | TS.Identifier)[]
+    ambientModuleNames?: readonly string[]
+    pragmas?: ReadonlyMap<string, unknown>
+  }
+  const names = (sf: Referencing) => {
+    if (!sf.imports || !sf.moduleAugmentations || !sf.pragmas) return undefined
+    return JSON.stringify([
+      sf.imports.filter(i => i.pos >= 0).map(i => i.text), [...sf.pragmas], sf.moduleAugmentations.map(m => m.text), sf.ambientModuleNames ?? [],
+      sf.referencedFiles.map(r => r.fileName), sf.typeReferenceDirectives.map(r => `${r.fileName}\u0000${r.resolutionMode ?? ''}`), sf.libReferenceDirectives.map(r => r.fileName),
+    ])
+  }
+  const before = names(a as Referencing)
+  return before !== undefined && before === names(b as Referencing)
+}
+
 /** `ts.computeSignatureWithDiagnostics` (TypeScript 5.x and 6, not in their public typings): how a builder hashes a file's declaration emit into its signature. */
 type ComputeSignature = (program: TS.Program, sf: TS.SourceFile, text: string, host: TS.CompilerHost, data: TS.WriteFileCallbackData | undefined) => string
 
@@ -107,6 +132,8 @@ export class TsProject {
   private _files = new Set<string>()
   private _diagnostics: TS.Diagnostic[] = []
   private _stale = true
+  /** When the project is stale only because files it reads changed (a later check may find it need not be rebuilt): those files. */
+  private _staleFor?: Set<string>
   /** The build-info file of the parsed options (with a cache directory). */
   private _cacheFile?: string
   /** The builder's state moved since it was last written to the build-info file. */
@@ -198,8 +225,10 @@ export class TsProject {
    * `reparse`: the config (or its file set) too, and every module resolution
    * (a file was created or deleted, or resolution settings may have moved).
    */
-  markStale(reparse = false): void {
+  markStale(reparse = false, changed?: readonly string[]): void {
+    const known = this._stale ? this._staleFor : new Set<string>()
     this._stale = true
+    this._staleFor = changed && !reparse && known ? new Set([...known, ...changed]) : undefined
     if (reparse) {
       this._parsed = undefined
       this._resolutionsStale = true
@@ -209,6 +238,40 @@ export class TsProject {
   /** Whether the last program read `path` (absolute). */
   reads(path: string): boolean {
     return this._files.has(path)
+  }
+
+  /**
+   * Whether this stale project can keep its program and its last check: every
+   * file that changed since is a referenced project's source here (never one of
+   * its own files, whose diagnostics it reports), whose owner has signed the
+   * file's new content in this check with the signature this builder holds for
+   * it, and whose imports and references are the ones this program read.
+   * Rebuilt, the program would find the file's shape unchanged and re-check
+   * none of its own files (ADR 0020): its diagnostics cannot change (a body-only
+   * edit of a build project's file, read by hono's six runtime-test programs).
+   * Then it is no longer stale, and keeps the file's earlier tree until
+   * something else makes it rebuild; its builder sees the file's new content then.
+   */
+  keepsThroughOwners(owner: (path: string) => TsProject | undefined): boolean {
+    const changed = this._staleFor
+    const program = this.program as RedirectAwareProgram | undefined
+    const held = stateOf(this._builder)?.fileInfos
+    const compute = (this.ts as typeof TS & { computeSignatureWithDiagnostics?: ComputeSignature }).computeSignatureWithDiagnostics
+    const host = this._host
+    if (!this._stale || !changed?.size || !program?.isSourceOfProjectReferenceRedirect || !held || !compute || !host || !this._parsed || this._resolutionsStale) return false
+    for (const path of changed) {
+      const before = program.getSourceFile(path)
+      if (!before || before.isDeclarationFile || !program.isSourceOfProjectReferenceRedirect(before.fileName)) return false
+      const signer = owner(path)
+      const now = signer?.program?.getSourceFile(path)
+      const signature = now && signer!.signatureOf(now)
+      if (signature === undefined || !sameReferences(before, now!)) return false
+      // What this builder held is the hash of the owner's signature it was handed (`signForeignFilesByOwner`).
+      if (held.get((before as TS.SourceFile & { resolvedPath?: string }).resolvedPath ?? path)?.signature !== compute(program, before, `owner:${signature}`, host, undefined)) return false
+    }
+    this._stale = false
+    this._staleFor = undefined
+    return true
   }
 
   /**
@@ -254,6 +317,7 @@ export class TsProject {
     const reparsed = this._parsedSinceCheck
     this._parsedSinceCheck = false
     this._stale = false
+    this._staleFor = undefined
     if (!parsed.fileNames.length) {
       this._builder = undefined
       this._files = new Set()
@@ -484,6 +548,7 @@ export class TsProject {
     this._files = previous.files
     this._diagnostics = previous.diagnostics
     this._stale = true
+    this._staleFor = undefined
     this._unsaved = true
     // The root files (and every module resolution) as the restored files are now.
     if (previous.reparsed) this.markStale(true)
@@ -568,6 +633,7 @@ export class TsProject {
     this._roots = new Set(this._parsed.fileNames.map(f => resolve(f)))
     this._host = undefined
     this._stale = true
+    this._staleFor = undefined
     this._parsedSinceCheck = true
   }
 
