@@ -1,7 +1,7 @@
 import { appendFileSync, existsSync, readFileSync, writeFileSync } from 'node:fs'
 import { join } from 'node:path'
 import { describe, expect, it } from 'vitest'
-import { bodyEdit, commentOnly, predictedNames } from 'dsh-dstvalid'
+import { bodyEdit, commentOnly, predictedNames, resolveFromWorkspace, TestMap, VitestCheck, vitestCommand, WarmVitestCheck, type CheckIO } from 'dsh-dstvalid'
 import { boot, makeWorkspace, readText, runs, type Harness } from './helpers.ts'
 
 const line = (value: unknown) => JSON.stringify(value)
@@ -291,6 +291,96 @@ describe('the map of executed functions (test selection for body-only edits)', (
     for (const fn of ['viaA', 'viaB']) {
       const broken = await h.exec('edit_file', { path: 'src/side.ts', old_string: `export function ${fn}(): string { return '${fn.at(-1)!.toLowerCase()}' }`, new_string: `export function ${fn}(): string { return 'c' }` })
       expect(broken.content.split('\n')[0]).toBe('rolled back: test failed after edit_file on src/side.ts')
+    }
+  }, 240_000)
+
+  it('under isolate: false, a function a module ran when it was imported is in the map of every test file that uses the module, not only the first one', async () => {
+    const root = makeWorkspace('', {
+      'package.json': '{ "name": "map-shared", "private": true, "type": "module" }\n',
+      'tsconfig.json': JSON.stringify({ compilerOptions: { target: 'ES2022', module: 'ESNext', moduleResolution: 'bundler', allowImportingTsExtensions: true, strict: true, noEmit: true, skipLibCheck: true, types: [] }, include: ['src', 'tests'] }),
+      // One worker runs every test file, sharing its modules: src/table.ts is evaluated once, by whichever file imports it first.
+      'vitest.config.ts': "import { defineConfig } from 'vitest/config'\nexport default defineConfig({ test: { isolate: false, fileParallelism: false } })\n",
+      'src/util.ts': "export function build(): string[] {\n  return ['a', 'b']\n}\n\nexport function shout(text: string): string {\n  return text.toUpperCase()\n}\n",
+      // build runs at import time only.
+      'src/table.ts': "import { build } from './util.ts'\n\nexport const TABLE = build()\n",
+      ...Object.fromEntries(Array.from({ length: 8 }, (_, i) => {
+        const n = String(i).padStart(2, '0')
+        const body = i >= 6
+          ? `import { TABLE } from '../src/table.ts'\n\nit('tables ${n}', () => { expect(TABLE).toEqual(['a', 'b']) })\n`
+          : `import { shout } from '../src/util.ts'\nit('shouts ${n}', () => { expect(shout('a')).toBe('A') })\n`
+        return [`tests/t${n}.test.ts`, `import { expect, it } from 'vitest'\n${body}`]
+      })),
+    })
+    const h = await boot(root, { testSelection: 'functions' })
+    h.ctx.dstvalid.guardFor(root, h.session.vault)
+    await h.ready()
+    const tests = JSON.parse(readFileSync(join(h.session.vault, 'test-map', 'vitest.json'), 'utf8')).tests
+    // Both table tests ran build: the first to import src/table.ts in its own run, the other through what ran when it was imported.
+    // (The shout tests run first here and evaluate src/util.ts alone: had it been evaluated with src/table.ts, by a table test, what
+    // ran then — build — would be in the entry of every test file that uses src/util.ts.)
+    for (const t of ['tests/t06.test.ts', 'tests/t07.test.ts']) expect(tests[t]['src/util.ts'].ran).toContain('build')
+    for (const t of ['tests/t00.test.ts', 'tests/t05.test.ts']) expect(tests[t]['src/util.ts'].ran).not.toContain('build')
+    const note = 'tests: 2 of 8 related test files: those that ran `build`'
+    expect(await h.exec('edit_file', { path: 'src/util.ts', old_string: "return ['a', 'b']", new_string: "return ['a', 'b'].slice()" })).toEqual({ content: `edited src/util.ts\n${note}` })
+    expect(testRuns(h).at(-1)).toBe(`${ran([6, 7])} (pass)`)
+    // Broken: both table tests catch it, whichever of them evaluates src/table.ts in this run.
+    const broken = await h.exec('edit_file', { path: 'src/util.ts', old_string: "return ['a', 'b'].slice()", new_string: "return ['a']" })
+    expect(broken.content.split('\n').slice(0, 3)).toEqual([
+      'rolled back: test failed after edit_file on src/util.ts',
+      "tests/t06.test.ts:4 FAIL tables 06 — AssertionError: expected [ 'a' ] to deeply equal [ 'a', 'b' ]",
+      "tests/t07.test.ts:4 FAIL tables 07 — AssertionError: expected [ 'a' ] to deeply equal [ 'a', 'b' ]",
+    ])
+    expect(h.notices.map(n => n.text).filter(t => t.startsWith('tests: ')).at(-1)).toBe(note)
+  }, 240_000)
+
+  it('a run past its time limit is cancelled, not killed: the test files that finished keep their map entries', async () => {
+    const limit = 6_000
+    const root = makeWorkspace('', {
+      'package.json': '{ "name": "map-timeout", "private": true, "type": "module" }\n',
+      // One file at a time, in the order of their names.
+      'vitest.config.ts': [
+        "import { defineConfig } from 'vitest/config'",
+        "import { BaseSequencer, type TestSpecification } from 'vitest/node'",
+        'class ByName extends BaseSequencer {',
+        '  override async sort(files: TestSpecification[]) { return [...files].sort((a, b) => a.moduleId.localeCompare(b.moduleId)) }',
+        '}',
+        'export default defineConfig({ test: { fileParallelism: false, sequence: { sequencer: ByName } } })',
+        '',
+      ].join('\n'),
+      'src/util.ts': "export function shout(text: string): string {\n  return text.toUpperCase()\n}\n",
+      'tests/a.test.ts': "import { expect, it } from 'vitest'\nimport { shout } from '../src/util.ts'\nit('shouts', () => { expect(shout('a')).toBe('A') })\n",
+      // Once \`slow\` exists, runs past the limit, then ends (a cancelled run lets the running tests finish).
+      'tests/b.test.ts': [
+        '/// <reference types="node" />',
+        "import { existsSync } from 'node:fs'",
+        "import { expect, it } from 'vitest'",
+        "import { shout } from '../src/util.ts'",
+        `it('shouts late', async () => { if (existsSync(new URL('../slow', import.meta.url))) await new Promise(r => setTimeout(r, ${limit + 3_000})); expect(shout('b')).toBe('B') }, 60_000)`,
+        '',
+      ].join('\n'),
+    })
+    const map = new TestMap()
+    const cli = new VitestCheck({ root, command: vitestCommand(root)!, mode: 'related' })
+    const check = new WarmVitestCheck({ root, vitestNode: resolveFromWorkspace(root, 'vitest/node')!, mode: 'related', cli, maxRssMb: 0, testMap: map })
+    const io = (timeoutMs: number): CheckIO => ({ record: () => {}, notice: () => {}, timeoutMs, maxOutputBytes: 1 << 20 })
+    try {
+      // Started and warm (no limit that matters): both files mapped.
+      expect((await check.measure(undefined, io(600_000))).status).toBe('ok')
+      expect(map.size).toBe(2)
+      const pid = check.pid
+      // Forget both entries (a module they loaded changed behind the runner's back), then a whole run past its limit.
+      writeFileSync(join(root, 'src/util.ts'), readText(root, 'src/util.ts').replace('toUpperCase()', 'toUpperCase() // again'))
+      map.record({}, ['tests/a.test.ts', 'tests/b.test.ts'], () => undefined)
+      expect(map.size).toBe(0)
+      writeFileSync(join(root, 'slow'), '')
+      const late = await check.measure(undefined, io(limit))
+      expect(late).toMatchObject({ status: 'timeout', error: `vitest timed out after ${limit / 1000} s (run cancelled)` })
+      // a.test.ts finished before the cancel: mapped; b.test.ts ended after it: not.
+      expect(map.select(['tests/a.test.ts', 'tests/b.test.ts'], new Map([['src/util.ts', ['other']]]), () => undefined, () => undefined).unmapped).toEqual(['tests/b.test.ts'])
+      expect(check.starts).toBe(1)
+      expect(check.pid).toBe(pid)
+    } finally {
+      await check.dispose()
     }
   }, 240_000)
 

@@ -1,24 +1,37 @@
 // @ts-check
 /**
  * The warm test runner's second setup file in the vitest projects whose
- * test files each run alone (isolated workers, `sequence.hooks: 'stack'`,
- * no coverage of their own): records which functions of the workspace each
- * test file executed, for the map that selects the test files a body-only
- * edit can reach (ADR 0021). Plain JavaScript with Node built-ins only.
+ * test files' executions it can tell apart (`forks` or `threads` workers,
+ * `sequence.hooks: 'stack'`, no coverage of their own): records which
+ * functions of the workspace each test file executed, for the map that
+ * selects the test files a body-only edit can reach (ADR 0021, ADR 0029).
+ * Plain JavaScript with Node built-ins only.
  *
  * V8's precise coverage in function granularity (`callCount`, not
  * `detailed`: an invocation counter per function, no block counters) is
  * started once per worker through `node:inspector` (its `post` answers
  * synchronously in the same thread). Before each test file the counters
  * are reset; the file's last `afterAll` (registered here first, so it runs
- * last under the `stack` order) takes them and writes, per workspace module
- * the file loaded, the names V8 gives the functions that ran (`""` is the
- * module's own code, which always ran once it loaded) to
- * `<DSH_VITEST_READS>/<sha1 of the project name, NUL, the test file>.calls.json`
- * (a test file two projects include runs once in each, maybe down other paths).
+ * last under the `stack` order) takes them and writes, per workspace module,
+ * the names V8 gives the functions that ran (`""` is a module's own code)
+ * to `<DSH_VITEST_READS>/<sha1 of the project name, NUL, the test file>.calls.json`
+ * as `{ ran, worker }` (a test file two projects include runs once in each,
+ * maybe down other paths).
+ *
+ * Module initialisers: in a worker that runs several test files without
+ * isolation (`isolate: false`), a module is evaluated once, by the first
+ * file that imports it; what its initialisers ran (at import time, maybe in
+ * other modules) is in that file's interval only, yet every later file that
+ * uses the module depends on it. So the worker keeps, per workspace module
+ * it evaluated (a script compiled: a new script id), everything that ran in
+ * the intervals in which it was evaluated — each file is cut in two
+ * intervals, its collection (imports, up to its first `beforeAll`) and its
+ * tests — in `<DSH_VITEST_READS>/<worker>.inits.json`; the runner adds to a
+ * file's entry the initialisers of every module of its import closure.
  */
 import { Session } from 'node:inspector'
-import { writeFileSync } from 'node:fs'
+import { existsSync, writeFileSync } from 'node:fs'
+import { threadId } from 'node:worker_threads'
 import { createHash } from 'node:crypto'
 import { resolve, sep } from 'node:path'
 import { fileURLToPath } from 'node:url'
@@ -26,18 +39,32 @@ import { fileURLToPath } from 'node:url'
 const dir = process.env.DSH_VITEST_READS
 const root = process.env.DSH_VITEST_READS_ROOT
 const KEY = Symbol.for('dsh.vitest.calls')
+const STATE = Symbol.for('dsh.vitest.calls.worker')
 
-/** @typedef {{ post: (method: string, params?: object) => any }} Profiler */
+/** @typedef {{ counts: boolean, post: (method: string, params?: object) => any }} Profiler */
 
-/** @returns {Profiler | undefined} */
-function profiler() {
+/** @param {boolean} counts invocation counters (`callCount`: each take reports what ran since the last) or binary coverage (each function reported once, the first take after it ran) @returns {Profiler | undefined} */
+function profiler(counts) {
   const g = /** @type {any} */ (globalThis)
-  if (g[KEY] !== undefined) return g[KEY] || undefined
+  const running = g[KEY]
+  if (running && counts && !running.counts) {
+    // A worker thought to run one file runs another: binary coverage reports a function once per worker, counters are needed now.
+    try {
+      running.post('Profiler.stopPreciseCoverage')
+      running.post('Profiler.startPreciseCoverage', { callCount: true, detailed: false })
+      running.counts = true
+    } catch {
+      g[KEY] = null
+      return undefined
+    }
+  }
+  if (running !== undefined) return running || undefined
   try {
     const session = new Session()
     session.connect()
     /** @type {Profiler} */
     const p = {
+      counts,
       post(method, params) {
         let answer
         let failure
@@ -47,7 +74,7 @@ function profiler() {
       },
     }
     p.post('Profiler.enable')
-    p.post('Profiler.startPreciseCoverage', { callCount: true, detailed: false })
+    p.post('Profiler.startPreciseCoverage', { callCount: counts, detailed: false })
     g[KEY] = p
     return p
   } catch {
@@ -55,6 +82,17 @@ function profiler() {
     g[KEY] = null
     return undefined
   }
+}
+
+/** How many modules the worker's module runner holds evaluated (vitest 4: `evaluatedModules`, 3: `moduleCache`); undefined: unknown. */
+function evaluatedCount() {
+  // @ts-expect-error vitest's worker state, see below
+  const state = globalThis.__vitest_worker__
+  const modules = state?.evaluatedModules?.idToModuleMap ?? state?.moduleCache
+  if (!modules || typeof modules.values !== 'function') return undefined
+  let n = 0
+  for (const m of modules.values()) if (m?.evaluated) n++
+  return n
 }
 
 /** @param {string} url */
@@ -73,21 +111,70 @@ function workspacePath(url) {
   return path.startsWith(root + sep) && !path.includes(`${sep}node_modules${sep}`) ? path : undefined
 }
 
-/** @param {Profiler} p @param {string} test */
-function write(p, test) {
-  /** @type {{ result: { url: string, functions: { functionName: string, ranges: { count: number }[] }[] }[] }} */
+/**
+ * What this worker evaluated: the scripts it compiled so far (a new script id is a module evaluated),
+ * and per workspace module it evaluated, every function that ran in the intervals in which it was.
+ * @typedef {{ seen: Set<string>, inits: Record<string, Set<string>>, changed: boolean, file: string, ms: number }} WorkerState
+ */
+
+/**
+ * Take the counters (reset by V8): the functions of workspace modules that ran since the last take.
+ * Every workspace module but `own` (the running test file) evaluated in the interval is noted with them.
+ * @param {Profiler} p @param {WorkerState} state @param {string} own
+ */
+function take(p, state, own) {
+  const started = performance.now()
+  /** @type {{ result: { scriptId: string, url: string, functions: { functionName: string, ranges: { count: number }[] }[] }[] }} */
   const coverage = p.post('Profiler.takePreciseCoverage')
-  /** @type {Record<string, string[]>} */
+  /** @type {Record<string, Set<string>>} */
   const ran = {}
+  /** @type {string[]} */
+  const evaluated = []
   for (const script of coverage.result) {
+    const fresh = !state.seen.has(script.scriptId)
+    if (fresh) state.seen.add(script.scriptId)
     const path = workspacePath(script.url)
     if (!path) continue
-    const names = new Set(ran[path] ?? [])
-    for (const f of script.functions) if ((f.ranges[0]?.count ?? 0) > 0) names.add(f.functionName)
-    if (names.size) ran[path] = [...names]
+    if (fresh && path !== own) evaluated.push(path)
+    for (const f of script.functions) if ((f.ranges[0]?.count ?? 0) > 0) (ran[path] ??= new Set()).add(f.functionName)
   }
+  if (evaluated.length) {
+    // Kept per module as `path\0name` pairs: what ran in the interval in which it was evaluated (the test file's own code aside).
+    for (const module of evaluated) {
+      const pairs = (state.inits[module] ??= new Set())
+      for (const [path, set] of Object.entries(ran)) if (path !== own) for (const name of set) pairs.add(`${path}\0${name}`)
+    }
+    state.changed = true
+  }
+  state.ms += performance.now() - started
+  return { ran, evaluated }
+}
+
+/** @param {Record<string, Set<string>>} into @param {Record<string, Set<string>>} from */
+function merge(into, from) {
+  for (const [path, names] of Object.entries(from)) {
+    const set = (into[path] ??= new Set())
+    for (const name of names) set.add(name)
+  }
+}
+
+/**
+ * Write a test file's record: what ran in its intervals, the modules it evaluated itself (their initialisers
+ * are in what it ran) and where the worker keeps the initialisers of the modules it evaluated.
+ * @param {WorkerState} state @param {string} test @param {{ ran: Record<string, Set<string>>, evaluated: string[] }[]} parts
+ */
+function write(state, test, parts) {
+  /** @type {Record<string, Set<string>>} */
+  const all = {}
+  for (const part of parts) merge(all, part.ran)
+  const ran = Object.fromEntries(Object.entries(all).map(([path, names]) => [path, [...names]]))
+  const evaluated = [...new Set(parts.flatMap(part => part.evaluated))]
   try {
-    writeFileSync(resolve(/** @type {string} */ (dir), `${createHash('sha1').update(`${project}\0${test}`).digest('hex')}.calls.json`), JSON.stringify(ran))
+    if (state.changed || !existsSync(state.file)) {
+      writeFileSync(state.file, JSON.stringify(Object.fromEntries(Object.entries(state.inits).map(([m, pairs]) => [m, [...pairs]]))))
+      state.changed = false
+    }
+    writeFileSync(resolve(/** @type {string} */ (dir), `${createHash('sha1').update(`${project}\0${test}`).digest('hex')}.calls.json`), JSON.stringify({ ran, evaluated, worker: state.file, ms: Math.round(state.ms) }))
   } catch {
     // The runner removed its directory (it is closing): nothing to record into.
   }
@@ -99,9 +186,34 @@ const test = globalThis.__vitest_worker__?.filepath
 const project = String(globalThis.__vitest_worker__?.config?.name ?? '')
 // @ts-expect-error see above
 const afterAll = globalThis.__vitest_index__?.afterAll
-const p = dir && root && typeof test === 'string' && typeof afterAll === 'function' ? profiler() : undefined
+// @ts-expect-error see above
+const beforeAll = globalThis.__vitest_index__?.beforeAll
+// @ts-expect-error see above: whether this worker runs several test files in one module graph
+const config = globalThis.__vitest_worker__?.config ?? {}
+const shared = config.isolate === false || config.poolOptions?.[config.pool]?.isolate === false
+const g = /** @type {any} */ (globalThis)
+// A fresh worker that runs this file alone (isolation): binary coverage, taken once at the end (cheaper: ~20 % of a run's
+// CPU on hono with counters and three takes). Otherwise counters, taken after the file's collection and at its end.
+const alone = !shared && g[KEY] === undefined
+const p = dir && root && typeof test === 'string' && typeof afterAll === 'function' && typeof beforeAll === 'function' ? profiler(!alone) : undefined
 if (p) {
-  // What ran before this file (an earlier file in this worker, the worker's start) is not this file's.
-  p.post('Profiler.takePreciseCoverage')
-  afterAll(() => write(p, test))
+  /** @type {WorkerState} */
+  const state = (g[STATE] ??= { seen: new Set(), inits: {}, changed: false, ms: 0, file: resolve(/** @type {string} */ (dir), `${process.pid}-${threadId}.inits.json`) })
+  state.ms = 0
+  if (alone) afterAll(() => write(state, test, [take(p, state, test)]))
+  else {
+    // Not reset here: the last take was the previous file's last (or the counters just started). What ran in between
+    // (the runner, a timer an earlier file left) counts as this file's: more than it ran, never less.
+    /** @type {{ ran: Record<string, Set<string>>, evaluated: string[] }} */
+    let collected = { ran: {}, evaluated: [] }
+    const before = evaluatedCount()
+    // Registered first: the first of the file's `beforeAll` hooks. What ran until then is the file's collection (its imports),
+    // taken apart only when it evaluated a module besides the test file and the setup files (taking costs ~10 ms in a worker
+    // that has loaded a project; two intervals taken as one are kept as one: more for the modules evaluated in them, never less).
+    beforeAll(() => {
+      const after = evaluatedCount()
+      if (before === undefined || after === undefined || after - before > 1 + (config.setupFiles?.length ?? 0)) collected = take(p, state, test)
+    })
+    afterAll(() => write(state, test, [collected, take(p, state, test)]))
+  }
 }

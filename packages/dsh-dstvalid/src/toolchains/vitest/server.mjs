@@ -11,9 +11,10 @@
  * Messages in: { id, kind: 'run', changed: string[] | null, mode: 'related' | 'all' | 'files', files?: string[], pattern?: string, projects?: string[], list?: boolean, accepted?: Record<string, string | null> }
  *              (`list`: find the test files only, run nothing; `accepted`: absolute path → base64
  *              content (null: absent) served to the module graph in place of the disk's during this run)
+ *              { kind: 'cancel' } (the run in progress is past its time limit: cancelled, what finished is answered)
  *              { kind: 'close' }
  * Messages out: { ready: true, version } | { unsupported: string }
- *               { id, ok: true, report, phases, calls?, readers? } | { id, ok: false, error }
+ *               { id, ok: true, report, phases, calls?, readers?, cancelled? } | { id, ok: false, error }
  *              (`calls`: test file → workspace module → names of the functions it executed, from the
  *              calls recorder; only for runs of whole test files on the disk's content)
  * The report is the one this package's CLI reporter writes (`dshReport`), so
@@ -164,12 +165,13 @@ try {
 }
 
 /**
- * Whether a project's test files each run in a fresh module graph (isolated
- * workers: a module's initialisers run again for every file, so what a file
- * executed does not depend on which files ran before it in the worker), with
- * the hooks in the `stack` order (the recorder's `afterAll` runs last), in
- * Node (not a browser) and without coverage of its own (V8 keeps one
- * coverage per worker).
+ * Whether the calls recorder can tell what each test file of a project
+ * executed: in `forks` or `threads` workers (isolated or not: under
+ * `isolate: false` a module evaluated by an earlier file of the worker is
+ * carried by the recorder into every later file's record with what ran
+ * while it was evaluated), with the hooks in the `stack` order (the
+ * recorder's `afterAll` runs last), in Node (not a browser) and without
+ * coverage of its own (V8 keeps one coverage per worker).
  */
 function recordsCalls(/** @type {any} */ project) {
   const c = project.config
@@ -177,7 +179,6 @@ function recordsCalls(/** @type {any} */ project) {
   if (runnerOptions.calls === false) return false
   if (c.browser?.enabled || c.coverage?.enabled || vitest.config?.coverage?.enabled) return false
   if (pool !== 'forks' && pool !== 'threads') return false
-  if (c.isolate === false || c.poolOptions?.[pool]?.isolate === false) return false
   return (c.sequence?.hooks ?? 'stack') === 'stack'
 }
 
@@ -190,30 +191,70 @@ function callsFile(/** @type {string} */ project, /** @type {string} */ test) {
  * The calls records of the test files that just ran (each read once, then
  * removed): test file → module → function names, the union over every
  * project that ran the file (a file two projects include may take other
- * paths in each). A file is absent when one of its runs left no record (it
- * failed before its hooks, its project does not record): what that run
- * executed is unknown, so the file gets no entry.
+ * paths in each). A run's record is what ran while the file ran, plus the
+ * initialisers of the modules of its import closure (and of its project's
+ * setup files) that an earlier file of the same worker evaluated (what ran
+ * while they were evaluated, kept by the worker: see calls-recorder.mjs).
+ * A file is absent when one of its runs left no record (it failed before
+ * its hooks, its project does not record) or the initialisers its record
+ * points to cannot be read: what that run executed is unknown, so the file
+ * gets no entry.
  */
-function takeCalls(/** @type {any[]} */ specs) {
+async function takeCalls(/** @type {any[]} */ specs, /** @type {Record<string, number>} */ phases) {
   /** @type {Map<string, Record<string, Set<string>> | null>} */
   const byFile = new Map()
+  /** @type {Map<string, Record<string, string[]> | null>} */
+  const workers = new Map()
+  const inits = (/** @type {string} */ file) => {
+    if (!workers.has(file)) {
+      try {
+        workers.set(file, JSON.parse(readFileSync(file, 'utf8')))
+      } catch {
+        workers.set(file, null)
+      }
+    }
+    return workers.get(file)
+  }
+  const depsOf = dependencies()
   for (const spec of specs) {
     const file = spec.moduleId
     const path = callsFile(spec.project.name ?? '', file)
+    /** @type {{ ran: Record<string, string[]>, evaluated: string[], worker: string, ms?: number }} */
     let record
     try {
-      record = /** @type {Record<string, string[]>} */ (JSON.parse(readFileSync(path, 'utf8')))
+      // A file whose run ended after the run was cancelled may have had tests skipped by the cancel: not a record of the file.
+      if (cancelledAt !== undefined && statSync(path).mtimeMs >= cancelledAt) throw new Error('cancelled')
+      record = JSON.parse(readFileSync(path, 'utf8'))
       rmSync(path, { force: true })
     } catch {
       // No record of this run: the file gets none.
       byFile.set(file, null)
       continue
     }
+    phases.recorderMs = (phases.recorderMs ?? 0) + (record.ms ?? 0)
     if (byFile.get(file) === null) continue
     const modules = byFile.get(file) ?? {}
-    for (const [module, names] of Object.entries(record)) for (const name of names) (modules[module] ??= new Set()).add(name)
+    const add = (/** @type {string} */ module, /** @type {string} */ name) => (modules[module] ??= new Set()).add(name)
+    for (const [module, names] of Object.entries(record.ran ?? {})) for (const name of names) add(module, name)
+    const worker = inits(record.worker)
+    if (!worker) {
+      byFile.set(file, null)
+      continue
+    }
+    const own = new Set(record.evaluated ?? [])
+    const setup = (spec.project.config.setupFiles ?? []).filter((/** @type {unknown} */ f) => typeof f === 'string' && f !== RECORDER && f !== CALLS)
+    const closure = new Set()
+    for (const start of [file, ...setup]) for (const module of await closureOf(depsOf, spec.project, start)) closure.add(module)
+    for (const module of closure) {
+      if (own.has(module)) continue
+      for (const pair of worker[module] ?? []) {
+        const cut = pair.indexOf('\0')
+        add(pair.slice(0, cut), pair.slice(cut + 1))
+      }
+    }
     byFile.set(file, modules)
   }
+  for (const file of workers.keys()) rmSync(file, { force: true })
   /** @type {Record<string, Record<string, string[]>>} */
   const out = {}
   for (const [file, modules] of byFile) if (modules) out[file] = Object.fromEntries(Object.entries(modules).map(([m, names]) => [m, [...names]]))
@@ -328,18 +369,11 @@ function usesFs(/** @type {string} */ file) {
 }
 
 /**
- * Test files whose import closure reaches one of `changed` (or that are one
- * of them), from the transformed modules vite keeps, plus the test files
- * whose recorded file-system reads see a changed path and — for a change
- * no import closure reaches (a new file, a fixture) — the test files that
- * use the file system and have not run in this runner yet (their reads are
- * unknown). A module that fails to transform (a syntax error) is a leaf: the
- * test that imports it still runs and reports the error.
+ * The workspace modules a module imports (statically or dynamically), from the transforms vite keeps
+ * (a module not transformed yet is transformed now); cached for the caller's walk.
+ * @returns {(project: any, file: string) => Promise<string[]>}
  */
-async function related(/** @type {any[]} */ specs, /** @type {string[]} */ changed) {
-  const wanted = new Set(changed)
-  /** Changed files some import closure reached. */
-  const reached = new Set()
+function dependencies() {
   /** @type {Map<any, Map<string, string[]>>} */
   const depsByProject = new Map()
   const depsOf = async (/** @type {any} */ project, /** @type {string} */ file) => {
@@ -364,6 +398,31 @@ async function related(/** @type {any[]} */ specs, /** @type {string[]} */ chang
     cache.set(file, deps)
     return deps
   }
+  return depsOf
+}
+
+/** `file` and every workspace module its imports reach. */
+async function closureOf(/** @type {(project: any, file: string) => Promise<string[]>} */ depsOf, /** @type {any} */ project, /** @type {string} */ file) {
+  const seen = new Set([file])
+  const queue = [file]
+  while (queue.length) for (const dep of await depsOf(project, /** @type {string} */ (queue.shift()))) if (!seen.has(dep)) { seen.add(dep); queue.push(dep) }
+  return seen
+}
+
+/**
+ * Test files whose import closure reaches one of `changed` (or that are one
+ * of them), from the transformed modules vite keeps, plus the test files
+ * whose recorded file-system reads see a changed path and — for a change
+ * no import closure reaches (a new file, a fixture) — the test files that
+ * use the file system and have not run in this runner yet (their reads are
+ * unknown). A module that fails to transform (a syntax error) is a leaf: the
+ * test that imports it still runs and reports the error.
+ */
+async function related(/** @type {any[]} */ specs, /** @type {string[]} */ changed) {
+  const wanted = new Set(changed)
+  /** Changed files some import closure reached. */
+  const reached = new Set()
+  const depsOf = dependencies()
   const out = []
   for (const spec of specs) {
     if (wanted.has(spec.moduleId)) {
@@ -453,9 +512,10 @@ async function runSpecs(request, /** @type {Record<string, number>} */ phases, /
     lap('runMs')
     stampGraph()
     loadReads(files)
-    // A run limited by a test-name pattern executed part of each file: not a file's calls.
-    const calls = takeCalls(specs)
-    if (!request.pattern) extra.calls = calls
+    // A run limited by a test-name pattern executed part of each file, a run on served content not the disk's: not a file's calls.
+    if (request.pattern || served) for (const spec of specs) rmSync(callsFile(spec.project.name ?? '', spec.moduleId), { force: true })
+    else extra.calls = await takeCalls(specs, phases)
+    lap('recordMs')
     const key = (/** @type {string} */ project, /** @type {string} */ file) => `${project}\0${file}`
     const ran = new Set(specs.map((/** @type {any} */ s) => key(s.project.name, s.moduleId)))
     // The task state keeps earlier runs' modules: report only what this run ran.
@@ -494,23 +554,40 @@ async function prewalk() {
   }
 }
 
+/** A run is in progress; when it was cancelled (ms since the epoch). */
+let running = false
+/** @type {number | undefined} */
+let cancelledAt
+
 let chain = prewalk()
 process.on('message', (/** @type {any} */ message) => {
   if (message?.kind === 'close') {
     void shutdown(0)
     return
   }
+  // The run is past its time limit: stop it, keep what finished (the parent kills the process group if this does not end it).
+  if (message?.kind === 'cancel') {
+    if (running && cancelledAt === undefined && typeof vitest?.cancelCurrentRun === 'function') {
+      cancelledAt = Date.now()
+      void vitest.cancelCurrentRun('keyboard-input').catch(() => {})
+    }
+    return
+  }
   if (message?.kind !== 'run') return
   chain = chain.then(async () => {
+    running = true
+    cancelledAt = undefined
     try {
       /** @type {Record<string, number>} */
       const phases = {}
       /** @type {{ calls?: Record<string, Record<string, string[]>>, readers?: string[] }} */
       const out = {}
       const r = await run(message, phases, out)
-      send({ id: message.id, ok: true, report: r, phases, ...(out.calls ? { calls: out.calls } : {}), ...(out.readers ? { readers: out.readers } : {}) })
+      send({ id: message.id, ok: true, report: r, phases, ...(out.calls ? { calls: out.calls } : {}), ...(out.readers ? { readers: out.readers } : {}), ...(cancelledAt !== undefined ? { cancelled: true } : {}) })
     } catch (error) {
       send({ id: message.id, ok: false, error: text(error) })
+    } finally {
+      running = false
     }
   })
 })

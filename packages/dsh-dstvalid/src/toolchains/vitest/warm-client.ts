@@ -28,6 +28,10 @@ export interface WarmRunPhases {
   relatedMs?: number
   /** `runTestSpecifications`, wall clock. */
   runMs?: number
+  /** Summed over test files: the calls recorder taking V8's counters in the workers. */
+  recorderMs?: number
+  /** Reading the reads and calls records of the run's test files (their import closures for the initialisers). */
+  recordMs?: number
   reportMs?: number
   /** Test files run. */
   files?: number
@@ -44,7 +48,8 @@ export type RunCalls = Record<string, Record<string, string[]>>
 export type WarmRunAnswer =
   /** `readers` (a listing): the listed test files whose recorded file-system reads see a changed path (absolute). */
   | { status: 'ok'; report: DshVitestReport; rssKb?: number; phases?: WarmRunPhases; calls?: RunCalls; readers?: string[] }
-  | { status: 'timeout' }
+  /** `calls`: the run was cancelled in time (the runner lives on): what its finished test files executed. */
+  | { status: 'timeout'; calls?: RunCalls }
   /** The runner crashed, could not start, or answered with an error. */
   | { status: 'error'; error: string }
   /** This vitest's Node API is not the one the warm runner speaks: use the CLI. */
@@ -72,6 +77,9 @@ export interface WarmClientOptions {
 }
 
 const SERVER = fileURLToPath(new URL('./server.mjs', import.meta.url))
+
+/** How long a run past its time limit may take to end once cancelled before its process group is killed. */
+const CANCEL_GRACE_MS = 10_000
 
 type Ready = { status: 'ready'; version?: string } | { status: 'unsupported'; reason: string } | { status: 'error'; error: string }
 
@@ -188,10 +196,22 @@ export class WarmVitestClient {
         return { status: 'error', error: 'warm vitest is gone' }
       }
       const result = await Promise.race([answer, expired, aborted])
-      if (result === 'timeout' || result === 'aborted') {
+      if (result === 'timeout') {
+        // Cancelled, vitest lets the tests that are running finish: the records of the files that finished are kept.
+        // A run that does not end within the grace (a test stuck in a loop) is killed with its process group.
+        child.send({ kind: 'cancel' })
+        let grace: NodeJS.Timeout | undefined
+        const late = await Promise.race([answer, aborted, new Promise<'late'>(resolve => { grace = setTimeout(() => resolve('late'), CANCEL_GRACE_MS) })])
+        clearTimeout(grace)
+        if (typeof late === 'object' && late.status === 'ok') return { status: 'timeout', ...(late.calls ? { calls: late.calls } : {}) }
         this._pending = undefined
         await this.dispose()
-        return result === 'timeout' ? { status: 'timeout' } : { status: 'error', error: 'aborted' }
+        return { status: 'timeout' }
+      }
+      if (result === 'aborted') {
+        this._pending = undefined
+        await this.dispose()
+        return { status: 'error', error: 'aborted' }
       }
       return result
     } finally {

@@ -347,9 +347,13 @@ export class WarmVitestCheck implements Check {
         }
         return { report, exitCode, output: '', failed: () => ({ status: 'error', problems: [], scope: [], error: 'vitest wrote no report' }) }
       }
-      case 'timeout':
+      case 'timeout': {
         io.record({ check: this.name, argv, cwd, exitCode: null, durationMs, outcome: 'timeout' })
-        return { exitCode: null, output: '', failed: () => ({ status: 'timeout', problems: [], scope: [], error: `vitest timed out after ${seconds(io.timeoutMs)} (process group killed)` }) }
+        // Cancelled in time: the test files that finished keep what they executed (the next write need not run them again).
+        if (answer.calls) this.recordCalls(answer.calls, Object.keys(answer.calls))
+        const how = answer.calls ? 'run cancelled' : 'process group killed'
+        return { exitCode: null, output: '', failed: () => ({ status: 'timeout', problems: [], scope: [], error: `vitest timed out after ${seconds(io.timeoutMs)} (${how})` }) }
+      }
       case 'unsupported':
         this._unsupported = answer.reason
         io.notice('info', `warm test runner not available (${answer.reason}); using the vitest CLI`)
