@@ -1,14 +1,24 @@
 /**
  * Packages the tests install from the npm registry, as a user's workspace
- * would have them: each pinned set once, cached under the repository's
- * `node_modules/.cache/dsh-dstvalid/<key>` (a fresh clone installs it on its
- * first run), moved into the cache in one rename so a concurrent installer
- * loses the race harmlessly.
+ * would have them: each pinned set once, cached under
+ * `~/.cache/dsh-dstvalid-tests/<key>` (`DSH_TEST_INSTALL_CACHE` to move it),
+ * outside the clone as the pinned agent CLIs and harness are, so a fresh clone
+ * of the same machine (CI) does not install them again; moved into the cache
+ * in one rename so a concurrent installer loses the race harmlessly.
  */
 import { existsSync, mkdirSync, mkdtempSync, renameSync, rmSync, writeFileSync } from 'node:fs'
+import { homedir } from 'node:os'
 import { join } from 'node:path'
-import { repoNodeModules } from './helpers.ts'
-import { npm } from './ts7-workspaces.ts'
+import { runCommand } from 'dsh-common'
+
+/** Where the registry installs of the tests are kept, keyed by what they hold. */
+export const installCache = process.env.DSH_TEST_INSTALL_CACHE ?? join(homedir(), '.cache', 'dsh-dstvalid-tests')
+
+/** One npm command (quiet, no audit, no fund), failing with npm's last lines. */
+export async function npm(args: string[], cwd: string): Promise<void> {
+  const r = await runCommand(['npm', ...args], { cwd, timeoutMs: 300_000, env: { npm_config_loglevel: 'error', npm_config_fund: 'false', npm_config_audit: 'false', npm_config_update_notifier: 'false' } })
+  if (r.exitCode !== 0) throw new Error(`npm ${args.join(' ')} failed in ${cwd} (${r.exitCode ?? r.signal}): ${r.output.trim().split('\n').slice(-5).join('\n')}`)
+}
 
 /** The vitest releases tested besides the suite's own 3.x: the newest of majors 1, 2 and 4. */
 export const VITEST_RELEASES = { 1: '1.6.1', 2: '2.1.9', 4: '4.1.12' } as const
@@ -16,7 +26,7 @@ export const VITEST_RELEASES = { 1: '1.6.1', 2: '2.1.9', 4: '4.1.12' } as const
 /** The workspace TypeScript installed next to them (the suite's own version). */
 export const WORKSPACE_TYPESCRIPT = '5.9.3'
 
-const cacheRoot = join(repoNodeModules, '.cache', 'dsh-dstvalid')
+const cacheRoot = installCache
 const DONE = '.dsh-installed'
 
 /** `dependencies` installed from the registry once (`npm install --ignore-scripts`); its `node_modules` directory. */

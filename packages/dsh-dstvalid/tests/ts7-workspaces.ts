@@ -1,26 +1,21 @@
 /**
  * Real TypeScript 7 workspaces for the tests: the `create-vite` React +
- * TypeScript template installed from the npm registry (cached under the
- * repository's `node_modules/.cache`, keyed by the create-vite version, so a
- * fresh clone installs it once), and a generated library with project
- * references that runs on the same installed TypeScript 7.
+ * TypeScript template installed from the npm registry (in the tests' install
+ * cache, keyed by the create-vite version: see `registry-installs.ts`), and a
+ * generated library with project references that runs on the same installed
+ * TypeScript 7.
  */
 import { cpSync, existsSync, mkdirSync, mkdtempSync, readdirSync, renameSync, rmSync, statSync, symlinkSync } from 'node:fs'
 import { join, relative, sep } from 'node:path'
 import { runCommand } from 'dsh-common'
 import { tempDir } from 'dsh-testkit'
-import { repoNodeModules, writeFile } from './helpers.ts'
+import { writeFile } from './helpers.ts'
+import { installCache, npm } from './registry-installs.ts'
 
 /** The create-vite release whose react-ts template the tests use (its template pins `typescript: ~7.0.2`). */
 export const CREATE_VITE = '9.3.0'
-const cacheRoot = join(repoNodeModules, '.cache', 'dsh-dstvalid')
+const cacheRoot = installCache
 const template = join(cacheRoot, `create-vite-${CREATE_VITE}-react-ts`)
-
-/** One npm command (quiet, no audit, no fund), failing with npm's last lines. */
-export async function npm(args: string[], cwd: string): Promise<void> {
-  const r = await runCommand(['npm', ...args], { cwd, timeoutMs: 300_000, env: { npm_config_loglevel: 'error', npm_config_fund: 'false', npm_config_audit: 'false', npm_config_update_notifier: 'false' } })
-  if (r.exitCode !== 0) throw new Error(`npm ${args.join(' ')} failed in ${cwd} (${r.exitCode ?? r.signal}): ${r.output.trim().split('\n').slice(-5).join('\n')}`)
-}
 
 /**
  * The template, installed as a new user would (`npm install`, untouched),
