@@ -88,7 +88,7 @@ describe('credentials: not in any check a write starts; masked in the verdict, t
     const guarded = `${logged}- id: snapshot\n  name: dsh-snapshot\n- id: dstvalid\n  name: dsh-dstvalid\n  config:\n    profiles: [typescript]\n- id: proofchain\n  name: dsh-proofchain\n`
     const { dir, ws, config } = setup(guarded)
     writeFileSync(join(ws, 'package.json'), '{ "name": "leak", "private": true, "type": "module" }\n')
-    writeFileSync(join(ws, 'tsconfig.json'), '{ "compilerOptions": { "strict": true, "noEmit": true, "module": "ESNext", "moduleResolution": "bundler" }, "include": ["src"] }\n')
+    writeFileSync(join(ws, 'tsconfig.json'), '{ "compilerOptions": { "strict": true, "noEmit": true, "module": "ESNext", "moduleResolution": "bundler", "skipLibCheck": true, "types": [] }, "include": ["src"] }\n')
     mkdirSync(join(ws, 'src'))
     writeFileSync(join(ws, 'src/a.ts'), 'export const a = 1\n')
     symlinkSync(join(repoRoot, 'node_modules'), join(ws, 'node_modules'))

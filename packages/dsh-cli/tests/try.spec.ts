@@ -35,7 +35,7 @@ function project(files: Record<string, string>): string {
 function library(withTests: boolean, hang?: string): string {
   const ws = project({
     'package.json': '{ "name": "lib", "type": "module", "private": true }\n',
-    'tsconfig.json': '{ "compilerOptions": { "strict": true, "module": "ESNext", "moduleResolution": "Bundler", "target": "ES2022", "noEmit": true, "types": [] }, "include": ["src"] }\n',
+    'tsconfig.json': '{ "compilerOptions": { "strict": true, "module": "ESNext", "moduleResolution": "Bundler", "target": "ES2022", "lib": ["ES2022"], "noEmit": true, "skipLibCheck": true, "types": [] }, "include": ["src"] }\n',
     'src/math.ts': 'export function add(a: number, b: number): number {\n  return a + b\n}\n\nexport const twice = (n: number): number => {\n  return add(n, n)\n}\n',
     'src/use.ts': "import { add, twice } from './math'\n\nexport const four = (): number => add(2, 2) + twice(0)\n",
     ...(withTests ? { 'src/math.test.ts': hang
