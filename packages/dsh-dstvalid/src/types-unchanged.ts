@@ -1,5 +1,6 @@
 import { readFileSync } from 'node:fs'
 import { commentOnly } from './body-edit.ts'
+import { goCommentOnly } from './toolchains/go/comments.ts'
 import { listFiles } from './message.ts'
 import type { Change } from './types.ts'
 
@@ -17,7 +18,7 @@ const SCRIPT = /\.[cm]?[jt]sx?$/
  * (ADR 0027).
  */
 export function testsUnchanged(change: Change): Promise<string | undefined> {
-  return onlyComments(change, SCRIPT)
+  return onlyComments(change, SCRIPT, commentOnly)
 }
 
 /**
@@ -28,10 +29,25 @@ export function testsUnchanged(change: Change): Promise<string | undefined> {
  * created or deleted file, content not known from before the write).
  */
 export function typesUnchanged(change: Change): Promise<string | undefined> {
-  return onlyComments(change, TYPESCRIPT)
+  return onlyComments(change, TYPESCRIPT, commentOnly)
 }
 
-async function onlyComments(change: Change, kind: RegExp): Promise<string | undefined> {
+/**
+ * Why a write cannot change what `go build`, `go vet` or a test binary
+ * sees — it changed nothing but comments and blanks in existing non-test Go
+ * files (directives, cgo, `_test.go` files and the text before `package`
+ * count as code: see `goCommentOnly`) — or undefined when it may. What a
+ * test sees of a comment is only the text read as a file, and line numbers
+ * (the test check asks about those too).
+ */
+export function goUnchanged(change: Change): Promise<string | undefined> {
+  return onlyComments(change, /\.go$/, async (file, was, now) => goCommentOnly(file, was, now))
+}
+
+/** `true` when only comments and blanks changed (anything else: code changed, or why it cannot tell). */
+type CommentsOnly = (file: string, before: string, after: string) => Promise<unknown>
+
+async function onlyComments(change: Change, kind: RegExp, same: CommentsOnly): Promise<string | undefined> {
   const before = change.before
   if (!before || !change.paths.length) return undefined
   for (const [i, path] of change.paths.entries()) {
@@ -45,7 +61,7 @@ async function onlyComments(change: Change, kind: RegExp): Promise<string | unde
       // Gone or unreadable after the write: checked as any change.
       return undefined
     }
-    if ((await commentOnly(file, was.toString('utf8'), now.toString('utf8'))) !== true) return undefined
+    if ((await same(file, was.toString('utf8'), now.toString('utf8'))) !== true) return undefined
   }
   return `only comments and whitespace changed in ${listFiles(change.files)}`
 }

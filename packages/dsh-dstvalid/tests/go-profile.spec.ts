@@ -10,7 +10,7 @@ describe.skipIf(!hasGo)('Go profile (go.mod → go build, go vet, go test -json)
     const root = makeWorkspace('gomod')
     const h = await boot(root, { testArgs: [] })
 
-    const kept = await h.exec('edit_file', { path: 'calc/calc.go', old_string: '// Add returns a + b.', new_string: '// Add returns the sum of a and b.' })
+    const kept = await h.exec('edit_file', { path: 'calc/calc.go', old_string: '(amount*(100-percent) + 50) / 100', new_string: '(50 + amount*(100-percent)) / 100' })
     expect(kept).toEqual({ content: 'edited calc/calc.go' })
     // A change in calc re-tests calc and its importer report, nothing else.
     const related = runs(h.session).filter(r => r.argv[1] === 'test').at(-1)!

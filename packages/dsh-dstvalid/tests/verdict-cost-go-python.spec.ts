@@ -7,6 +7,7 @@
  */
 import { spawnSync } from 'node:child_process'
 import { describe, expect, it } from 'vitest'
+import { goCommentOnly } from '../src/toolchains/go/comments.ts'
 import { boot, expectRolledBack, makeWorkspace, readText, runs, testRuns } from './helpers.ts'
 
 const hasGo = spawnSync('go', ['version']).status === 0
@@ -41,6 +42,69 @@ describe.skipIf(!hasGo)('go test: only the checks that can change the verdict', 
       ['go test -json -overlay -vet=off ./calc', 'workspace', 'fail'],
     ])
     expect(readText(root, 'calc/calc.go')).toContain('return b + a')
+  })
+})
+
+describe('goCommentOnly: what in Go source is a comment', () => {
+  const src = 'package p\n\n// Sum adds.\nfunc Sum(a, b int) int {\n\ts := "a // b /* c */"\n\treturn a + b + len(s)\n}\n'
+  it.each([
+    ['a doc comment reworded', '// Sum adds.', '// Sum returns\n// a + b.', true],
+    ['a block comment inside a body, on its own line', '\treturn a', '\t/* never negative */\n\treturn a', true],
+    ['a trailing comment', 'len(s)\n', 'len(s) // with s\n', true],
+    ['a comment-like string', '"a // b /* c */"', '"a // b"', false],
+    ['a directive', '// Sum adds.', '//go:noinline', false],
+    ['a line break moved: Go inserts a semicolon there', 'return a + b + len(s)', 'return\n\ta + b + len(s)', false],
+    ['a block comment with a line break where none was', 'return a', 'return /* one\nline */ a', false],
+    ['a block comment with a line break where one was', 'int {', 'int { /* one\nline */', true],
+  ])('%s', (_, from, to, same) => {
+    expect(goCommentOnly('p/p.go', src, src.replace(from, to))).toBe(same)
+  })
+  it('a test file, a cgo file or the text before package never counts as comments only', () => {
+    expect(goCommentOnly('p/p_test.go', src, src.replace('// Sum adds.', '// Sum.'))).toBe(false)
+    const cgo = src.replace('package p\n', 'package p\n\n// #include <stdlib.h>\nimport "C"\n')
+    expect(goCommentOnly('p/p.go', cgo, cgo.replace('// Sum adds.', '// Sum.'))).toBe(false)
+    expect(goCommentOnly('p/p.go', src, `//go:build linux\n\n${src}`)).toBe(false)
+    expect(goCommentOnly('p/p.go', `// Package p.\n${src}`, `// Package p sums.\n${src}`)).toBe(false)
+  })
+})
+
+describe.skipIf(!hasGo)('go: a comment-only write', () => {
+  const checksRun = (h: Awaited<ReturnType<typeof boot>>, from: number) => runs(h.session).slice(from).map(r => `${r.check} ${r.argv.slice(0, 2).join(' ')}`)
+
+  it('runs no compile, vet or test; a directive or a comment in a _test.go file is code', async () => {
+    const root = makeWorkspace('gomod')
+    const h = await boot(root, { testArgs: [] })
+    // The first write measures the baselines; later ones are judged against them.
+    expect(await h.exec('edit_file', { path: 'calc/calc.go', old_string: '(amount*(100-percent) + 50) / 100', new_string: '(50 + amount*(100-percent)) / 100' })).toEqual({ content: 'edited calc/calc.go' })
+    let from = runs(h.session).length
+    expect(await h.exec('edit_file', { path: 'calc/calc.go', old_string: '// Add returns a + b.\nfunc Add(a, b int) int {\n\treturn a + b', new_string: '// Add returns the sum of a and b.\nfunc Add(a, b int) int {\n\t/* Cents never overflow here. */\n\treturn a + b // exact' })).toEqual({ content: 'edited calc/calc.go' })
+    expect(checksRun(h, from)).toEqual([])
+    expect(h.notices.map(n => n.text)).toEqual(expect.arrayContaining(['compile: not run: only comments and whitespace changed in calc/calc.go', 'test: not run: only comments and whitespace changed in calc/calc.go']))
+    // A directive is code: //go:noinline changes what the compiler does.
+    from = runs(h.session).length
+    expect(await h.exec('edit_file', { path: 'calc/calc.go', old_string: 'func Add(', new_string: '//go:noinline\nfunc Add(' })).toEqual({ content: 'edited calc/calc.go' })
+    expect(checksRun(h, from)).toEqual(expect.arrayContaining(['compile go build', 'vet go vet', 'test go test']))
+    // An example's `// Output:` comment is its assertion: a comment in a _test.go file is code.
+    expect(await h.exec('write_file', { path: 'calc/example_test.go', content: 'package calc\n\nimport "fmt"\n\nfunc ExampleAdd() {\n\tfmt.Println(Add(1, 2))\n\t// Output: 3\n}\n' })).toEqual({ content: 'created calc/example_test.go (88 bytes)' })
+    from = runs(h.session).length
+    await expectRolledBack(h, 'edit_file', { path: 'calc/example_test.go', old_string: '// Output: 3', new_string: '// Output: 4' },
+      'rolled back: test failed after edit_file on calc/example_test.go',
+      'calc FAIL ExampleAdd — got: | 3 | want: | 4')
+    expect(checksRun(h, from)).toContain('test go test')
+  })
+
+  it('still runs the tests when the module\'s code may see a comment: a line number from runtime.Caller', async () => {
+    const root = makeWorkspace('gomod', {
+      'calc/where.go': 'package calc\n\nimport "runtime"\n\n// Line is the line it is called from.\nfunc Line() int {\n\t_, _, line, _ := runtime.Caller(1)\n\treturn line\n}\n',
+      'calc/where_test.go': 'package calc\n\nimport "testing"\n\nfunc TestLine(t *testing.T) {\n\tif l := Line(); l != 6 {\n\t\tt.Fatalf("line %d", l)\n\t}\n}\n',
+    })
+    const h = await boot(root, { testArgs: [] })
+    expect(await h.exec('edit_file', { path: 'calc/calc.go', old_string: '(amount*(100-percent) + 50) / 100', new_string: '(50 + amount*(100-percent)) / 100' })).toEqual({ content: 'edited calc/calc.go' })
+    const from = runs(h.session).length
+    expect(await h.exec('edit_file', { path: 'calc/calc.go', old_string: '// Add returns a + b.', new_string: '// Add returns the sum\n// of a and b.' })).toEqual({ content: 'edited calc/calc.go' })
+    // Compile and vet cannot see a comment; the test of where.go sees the line it moved.
+    expect(checksRun(h, from).filter(r => !r.startsWith('test '))).toEqual([])
+    expect(checksRun(h, from)).toContain('test go test')
   })
 })
 

@@ -9,6 +9,8 @@ import { runRecorded, whyNotJudged } from '../../run.ts'
 import type { Change, Check, CheckIO, Confirmation, Measurement, Problem, SlowTest, TestSource } from '../../types.ts'
 import { rerunResult } from '../runner.ts'
 import type { CoverageReading, CoverageSource } from '../../modes/coverage.ts'
+import { goUnchanged } from '../../types-unchanged.ts'
+import { goSourceSeer } from './comments.ts'
 
 const GO_POSITION = /^(?:vet: )?(?:\.\/)?([^\s:][^:]*\.go):(\d+)(?::\d+)?: (.+)$/
 
@@ -31,6 +33,11 @@ abstract class GoDiagnosticsCheck implements Check {
   protected readonly compiles: boolean = false
 
   constructor(protected readonly root: string) {}
+
+  /** A write that changed only comments in non-test Go files: nothing the compiler or vet reads changed. */
+  unaffectedBy(change: Change): Promise<string | undefined> {
+    return goUnchanged(change)
+  }
 
   async measure(_change: Change | undefined, io: CheckIO): Promise<Measurement> {
     const r = await runRecorded(this.name, this.argv, this.root, io)
@@ -127,6 +134,18 @@ export class GoTestCheck implements Check, CoverageSource {
 
   /** `coverage`: also write a cover profile (the coverage mode) on `measure` runs. */
   constructor(private readonly root: string, private readonly mode: 'related' | 'all', private readonly extraArgs: string[] = [], private readonly coverage = false) {}
+
+  /**
+   * A write that changed only comments in non-test Go files, in a module
+   * whose code neither reads Go source as a file nor looks at call-site line
+   * numbers (which a comment shifts): no test binary can report otherwise.
+   * The coverage mode always runs (a comment moves the covered lines).
+   */
+  async unaffectedBy(change: Change): Promise<string | undefined> {
+    if (this.coverage) return undefined
+    const why = await goUnchanged(change)
+    return why && !goSourceSeer(this.root) ? why : undefined
+  }
 
   /** Related packages: the accepted state is measured per write (see {@link Check.lazyBaseline}). */
   get lazyBaseline(): boolean {
