@@ -285,6 +285,53 @@ describe('a check that may pause at the first new errors', () => {
   })
 })
 
+describe('a check that re-checked many files lets its type-checker go', () => {
+  it('the checked program is collected, a program of the same files that checked nothing is kept; the next checks, a rollback and the build-info cache answer as before', async () => {
+    setFlagsFromString('--expose-gc')
+    const gc = runInNewContext('gc') as () => void
+    const made: WeakRef<TS.Program>[] = []
+    const createProgram = ((...args: Parameters<typeof ts.createProgram>) => {
+      const program = (ts.createProgram as (...a: unknown[]) => TS.Program)(...args)
+      made.push(new WeakRef(program))
+      return program
+    }) as typeof ts.createProgram
+    const dir = tempDir('dsh-tsfloor-many-')
+    symlinkSync(repoNodeModules, join(dir, 'node_modules'))
+    writeFile(dir, 'tsconfig.json', JSON.stringify({ compilerOptions: { strict: true, target: 'ES2022', module: 'ESNext', moduleResolution: 'Bundler', skipLibCheck: true, types: [] }, include: ['src'] }))
+    writeFile(dir, 'src/base.ts', 'export const base: number = 1\n')
+    const FILES = 60
+    for (let i = 0; i < FILES; i++) writeFile(dir, `src/f${i}.ts`, `import { base } from './base'\n\nexport function f${i}(): number {\n  return base + ${i}\n}\n`)
+    const cacheDir = join(tempDir('dsh-tsfloor-vault-'), 'tsbuildinfo')
+    const own = new TsProgramChecker({ ...ts, createProgram }, dir, join(dir, 'tsconfig.json'), { cacheDir })
+    const sources = (r: TsCheckResult) => (r.recheckedFiles['tsconfig.json'] ?? []).filter(f => f.startsWith('src/')).length
+    expect(sources(own.check())).toBe(FILES + 1)
+    // The checked program, then one over the same files that has checked nothing.
+    expect(made).toHaveLength(2)
+    await new Promise(resolve => setImmediate(resolve))
+    gc()
+    expect(made.map(ref => !!ref.deref())).toEqual([false, true])
+    // The state survived: a body-only edit re-checks its file alone, an export change its importers.
+    expect(own.check([edit(dir, 'src/f1.ts', 'return base + 1', 'return 1 + base')]).recheckedFiles).toEqual({ 'tsconfig.json': ['src/f1.ts'] })
+    const path = join(dir, 'src/base.ts')
+    const broken = own.check([edit(dir, 'src/base.ts', 'base: number = 1', "base: string = '1'")])
+    expect(sources(broken)).toBe(FILES + 1)
+    expect(problems(broken)).toHaveLength(FILES)
+    expect(new Set(problems(broken).map(p => p.split(' ')[1]))).toEqual(new Set(['TS2322']))
+    // Put back byte for byte and reverted (that check had let its type-checker go too): nothing re-checked.
+    writeFileSync(path, 'export const base: number = 1\n')
+    expect(own.revert()).toBe(1)
+    const back = own.check([path])
+    expect(back.rechecked).toBe(0)
+    expect(problems(back)).toEqual([])
+    // Written from the kept program's builder, the cache starts the next checker with nothing to re-check.
+    expect(own.persist()).toBe(1)
+    const next = new TsProgramChecker(ts, dir, join(dir, 'tsconfig.json'), { cacheDir }).check()
+    expect(next.restored).toEqual(['tsconfig.json'])
+    expect(next.rechecked).toBe(0)
+    expect(problems(next)).toEqual([])
+  })
+})
+
 describe('the build-info cache in the vault', () => {
   let root: string
   let cacheDir: string

@@ -74,6 +74,9 @@ export interface TsPause {
   diagnostics: readonly TS.Diagnostic[]
 }
 
+/** A project's check that re-checked at least this many files leaves its type-checker behind (see `dropChecker`). */
+const COMPACT_AFTER = 50
+
 /** `EmitOnly.BuilderSignature`: the emit a builder asks for to compute a file's declaration signature. */
 const BUILDER_SIGNATURE = 2
 
@@ -419,7 +422,32 @@ export class TsProject {
     this._files = files
     this._diagnostics = diagnostics
     this._unsaved = true
+    if (rechecked.length >= COMPACT_AFTER) this.dropChecker(program, host)
     return { diagnostics, rechecked, restored }
+  }
+
+  /**
+   * Keep the builder's state over a program of the same structure that has
+   * checked nothing, and let the checked program go with its type-checker:
+   * the next check builds a new program (and type-checker) anyway, and needs
+   * of the old one only its files and module resolutions. A check that
+   * re-checked many files leaves a type-checker full of types (hono's
+   * `tsconfig.spec.json`: 370 MB) that would otherwise stay until the
+   * project's next rebuild. The state is the same (every file at the same
+   * version: nothing to re-check); what it costs is a program reusing the
+   * structure and a builder state over it.
+   */
+  private dropChecker(program: TS.Program, host: RedirectingHost): void {
+    const builder = this._builder as ReleasableBuilder | undefined
+    if (!builder?.releaseProgram) return
+    const parsed = this.parsed
+    const skeleton = this.ts.createProgram({
+      rootNames: parsed.fileNames, options: parsed.options, host: Object.create(host) as RedirectingHost, projectReferences: parsed.projectReferences,
+      configFileParsingDiagnostics: this._configErrors, oldProgram: program,
+    })
+    this.signForeignFilesByOwner(skeleton as RedirectAwareProgram)
+    this._builder = this.ts.createSemanticDiagnosticsBuilderProgram(skeleton, host, builder, this._configErrors)
+    builder.releaseProgram()
   }
 
   /** Files re-checked so far by a check that is paused (or was stopped); undefined when no check is under way. */
