@@ -433,7 +433,7 @@ export class TsProject {
    * of the old one only its files and module resolutions. A check that
    * re-checked many files leaves a type-checker full of types (hono's
    * `tsconfig.spec.json`: 370 MB) that would otherwise stay until the
-   * project's next rebuild. The state is the same (every file at the same
+   * project's next rebuild (ADR 0031). The state is the same (every file at the same
    * version: nothing to re-check); what it costs is a program reusing the
    * structure and a builder state over it.
    */
