@@ -22,15 +22,18 @@
  * isolation (`isolate: false`), a module is evaluated once, by the first
  * file that imports it; what its initialisers ran (at import time, maybe in
  * other modules) is in that file's interval only, yet every later file that
- * uses the module depends on it. So the worker keeps, per workspace module
- * it evaluated (a script compiled: a new script id), everything that ran in
- * the intervals in which it was evaluated — each file is cut in two
- * intervals, its collection (imports, up to its first `beforeAll`) and its
- * tests — in `<DSH_VITEST_READS>/<worker>.inits.json`; the runner adds to a
- * file's entry the initialisers of every module of its import closure.
+ * uses the module depends on it. So the worker keeps the intervals in which
+ * workspace modules were evaluated (a script compiled: a new script id),
+ * with what ran in them — each file is cut in two intervals, its collection
+ * (imports, up to its first `beforeAll`) and its tests — in
+ * `<DSH_VITEST_READS>/<pid>-<thread>.inits.jsonl`; the runner adds to a
+ * file's entry what ran while each module of its import closure that it did
+ * not evaluate itself was evaluated. A file that runs alone in a fresh
+ * worker (isolation) evaluated all it used itself: binary coverage, one take
+ * at its end, no intervals file.
  */
 import { Session } from 'node:inspector'
-import { existsSync, writeFileSync } from 'node:fs'
+import { appendFileSync, existsSync, writeFileSync } from 'node:fs'
 import { threadId } from 'node:worker_threads'
 import { createHash } from 'node:crypto'
 import { resolve, sep } from 'node:path'
@@ -112,9 +115,11 @@ function workspacePath(url) {
 }
 
 /**
- * What this worker evaluated: the scripts it compiled so far (a new script id is a module evaluated),
- * and per workspace module it evaluated, every function that ran in the intervals in which it was.
- * @typedef {{ seen: Set<string>, inits: Record<string, Set<string>>, changed: boolean, file: string, ms: number }} WorkerState
+ * What this worker evaluated: the scripts it compiled so far (a new script id is a module evaluated), and
+ * the intervals in which workspace modules were evaluated — which ones, and what ran then — of which the
+ * first `written` are in its file (JSON Lines, one interval a line).
+ * @typedef {{ evaluated: string[], ran: Record<string, string[]> }} Interval
+ * @typedef {{ seen: Set<string>, intervals: Interval[], written: number, file: string, ms: number }} WorkerState
  */
 
 /**
@@ -138,14 +143,8 @@ function take(p, state, own) {
     if (fresh && path !== own) evaluated.push(path)
     for (const f of script.functions) if ((f.ranges[0]?.count ?? 0) > 0) (ran[path] ??= new Set()).add(f.functionName)
   }
-  if (evaluated.length) {
-    // Kept per module as `path\0name` pairs: what ran in the interval in which it was evaluated (the test file's own code aside).
-    for (const module of evaluated) {
-      const pairs = (state.inits[module] ??= new Set())
-      for (const [path, set] of Object.entries(ran)) if (path !== own) for (const name of set) pairs.add(`${path}\0${name}`)
-    }
-    state.changed = true
-  }
+  // What ran in the interval in which modules were evaluated (the test file's own code aside).
+  if (evaluated.length) state.intervals.push({ evaluated, ran: Object.fromEntries(Object.entries(ran).filter(([path]) => path !== own).map(([path, set]) => [path, [...set]])) })
   state.ms += performance.now() - started
   return { ran, evaluated }
 }
@@ -160,21 +159,25 @@ function merge(into, from) {
 
 /**
  * Write a test file's record: what ran in its intervals, the modules it evaluated itself (their initialisers
- * are in what it ran) and where the worker keeps the initialisers of the modules it evaluated.
- * @param {WorkerState} state @param {string} test @param {{ ran: Record<string, Set<string>>, evaluated: string[] }[]} parts
+ * are in what it ran) and where the worker keeps the intervals in which modules were evaluated (none: the file
+ * ran alone in a fresh worker, so it evaluated everything it used itself).
+ * @param {WorkerState} state @param {string} test @param {{ ran: Record<string, Set<string>>, evaluated: string[] }[]} parts @param {boolean} alone
  */
-function write(state, test, parts) {
+function write(state, test, parts, alone) {
   /** @type {Record<string, Set<string>>} */
   const all = {}
   for (const part of parts) merge(all, part.ran)
   const ran = Object.fromEntries(Object.entries(all).map(([path, names]) => [path, [...names]]))
   const evaluated = [...new Set(parts.flatMap(part => part.evaluated))]
   try {
-    if (state.changed || !existsSync(state.file)) {
-      writeFileSync(state.file, JSON.stringify(Object.fromEntries(Object.entries(state.inits).map(([m, pairs]) => [m, [...pairs]]))))
-      state.changed = false
+    if (!alone) {
+      // The runner removes the file after reading it (a worker may live on into its next run): then written again whole.
+      if (!existsSync(state.file)) state.written = 0
+      const lines = state.intervals.slice(state.written).map(i => `${JSON.stringify(i)}\n`).join('')
+      if (lines) appendFileSync(state.file, lines)
+      state.written = state.intervals.length
     }
-    writeFileSync(resolve(/** @type {string} */ (dir), `${createHash('sha1').update(`${project}\0${test}`).digest('hex')}.calls.json`), JSON.stringify({ ran, evaluated, worker: state.file, ms: Math.round(state.ms) }))
+    writeFileSync(resolve(/** @type {string} */ (dir), `${createHash('sha1').update(`${project}\0${test}`).digest('hex')}.calls.json`), JSON.stringify({ ran, evaluated, worker: alone ? null : state.file, ms: Math.round(state.ms) }))
   } catch {
     // The runner removed its directory (it is closing): nothing to record into.
   }
@@ -198,9 +201,9 @@ const alone = !shared && g[KEY] === undefined
 const p = dir && root && typeof test === 'string' && typeof afterAll === 'function' && typeof beforeAll === 'function' ? profiler(!alone) : undefined
 if (p) {
   /** @type {WorkerState} */
-  const state = (g[STATE] ??= { seen: new Set(), inits: {}, changed: false, ms: 0, file: resolve(/** @type {string} */ (dir), `${process.pid}-${threadId}.inits.json`) })
+  const state = (g[STATE] ??= { seen: new Set(), intervals: [], written: 0, ms: 0, file: resolve(/** @type {string} */ (dir), `${process.pid}-${threadId}.inits.jsonl`) })
   state.ms = 0
-  if (alone) afterAll(() => write(state, test, [take(p, state, test)]))
+  if (alone) afterAll(() => write(state, test, [take(p, state, test)], true))
   else {
     // Not reset here: the last take was the previous file's last (or the counters just started). What ran in between
     // (the runner, a timer an earlier file left) counts as this file's: more than it ran, never less.
@@ -214,6 +217,6 @@ if (p) {
       const after = evaluatedCount()
       if (before === undefined || after === undefined || after - before > 1 + (config.setupFiles?.length ?? 0)) collected = take(p, state, test)
     })
-    afterAll(() => write(state, test, [collected, take(p, state, test)]))
+    afterAll(() => write(state, test, [collected, take(p, state, test)], false))
   }
 }

@@ -203,12 +203,24 @@ function callsFile(/** @type {string} */ project, /** @type {string} */ test) {
 async function takeCalls(/** @type {any[]} */ specs, /** @type {Record<string, number>} */ phases) {
   /** @type {Map<string, Record<string, Set<string>> | null>} */
   const byFile = new Map()
-  /** @type {Map<string, Record<string, string[]> | null>} */
+  /** Per worker file: module → what ran in the intervals in which it was evaluated (null: unreadable). */
+  /** @type {Map<string, Map<string, Record<string, string[]>[]> | null>} */
   const workers = new Map()
   const inits = (/** @type {string} */ file) => {
     if (!workers.has(file)) {
       try {
-        workers.set(file, JSON.parse(readFileSync(file, 'utf8')))
+        /** @type {Map<string, Record<string, string[]>[]>} */
+        const byModule = new Map()
+        for (const line of readFileSync(file, 'utf8').split('\n')) {
+          if (!line) continue
+          const interval = /** @type {{ evaluated: string[], ran: Record<string, string[]> }} */ (JSON.parse(line))
+          for (const module of interval.evaluated) {
+            const list = byModule.get(module)
+            if (list) list.push(interval.ran)
+            else byModule.set(module, [interval.ran])
+          }
+        }
+        workers.set(file, byModule)
       } catch {
         workers.set(file, null)
       }
@@ -219,7 +231,7 @@ async function takeCalls(/** @type {any[]} */ specs, /** @type {Record<string, n
   for (const spec of specs) {
     const file = spec.moduleId
     const path = callsFile(spec.project.name ?? '', file)
-    /** @type {{ ran: Record<string, string[]>, evaluated: string[], worker: string, ms?: number }} */
+    /** @type {{ ran: Record<string, string[]>, evaluated: string[], worker: string | null, ms?: number }} */
     let record
     try {
       // A file whose run ended after the run was cancelled may have had tests skipped by the cancel: not a record of the file.
@@ -236,6 +248,11 @@ async function takeCalls(/** @type {any[]} */ specs, /** @type {Record<string, n
     const modules = byFile.get(file) ?? {}
     const add = (/** @type {string} */ module, /** @type {string} */ name) => (modules[module] ??= new Set()).add(name)
     for (const [module, names] of Object.entries(record.ran ?? {})) for (const name of names) add(module, name)
+    // No worker file: the file ran alone in a fresh worker and evaluated everything it used itself.
+    if (record.worker === null) {
+      byFile.set(file, modules)
+      continue
+    }
     const worker = inits(record.worker)
     if (!worker) {
       byFile.set(file, null)
@@ -247,10 +264,7 @@ async function takeCalls(/** @type {any[]} */ specs, /** @type {Record<string, n
     for (const start of [file, ...setup]) for (const module of await closureOf(depsOf, spec.project, start)) closure.add(module)
     for (const module of closure) {
       if (own.has(module)) continue
-      for (const pair of worker[module] ?? []) {
-        const cut = pair.indexOf('\0')
-        add(pair.slice(0, cut), pair.slice(cut + 1))
-      }
+      for (const ran of worker.get(module) ?? []) for (const [path, names] of Object.entries(ran)) for (const name of names) add(path, name)
     }
     byFile.set(file, modules)
   }
