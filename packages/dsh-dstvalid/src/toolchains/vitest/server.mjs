@@ -253,7 +253,7 @@ async function takeCalls(/** @type {any[]} */ specs, /** @type {Record<string, n
       byFile.set(file, modules)
       continue
     }
-    const worker = inits(record.worker)
+    const worker = typeof record.worker === 'string' ? inits(record.worker) : null
     if (!worker) {
       byFile.set(file, null)
       continue
