@@ -321,7 +321,11 @@ export class Guard {
       const confirmed = await this.confirmFailures(check, tests, regressions, change, io)
       if (confirmed) {
         ;({ flaky, slow, hangAlone } = confirmed)
-        regressions = regressions.filter(p => p.kind !== 'test' || confirmed.blamed.has(p))
+        // The failures that repeated alone first, those not re-run (the verdict was already decided) after:
+        // the model's first lines are failures the write surely caused, not a timeout no one re-ran.
+        const blamed = regressions.filter(p => p.kind !== 'test' || confirmed.blamed.has(p))
+        const unconfirmed = (p: Problem) => p.kind === 'test' && !confirmed.repeated.has(p)
+        regressions = [...blamed.filter(p => !unconfirmed(p)), ...blamed.filter(unconfirmed)]
       }
     }
     // A flaky or slow test passed alone, one that hangs alone hung before the write too: the accepted state keeps it as passing.
@@ -354,7 +358,7 @@ export class Guard {
    * before it, or on time) and is not blamed on it. Returns the tests still
    * blamed; undefined when the re-run could not be judged (every failure stands).
    */
-  private async confirmFailures(check: Check, tests: Problem[], regressions: readonly Problem[], change: Change, io: GuardIO): Promise<{ blamed: Set<Problem>; flaky: Problem[]; slow: SlowTest[]; hangAlone: SlowTest[] } | undefined> {
+  private async confirmFailures(check: Check, tests: Problem[], regressions: readonly Problem[], change: Change, io: GuardIO): Promise<{ blamed: Set<Problem>; repeated: Set<Problem>; flaky: Problem[]; slow: SlowTest[]; hangAlone: SlowTest[] } | undefined> {
     const timedOut = tests.filter(p => p.timeout).length
     io.notice('info', `re-running ${tests.length} newly failing test${tests.length === 1 ? '' : 's'} alone${timedOut ? ` (${timedOut} that timed out with ${TIMEOUT_FACTOR}× ${timedOut === 1 ? 'its' : 'their'} limit)` : ''}…`, 'start')
     const confirmation = await check.confirm!(tests, this.checkIO(io))
@@ -381,7 +385,7 @@ export class Guard {
     ].filter(Boolean)
     const rest = confirmation.notRerun?.length ? ` (${plural(confirmation.still.length, 'failure')} repeated; ${confirmation.notRerun.length} other${confirmation.notRerun.length === 1 ? '' : 's'} not re-run: the verdict was decided)` : ''
     io.notice(said.length ? 'warn' : 'info', said.length ? `${said.join('; ')}; not blamed on the write${rest}` : `failures confirmed${rest}`, 'end')
-    return { blamed, flaky, slow, hangAlone }
+    return { blamed, repeated: new Set(confirmation.still.filter(p => blamed.has(p))), flaky, slow, hangAlone }
   }
 
   /**

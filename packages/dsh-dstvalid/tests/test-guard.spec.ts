@@ -1,7 +1,7 @@
 import { writeFileSync } from 'node:fs'
 import { join } from 'node:path'
 import { describe, expect, it } from 'vitest'
-import { bootForSuite, breakDiscount, discountTestFails, expectRolledBack, makeWorkspace, runs } from './helpers.ts'
+import { boot, bootForSuite, breakDiscount, discountTestFails, expectRolledBack, makeWorkspace, runs } from './helpers.ts'
 
 const newTest = `import { expect, it } from 'vitest'
 import { add } from '../src/money.ts'
@@ -97,4 +97,23 @@ describe('test guard through the vitest CLI (vitest related, type-checking tests
     expect(runs(h.session).slice(from)).toEqual([])
     expect(h.notices.map(n => n.text)).toContain('test: not run: only comments and whitespace changed in src/money.ts')
   })
+})
+
+describe('the failures a rollback names first', () => {
+  it('are those that repeated alone; a timeout nobody re-ran (the verdict was decided) comes after them', async () => {
+    const root = makeWorkspace('shop', {
+      'src/settle.ts': 'export async function settle(n: number): Promise<number> {\n  return n\n}\n\nexport const rate = 1\n',
+      // Sorted first, and failing only by its time limit after the write: re-run last, so not at all.
+      'tests/a-settle.test.ts': "import { expect, it } from 'vitest'\nimport { settle } from '../src/settle.ts'\n\nit('settles', async () => { expect(await settle(1)).toBe(1) }, 300)\n",
+      'tests/rate.test.ts': "import { expect, it } from 'vitest'\nimport { rate } from '../src/settle.ts'\n\nit('keeps the rate', () => { expect(rate).toBe(1) })\n",
+    })
+    const h = await boot(root)
+    const r = await h.exec('write_file', { path: 'src/settle.ts', content: 'export async function settle(_n: number): Promise<number> {\n  return new Promise(() => {})\n}\n\nexport const rate = 2\n' })
+    expect(r.content.split('\n')).toEqual([
+      'rolled back: test failed after write_file on src/settle.ts',
+      expect.stringMatching(/^tests\/rate\.test\.ts:4 FAIL keeps the rate — AssertionError: expected 2 to be 1/),
+      expect.stringMatching(/^tests\/a-settle\.test\.ts:4 FAIL settles — Error: Test timed out in 300ms/),
+    ])
+    expect(h.notices.map(n => n.text).filter(t => t.startsWith('failures confirmed')).at(-1)).toBe('failures confirmed (1 failure repeated; 1 other not re-run: the verdict was decided)')
+  }, 120_000)
 })
