@@ -400,6 +400,19 @@ describe('the map of executed functions (test selection for body-only edits)', (
     expect(h.notices.map(n => n.text).filter(t => t.startsWith('tests: ')).at(-1)).toBe('tests: 2 of 3 related test files: those that ran `splitPath`, and 1 that reads a changed file')
   }, 240_000)
 
+  it('a comment keeps the map current: the body edit after it runs only the test files that ran the function', async () => {
+    const root = makeWorkspace('', files(6, 3))
+    const h = await boot(root, { testSelection: 'functions' })
+    h.ctx.dstvalid.guardFor(root, h.session.vault)
+    await h.ready()
+    const comment = await h.exec('edit_file', { path: 'src/util.ts', old_string: 'export function shout', new_string: '// Upper case.\nexport function shout' })
+    expect(comment).toEqual({ content: 'edited src/util.ts\ntests: none run: only comments and whitespace changed in src/util.ts' })
+    // Not "6 of 6 … whose map is stale": every entry ran the same on the commented content.
+    const body = await h.exec('edit_file', { path: 'src/util.ts', old_string: 'part => part.length > 0', new_string: "part => part !== ''" })
+    expect(body).toEqual({ content: 'edited src/util.ts\ntests: 2 of 6 related test files: those that ran `splitPath`' })
+    expect(testRuns(h).at(-1)).toBe(`${ran([0, 1])} (pass)`)
+  }, 240_000)
+
   it('a comment as the first write, nothing mapped yet: only the test file that may read the module as text runs', async () => {
     const root = readingWorkspace()
     // Using `globalThis` is not using the file system (hono: 25 test files taken for readers by `\bglob`).
