@@ -321,11 +321,10 @@ export class Guard {
       const confirmed = await this.confirmFailures(check, tests, regressions, change, io)
       if (confirmed) {
         ;({ flaky, slow, hangAlone } = confirmed)
-        // The failures that repeated alone first, those not re-run (the verdict was already decided) after:
-        // the model's first lines are failures the write surely caused, not a timeout no one re-ran.
+        // The failures that repeated alone first, the rest as found: the model's first lines are failures
+        // the write surely caused, not a timeout no one re-ran because the verdict was already decided.
         const blamed = regressions.filter(p => p.kind !== 'test' || confirmed.blamed.has(p))
-        const unconfirmed = (p: Problem) => p.kind === 'test' && !confirmed.repeated.has(p)
-        regressions = [...blamed.filter(p => !unconfirmed(p)), ...blamed.filter(unconfirmed)]
+        regressions = [...blamed.filter(p => confirmed.repeated.has(p)), ...blamed.filter(p => !confirmed.repeated.has(p))]
       }
     }
     // A flaky or slow test passed alone, one that hangs alone hung before the write too: the accepted state keeps it as passing.

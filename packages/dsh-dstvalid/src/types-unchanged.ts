@@ -1,6 +1,5 @@
 import { readFileSync } from 'node:fs'
 import { commentOnly } from './body-edit.ts'
-import { goCommentOnly } from './toolchains/go/comments.ts'
 import { listFiles } from './message.ts'
 import type { Change } from './types.ts'
 
@@ -32,22 +31,14 @@ export function typesUnchanged(change: Change): Promise<string | undefined> {
   return onlyComments(change, TYPESCRIPT, commentOnly)
 }
 
-/**
- * Why a write cannot change what `go build`, `go vet` or a test binary
- * sees — it changed nothing but comments and blanks in existing non-test Go
- * files (directives, cgo, `_test.go` files and the text before `package`
- * count as code: see `goCommentOnly`) — or undefined when it may. What a
- * test sees of a comment is only the text read as a file, and line numbers
- * (the test check asks about those too).
- */
-export function goUnchanged(change: Change): Promise<string | undefined> {
-  return onlyComments(change, /\.go$/, async (file, was, now) => goCommentOnly(file, was, now))
-}
-
 /** `true` when only comments and blanks changed (anything else: code changed, or why it cannot tell). */
-type CommentsOnly = (file: string, before: string, after: string) => Promise<unknown>
+export type CommentsOnly = (file: string, before: string, after: string) => Promise<unknown>
 
-async function onlyComments(change: Change, kind: RegExp, same: CommentsOnly): Promise<string | undefined> {
+/**
+ * Why a write cannot change what a check reports: every written file is
+ * of `kind`, existed before, and `same` says only comments changed in it.
+ */
+export async function onlyComments(change: Change, kind: RegExp, same: CommentsOnly): Promise<string | undefined> {
   const before = change.before
   if (!before || !change.paths.length) return undefined
   for (const [i, path] of change.paths.entries()) {

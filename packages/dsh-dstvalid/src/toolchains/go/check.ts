@@ -9,8 +9,7 @@ import { runRecorded, whyNotJudged } from '../../run.ts'
 import type { Change, Check, CheckIO, Confirmation, Measurement, Problem, SlowTest, TestSource } from '../../types.ts'
 import { rerunResult } from '../runner.ts'
 import type { CoverageReading, CoverageSource } from '../../modes/coverage.ts'
-import { goUnchanged } from '../../types-unchanged.ts'
-import { goSourceSeer } from './comments.ts'
+import { goSourceSeer, goUnchanged } from './comments.ts'
 
 const GO_POSITION = /^(?:vet: )?(?:\.\/)?([^\s:][^:]*\.go):(\d+)(?::\d+)?: (.+)$/
 

@@ -1,5 +1,7 @@
 import { readdirSync, readFileSync } from 'node:fs'
 import { join } from 'node:path'
+import { onlyComments } from '../../types-unchanged.ts'
+import type { Change } from '../../types.ts'
 
 /**
  * A comment that is code to the Go toolchain: `//go:…` and other
@@ -129,4 +131,16 @@ export function goSourceSeer(root: string, rel = ''): string | undefined {
     }
   }
   return undefined
+}
+
+/**
+ * Why a write cannot change what `go build`, `go vet` or a test binary
+ * sees — it changed nothing but comments and blanks in existing non-test Go
+ * files (directives, cgo, `_test.go` files and the text before `package`
+ * count as code: see `goCommentOnly`) — or undefined when it may. What a
+ * test sees of a comment is only the text read as a file, and line numbers
+ * (the test check asks about those too).
+ */
+export function goUnchanged(change: Change): Promise<string | undefined> {
+  return onlyComments(change, /\.go$/, async (file, was, now) => goCommentOnly(file, was, now))
 }
