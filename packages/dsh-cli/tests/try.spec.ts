@@ -101,9 +101,10 @@ describe('dsh try', () => {
     const before = snapshotOf(ws)
     const r = await dsh(['try', '--workspace', ws, '--no-naive', '--timeout', '3'], { timeoutMs: 600_000 })
     expect(r.exitCode, r.output).toBe(1)
-    expect(r.stderr).toContain('probe 1/6: timed out after 3 s — its call is aborted; waiting for the guard to settle before the next probe…')
-    const comment = row(r.stdout, 'a comment in the most-imported module (src/math.ts)')
-    expect(comment).toMatch(/^\| [^|]+ \| kept \| timed out after 3 s \(the guard then said: [^)]+\) ✗ \| 3\.0 s \(CPU [\d.]+ s\) \|/)
+    // The body-only edit runs the test that sleeps (a comment runs none; on a loaded machine its cold type-check may time out too).
+    expect(r.stderr).toContain('probe 2/6: timed out after 3 s — its call is aborted; waiting for the guard to settle before the next probe…')
+    const body = row(r.stdout, 'a body-only edit (src/math.ts)')
+    expect(body).toMatch(/^\| [^|]+ \| kept \| timed out after 3 s \(the guard then said: [^)]+\) ✗(?:: vitest aborted \(process group killed\))? \| 3\.0 s \(CPU [\d.]+ s\) \|/)
     // Probes the type-check decides never reach the test: judged as without the limit.
     expect(row(r.stdout, 'a syntax error (src/math.ts)')).toContain('| rolled back | rolled back: src/math.ts:')
     expect(sleeping(marker)).toEqual([])
