@@ -64,6 +64,19 @@ const problems = (r: TsCheckResult) => r.diagnostics.map(d => `${d.file}:${d.lin
 
 const BAD = 'packages/tools/src/bad.ts:1 TS2322'
 
+/** A forced collection, and a `createProgram` that keeps a weak reference to every program it makes. */
+function recordingPrograms(): { gc: () => void; made: WeakRef<TS.Program>[]; createProgram: typeof ts.createProgram } {
+  setFlagsFromString('--expose-gc')
+  const gc = runInNewContext('gc') as () => void
+  const made: WeakRef<TS.Program>[] = []
+  const createProgram = ((...args: Parameters<typeof ts.createProgram>) => {
+    const program = (ts.createProgram as (...a: unknown[]) => TS.Program)(...args)
+    made.push(new WeakRef(program))
+    return program
+  }) as typeof ts.createProgram
+  return { gc, made, createProgram }
+}
+
 describe('a warm checker re-checks what an edit can affect, and nothing more', () => {
   let root: string
   let checker: TsProgramChecker
@@ -137,14 +150,7 @@ describe('a warm checker re-checks what an edit can affect, and nothing more', (
   })
 
   it('a rebuilt program does not keep the one before it (nor its type-checker) alive', async () => {
-    setFlagsFromString('--expose-gc')
-    const gc = runInNewContext('gc') as () => void
-    const made: WeakRef<TS.Program>[] = []
-    const createProgram = ((...args: Parameters<typeof ts.createProgram>) => {
-      const program = (ts.createProgram as (...a: unknown[]) => TS.Program)(...args)
-      made.push(new WeakRef(program))
-      return program
-    }) as typeof ts.createProgram
+    const { gc, made, createProgram } = recordingPrograms()
     const dir = graph()
     const own = new TsProgramChecker({ ...ts, createProgram }, dir, join(dir, 'tsconfig.json'))
     own.check()
@@ -287,14 +293,7 @@ describe('a check that may pause at the first new errors', () => {
 
 describe('a check that re-checked many files lets its type-checker go', () => {
   it('the checked program is collected, a program of the same files that checked nothing is kept; the next checks, a rollback and the build-info cache answer as before', async () => {
-    setFlagsFromString('--expose-gc')
-    const gc = runInNewContext('gc') as () => void
-    const made: WeakRef<TS.Program>[] = []
-    const createProgram = ((...args: Parameters<typeof ts.createProgram>) => {
-      const program = (ts.createProgram as (...a: unknown[]) => TS.Program)(...args)
-      made.push(new WeakRef(program))
-      return program
-    }) as typeof ts.createProgram
+    const { gc, made, createProgram } = recordingPrograms()
     const dir = tempDir('dsh-tsfloor-many-')
     symlinkSync(repoNodeModules, join(dir, 'node_modules'))
     writeFile(dir, 'tsconfig.json', JSON.stringify({ compilerOptions: { strict: true, target: 'ES2022', module: 'ESNext', moduleResolution: 'Bundler', skipLibCheck: true, types: [] }, include: ['src'] }))

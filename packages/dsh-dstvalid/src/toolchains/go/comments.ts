@@ -1,6 +1,7 @@
-import { readdirSync, readFileSync } from 'node:fs'
+import { readFileSync } from 'node:fs'
 import { join } from 'node:path'
 import { onlyComments } from '../../types-unchanged.ts'
+import { sourceFiles } from '../../source-files.ts'
 import type { Change } from '../../types.ts'
 
 /**
@@ -104,33 +105,19 @@ export function goCommentOnly(file: string, before: string, after: string): bool
  */
 const SEES_SOURCE = /\bruntime\.Callers?\b|\bruntime\/debug\b|\bdebug\.Stack\b|\bos\.(?:ReadFile|Open|OpenFile|ReadDir)\b|\bioutil\.(?:ReadFile|ReadDir)\b|\bfilepath\.Walk(?:Dir)?\b|\bfs\.WalkDir\b|"go\/(?:parser|build|scanner)"|"golang\.org\/x\/tools\/go\/packages"|"embed"/
 
-/** Directories no package of the module's own tests lives in. */
-const SKIP = new Set(['.git', 'vendor', 'node_modules', '.dsh'])
+/** Directories no package of the module's own code lives in. */
+const SKIP = new Set(['vendor', 'node_modules'])
 
 /** The first `.go` file under `root` (workspace-relative) whose code may see a comment's text or line, or undefined. */
-export function goSourceSeer(root: string, rel = ''): string | undefined {
-  let entries
-  try {
-    entries = readdirSync(join(root, rel), { withFileTypes: true })
-  } catch {
-    // Vanished meanwhile: nothing in it sees anything.
-    return undefined
-  }
-  for (const e of entries) {
-    const path = rel ? `${rel}/${e.name}` : e.name
-    if (e.isDirectory()) {
-      if (SKIP.has(e.name) || e.name.startsWith('.')) continue
-      const found = goSourceSeer(root, path)
-      if (found) return found
-    } else if (e.name.endsWith('.go')) {
-      try {
-        if (SEES_SOURCE.test(readFileSync(join(root, path), 'utf8'))) return path
-      } catch {
-        // Unreadable: as if absent.
-      }
+export function goSourceSeer(root: string): string | undefined {
+  return sourceFiles(root, '.go', SKIP, 50_000).find(path => {
+    try {
+      return SEES_SOURCE.test(readFileSync(join(root, path), 'utf8'))
+    } catch {
+      // Unreadable: as if absent.
+      return false
     }
-  }
-  return undefined
+  })
 }
 
 /**

@@ -1,8 +1,9 @@
-import { existsSync, readdirSync, readFileSync } from 'node:fs'
+import { existsSync, readFileSync } from 'node:fs'
 import { dirname, join, relative, sep } from 'node:path'
 import type { Change, CheckIO, ImpactSource, ModuleGraph } from '../../types.ts'
 import { findImporters, type ImpactList, type ImportEdge } from '../../impact.ts'
 import { readPytestConfig, sourceRoots } from './pytest-config.ts'
+import { sourceFiles } from '../../source-files.ts'
 
 const SKIP_DIRS = new Set(['node_modules', 'venv', '.venv', '__pycache__', 'build', 'dist', 'site-packages'])
 /** Bound on the files scanned, so a huge tree cannot stall a write. */
@@ -13,21 +14,8 @@ const IMPORT = /^[ \t]*import[ \t]+([\w., \t]+)/gm
 const FROM = /^[ \t]*from[ \t]+(\.*)([\w.]*)[ \t]+import[ \t]*(?:\(([^)]*)\)|([^\n#;]*))/gm
 
 /** Workspace-relative `.py` files below `root` (minus virtualenvs, caches, hidden directories). */
-export function pythonFiles(root: string, dir = '.', out: string[] = []): string[] {
-  let entries
-  try {
-    entries = readdirSync(join(root, dir), { withFileTypes: true })
-  } catch {
-    // Vanished or unreadable: nothing to scan there.
-    return out
-  }
-  for (const entry of entries) {
-    if (out.length >= MAX_FILES) break
-    const rel = dir === '.' ? entry.name : `${dir}/${entry.name}`
-    if (entry.isDirectory() && !entry.name.startsWith('.') && !SKIP_DIRS.has(entry.name)) pythonFiles(root, rel, out)
-    else if (entry.isFile() && entry.name.endsWith('.py')) out.push(rel)
-  }
-  return out
+export function pythonFiles(root: string): string[] {
+  return sourceFiles(root, '.py', SKIP_DIRS, MAX_FILES)
 }
 
 /**
