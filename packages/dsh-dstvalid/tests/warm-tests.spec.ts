@@ -1,4 +1,5 @@
 import { writeFileSync } from 'node:fs'
+import { availableParallelism } from 'node:os'
 import { join } from 'node:path'
 import { afterEach, describe, expect, it } from 'vitest'
 import { resolveFromWorkspace, VitestCheck, vitestCommand, WarmVitestCheck, type CheckIO } from 'dsh-dstvalid'
@@ -175,4 +176,61 @@ describe('warm test runner (the workspace\'s vitest through its Node API)', () =
       await old.dispose()
     }
   }, 180_000)
+
+  /** A test file that passes only while its partner runs at the same time (each waits up to 20 s for the other's mark). */
+  const meets = (me: string, other: string) => `import { existsSync, writeFileSync } from 'node:fs'
+import { expect, it } from 'vitest'
+
+it('meets ${other}', async () => {
+  writeFileSync('.met-${me}', '')
+  const until = Date.now() + 20_000
+  while (!existsSync('.met-${other}') && Date.now() < until) await new Promise(r => setTimeout(r, 20))
+  expect(existsSync('.met-${other}')).toBe(true)
+})
+`
+  /** A test file that fails when another file holds the workspace's \`.busy\` mark while it runs. */
+  const alone = `import { existsSync, rmSync, writeFileSync } from 'node:fs'
+import { expect, it } from 'vitest'
+
+it('runs alone', async () => {
+  expect(existsSync('.busy')).toBe(false)
+  writeFileSync('.busy', '')
+  await new Promise(r => setTimeout(r, 1500))
+  expect(existsSync('.busy')).toBe(true)
+  rmSync('.busy')
+})
+`
+
+  it.skipIf(availableParallelism() < 2)('runs test files on every core (ADR 0032), unless the workspace limits how many run at once', async () => {
+    const io: CheckIO = { record: () => {}, notice: () => {}, timeoutMs: 120_000, maxOutputBytes: 1 << 20 }
+    const warm = (root: string) => new WarmVitestCheck({ root, vitestNode: resolveFromWorkspace(root, 'vitest/node')!, mode: 'related', cli: new VitestCheck({ root, command: vitestCommand(root)!, mode: 'related' }), maxRssMb: 0 })
+    const pkg = '{ "name": "fixture-cores", "private": true, "type": "module" }\n'
+
+    // Two files that pass only together: vitest's default here would be one worker (one core left to its main process).
+    const both = makeWorkspace('', { 'package.json': pkg, 'tests/a.test.ts': meets('a', 'b'), 'tests/b.test.ts': meets('b', 'a') })
+    const parallel = warm(both)
+    try {
+      const m = await parallel.measure(undefined, io)
+      expect(m.problems).toEqual([])
+      expect(m.passed.map(p => p.key).sort()).toEqual(['tests/a.test.ts > meets b', 'tests/b.test.ts > meets a'])
+    } finally {
+      await parallel.dispose()
+    }
+
+    // \`fileParallelism: false\`: one file at a time, as the workspace says.
+    const one = makeWorkspace('', {
+      'package.json': pkg,
+      'vitest.config.ts': "import { defineConfig } from 'vitest/config'\nexport default defineConfig({ test: { fileParallelism: false } })\n",
+      'tests/a.test.ts': alone,
+      'tests/b.test.ts': alone,
+    })
+    const serial = warm(one)
+    try {
+      const m = await serial.measure(undefined, io)
+      expect(m.problems).toEqual([])
+      expect(m.passed.map(p => p.key).sort()).toEqual(['tests/a.test.ts > runs alone', 'tests/b.test.ts > runs alone'])
+    } finally {
+      await serial.dispose()
+    }
+  }, 120_000)
 })

@@ -23,7 +23,7 @@
 import { createHash } from 'node:crypto'
 import fs, { existsSync, mkdtempSync, readFileSync, rmSync, statSync } from 'node:fs'
 import { syncBuiltinESMExports } from 'node:module'
-import { tmpdir } from 'node:os'
+import { availableParallelism, tmpdir } from 'node:os'
 import { dirname, join, resolve, sep } from 'node:path'
 import { fileURLToPath, pathToFileURL } from 'node:url'
 import { dshReport } from './reporter.mjs'
@@ -157,11 +157,29 @@ try {
     const setup = project.config.setupFiles
     if (Array.isArray(setup) && !setup.includes(RECORDER)) project.config.setupFiles = [RECORDER, ...(recordsCalls(project) ? [CALLS] : []), ...setup]
   }
+  useEveryCore(vitest.config)
   await vitest.globTestSpecifications()
   send({ ready: true, version: vitest.version })
 } catch (error) {
   send({ startError: text(error) })
   await shutdown(1)
+}
+
+/**
+ * Test files run on every core unless the workspace says how many may run
+ * at once (ADR 0032). vitest's own default leaves one core to its main
+ * process (one worker on a 2-core machine: hono's 13 forks one after
+ * another); in the warm runner that process only serves transforms it has
+ * cached, and the run is what the agent waits for. A workspace that sets
+ * `maxWorkers` (or vitest 3's `poolOptions.<pool>.maxForks`/`maxThreads`),
+ * `VITEST_MAX_WORKERS`, or `fileParallelism: false` (resolved to one worker)
+ * keeps its number; so does a project that sets its own.
+ */
+function useEveryCore(/** @type {any} */ config) {
+  if (config.maxWorkers != null) return
+  const pool = config.poolOptions?.[config.pool ?? 'forks']
+  if (pool?.maxForks != null || pool?.maxThreads != null || pool?.singleFork || pool?.singleThread) return
+  config.maxWorkers = availableParallelism()
 }
 
 /**
