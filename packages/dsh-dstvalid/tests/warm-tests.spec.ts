@@ -212,7 +212,7 @@ it('runs alone', async () => {
     try {
       const m = await parallel.measure(undefined, io)
       expect(m.problems).toEqual([])
-      expect(m.passed.map(p => p.key).sort()).toEqual(['tests/a.test.ts > meets b', 'tests/b.test.ts > meets a'])
+      expect(m.passed?.map(p => p.key).sort()).toEqual(['tests/a.test.ts > meets b', 'tests/b.test.ts > meets a'])
     } finally {
       await parallel.dispose()
     }
@@ -228,7 +228,7 @@ it('runs alone', async () => {
     try {
       const m = await serial.measure(undefined, io)
       expect(m.problems).toEqual([])
-      expect(m.passed.map(p => p.key).sort()).toEqual(['tests/a.test.ts > runs alone', 'tests/b.test.ts > runs alone'])
+      expect(m.passed?.map(p => p.key).sort()).toEqual(['tests/a.test.ts > runs alone', 'tests/b.test.ts > runs alone'])
     } finally {
       await serial.dispose()
     }
