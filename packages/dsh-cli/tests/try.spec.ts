@@ -4,6 +4,8 @@ import { join, relative } from 'node:path'
 import { setTimeout as delay } from 'node:timers/promises'
 import { describe, expect, it } from 'vitest'
 import { tempDir } from 'dsh-testkit'
+import { deriveProbes } from '../src/try/probes.ts'
+import { listFiles, rankModules } from '../src/try/sources.ts'
 import { dsh, repoRoot } from './helpers.ts'
 
 /** Every file under `dir` (node_modules left out) with its content and mtime. */
@@ -60,6 +62,21 @@ function sleeping(marker: string): number[] {
 }
 
 describe('dsh try', () => {
+  it('makes the behaviour probe on a function a test reaches through a re-exporting index, not only through a direct import', () => {
+    const ws = project({
+      'package.json': '{ "name": "lib", "type": "module", "private": true }\n',
+      'src/math.ts': 'export function add(a: number, b: number): number {\n  return a + b\n}\n',
+      'src/use.ts': "import { add } from './math'\n\nexport const four = (): number => add(2, 2)\n",
+      'src/index.ts': "export * from './math'\nexport * from './use'\n",
+      'test/math.test.ts': "import { expect, it } from 'vitest'\nimport { add } from '../src/index'\n\nit('adds', () => { expect(add(1, 2)).toBe(3) })\n",
+    })
+    const [math] = rankModules(ws, 'typescript', listFiles(ws))
+    expect(math).toEqual({ file: 'src/math.ts', importers: ['src/index.ts', 'src/use.ts'], tests: [], reachedBy: ['test/math.test.ts'] })
+    const behaviour = deriveProbes('typescript', math, f => readFileSync(join(ws, f), 'utf8')).find(p => p.id === 'behaviour')
+    expect(behaviour?.title).toBe('a behaviour change its tests catch (`add` throws)')
+    expect(behaviour?.call?.arguments.path).toBe('src/math.ts')
+  })
+
   it('makes each probe through the guard on a copy, with its verdict next to the naive check, and leaves the workspace untouched', async () => {
     const ws = library(true)
     const before = snapshotOf(ws)
@@ -85,14 +102,14 @@ describe('dsh try', () => {
     const r = await dsh(['try', '--workspace', ws, '--no-naive', '--restart'], { timeoutMs: 600_000 })
     expect(r.exitCode, r.output).toBe(0)
     expect(r.stdout).toContain('naive check: skipped (--no-naive)')
-    expect(row(r.stdout, 'a behaviour change its tests catch')).toBe('| a behaviour change its tests catch | rolled back | not made: no test file imports src/math.ts | — | — | — | — | — |')
+    expect(row(r.stdout, 'a behaviour change its tests catch')).toBe('| a behaviour change its tests catch | rolled back | not made: no test file imports src/math.ts, directly or through other modules | — | — | — | — | — |')
     expect(row(r.stdout, 'a comment in the most-imported module (src/math.ts)')).toMatch(/\| typecheck \(cold\) [\d.]+ s \|$/)
     expect(r.stderr).toContain('restarting the guard on the same copy (its vault kept)…')
     expect(r.stderr).toContain('probe 1/6 (restarted guard): a comment in the most-imported module (src/math.ts)…')
     // The first session's type-check left its build info in the copy's vault: the restarted guard's baseline starts from it.
     expect(row(r.stdout, 'after a restart: a comment in the most-imported module (src/math.ts)')).toMatch(/\| kept \| kept \| .* \| typecheck \(from build info\) [\d.]+ s \|$/)
     expect(row(r.stdout, 'after a restart: an export renamed, breaking its importers (`add` in src/math.ts)')).toMatch(/\| rolled back \| rolled back: src\/(math|use)\.ts:\d+ TS\d+ /)
-    expect(row(r.stdout, 'after a restart: a behaviour change its tests catch')).toContain('| not made: no test file imports src/math.ts |')
+    expect(row(r.stdout, 'after a restart: a behaviour change its tests catch')).toContain('| not made: no test file imports src/math.ts, directly or through other modules |')
   }, 600_000)
 
   it('--timeout: a probe past it is reported timed out (its test run killed) and the run goes on to the next probe', async () => {

@@ -79,13 +79,14 @@ export function deriveProbes(language: Language, module: ModuleInfo | undefined,
     ? { ...edit('rename', renamed.nameAt, renamed.name.length, renamed.name + suffix), title: `${TITLES.rename} (\`${renamed.name}\` in ${path})` }
     : missing('rename', module.importers.length ? `no exported function of ${path} is named by its importers` : `nothing imports ${path}`))
 
-  const tested = fns.find(fn => fn.exported && imported(fn, module.tests))
+  // A function its own test files name; else one named by a test that reaches the module through others (ufo's tests import `src/index.ts`).
+  const tested = fns.find(fn => fn.exported && imported(fn, module.tests)) ?? fns.find(fn => fn.exported && imported(fn, module.reachedBy))
   const fail = language === 'typescript' ? "if (Date.now() > 0) throw new Error('dsh try: a behaviour change')"
     : language === 'go' ? 'if true {\n\t\tpanic("dsh try: a behaviour change")\n\t}'
       : 'if True:\n    raise RuntimeError("dsh try: a behaviour change")'
   probes.push(tested
     ? { ...edit('behaviour', tested.bodyAt, 0, bodyLine(language, tested, fail)), title: `${TITLES.behaviour} (\`${tested.name}\` throws)` }
-    : missing('behaviour', module.tests.length ? `no function of ${path} is named by the test files that import it` : `no test file imports ${path}`))
+    : missing('behaviour', module.reachedBy.length ? `no function of ${path} is named by the test files that import it` : `no test file imports ${path}, directly or through other modules`))
 
   const broken = language === 'typescript' ? 'export const dshTry = (\n' : language === 'go' ? 'func dshTry(\n' : 'def dsh_try(:\n'
   probes.push(edit('syntax', text.length, 0, `${text.endsWith('\n') ? '' : '\n'}${broken}`))

@@ -60,6 +60,8 @@ export interface ModuleInfo {
   importers: string[]
   /** The importers that are test files. */
   tests: string[]
+  /** Test files that import it directly or through other modules (a test of `src/index.ts` reaches what the index re-exports). */
+  reachedBy: string[]
 }
 
 /** Whether a workspace-relative file is a test file in `language`. */
@@ -74,9 +76,25 @@ export function rankModules(root: string, language: Language, files: readonly st
   for (const [file, set] of importers) {
     if (isTestFile(language, file)) continue
     const list = [...set].sort()
-    infos.push({ file, importers: list, tests: list.filter(f => isTestFile(language, f)) })
+    infos.push({ file, importers: list, tests: list.filter(f => isTestFile(language, f)), reachedBy: testsReaching(file, importers, f => isTestFile(language, f)) })
   }
   return infos.sort((a, b) => b.importers.length - a.importers.length || a.file.localeCompare(b.file))
+}
+
+/** The test files that reach `file` through the import graph (`importers`: file → its direct importers), sorted. */
+function testsReaching(file: string, importers: ReadonlyMap<string, ReadonlySet<string>>, isTest: (f: string) => boolean): string[] {
+  const seen = new Set([file])
+  const tests = new Set<string>()
+  const queue = [file]
+  for (let next = queue.pop(); next !== undefined; next = queue.pop()) {
+    for (const importer of importers.get(next) ?? []) {
+      if (seen.has(importer)) continue
+      seen.add(importer)
+      if (isTest(importer)) tests.add(importer)
+      else queue.push(importer)
+    }
+  }
+  return [...tests].sort()
 }
 
 /** Each of `files` with its text; an unreadable file is left out (what it imports cannot be seen). */
