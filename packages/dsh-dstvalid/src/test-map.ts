@@ -96,8 +96,9 @@ export class TestMap {
 
   /**
    * The judged write was rolled back byte for byte: the entries its runs
-   * re-recorded (on content that is gone) are put back as they were, which
-   * were recorded on the content that is back.
+   * re-recorded (on content that is gone), and those its selection noted as
+   * equivalent on that content, are put back as they were, which were
+   * recorded on the content that is back.
    */
   undo(): void {
     for (const [test, entry] of this.undoLog ?? []) {
@@ -184,6 +185,9 @@ export class TestMap {
         const m = entry[module]
         const hash = editedHash(module)
         if (m && hash && !m.hashes.includes(hash)) {
+          // Noted within a judgement: a rollback takes it back, or each rolled-back edit would push a hash the
+          // content really has out of the entry (after four, every test file of the module ran as stale).
+          if (this.undoLog && !this.undoLog.has(test)) this.undoLog.set(test, structuredClone(entry))
           m.hashes = [hash, ...m.hashes].slice(0, MAX_HASHES)
           this.dirty = true
         }

@@ -190,6 +190,23 @@ describe('the map of executed functions (test selection for body-only edits)', (
     ])
   })
 
+  it('a rolled-back edit takes back what its selection noted as equivalent: five rolled-back edits in a row leave the entries current', () => {
+    const map = new TestMap()
+    const hashes: Record<string, string> = { 'src/a.ts': 'original', 'tests/a.test.ts': 'test' }
+    map.record({ 'tests/a.test.ts': { 'src/a.ts': ['used'], 'tests/a.test.ts': [''] } }, ['tests/a.test.ts'], f => hashes[f])
+    for (const edited of ['one', 'two', 'three', 'four', 'five']) {
+      map.begin()
+      // \`unused\` gets a new body: the test file never ran it, so it is left out and the edited content noted for it.
+      const picked = map.select(['tests/a.test.ts'], new Map([['src/a.ts', ['unused']]]), f => hashes[f], f => (f === 'src/a.ts' ? edited : hashes[f]))
+      expect(picked).toEqual({ run: [], unmapped: [], stale: [] })
+      map.undo()
+    }
+    // The rolled-back contents are gone from the entry, the original is still there.
+    expect(map.select(['tests/a.test.ts'], new Map([['src/a.ts', ['unused']]]), f => hashes[f], () => undefined)).toEqual({ run: [], unmapped: [], stale: [] })
+    hashes['src/a.ts'] = 'five'
+    expect(map.select(['tests/a.test.ts'], new Map([['src/a.ts', ['unused']]]), f => hashes[f], () => undefined)).toEqual({ run: ['tests/a.test.ts'], unmapped: [], stale: ['tests/a.test.ts'] })
+  })
+
   it('a body edit runs the 2 of 40 test files that ran the function and catches its break; a top-level edit runs the import closure; a stale entry runs and is re-recorded', async () => {
     const root = makeWorkspace('', files(40, 37))
     const h = await boot(root, { testSelection: 'functions' })
