@@ -94,6 +94,18 @@ export interface Measurement {
    * back), the check's accepted state is measured again before the next write.
    */
   partial?: boolean
+  /**
+   * Judging a write: every file it changed is a script whose declaration
+   * signature — what its importers can see of it — this check found
+   * unchanged (a type-check; ADR 0032). Absent: one changed, or it cannot tell.
+   */
+  declarationsKept?: DeclarationsKept
+}
+
+/** A write left every written file's declaration signature as it was (see {@link Measurement.declarationsKept}). */
+export interface DeclarationsKept {
+  /** Absolute paths of the tsconfigs whose programs own every written file and computed the signatures (their compiler options are what the fact holds for). */
+  readonly programs: readonly string[]
 }
 
 /** Which files a write changed, as the engine sees them. */
@@ -109,6 +121,14 @@ export interface Change {
    * to keep).
    */
   before?: ReadonlyMap<string, Buffer | null>
+  /**
+   * Set by the engine for the checks after a type-check that passed with no
+   * new problem and found every written file's declaration signature
+   * unchanged ({@link Measurement.declarationsKept}): a test whose outcome
+   * depends only on types (vitest's typecheck mode) cannot change outcome.
+   * Absent: not known (never set by callers).
+   */
+  declarationsKept?: DeclarationsKept
 }
 
 /** A record of one command a check ran (the `verify/run` session event). */

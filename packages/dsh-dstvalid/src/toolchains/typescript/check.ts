@@ -84,7 +84,8 @@ export class TypecheckCheck implements Check, ImpactSource {
     const notes = orphans.length > 3
       ? [`not type-checked: ${orphans.length} files are in no tsconfig program: ${listFiles(orphans)}`]
       : orphans.map(file => `not type-checked: ${file} is in no tsconfig program`)
-    return { status: 'ok', problems, scope: 'all', ...(notes.length ? { notes } : {}) }
+    const kept = change && result.declarationsKept ? { declarationsKept: { programs: result.declarationsKept } } : {}
+    return { status: 'ok', problems, scope: 'all', ...(notes.length ? { notes } : {}), ...kept }
   }
 
   /** A write that changed only comments and whitespace in TypeScript sources: its types cannot have changed. */

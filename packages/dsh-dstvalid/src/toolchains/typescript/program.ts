@@ -39,6 +39,39 @@ export interface TsCheckResult {
   documents: number
   /** Files of every program, a file counted once per program that reads it. */
   programFiles: number
+  /**
+   * Every file the write changed is a script some program owns, and every program that owns
+   * one found its declaration signature — what its importers can see of it — unchanged (ADR
+   * 0032): the absolute tsconfig paths of the programs that own all of them (the compiler
+   * options the signatures hold for). Absent: a signature changed, or the check could not tell.
+   */
+  declarationsKept?: string[]
+}
+
+/**
+ * The tsconfigs of the programs that own every file of `changed`, when each file is an own file
+ * of some program checked for the write and every program holding it compared its declaration
+ * signature and found it unchanged; undefined otherwise (one changed, a program could not tell,
+ * a file in no program or only another program's source, nothing changed).
+ */
+function declarationsKept(changed: readonly string[], checked: ReadonlyMap<TsProject, ProjectCheck>): string[] | undefined {
+  const paths = changed.map(p => resolve(p))
+  if (!paths.length) return undefined
+  const owners: string[] = []
+  for (const path of paths) {
+    let owned = false
+    for (const [project, check] of checked) {
+      if (!project.files.has(path)) continue
+      // A program that read the file and compared nothing (no earlier state) cannot vouch for it.
+      if (!check.signatures) return undefined
+      if (!check.signatures.written.includes(path)) continue
+      if (!check.signatures.kept) return undefined
+      owned = true
+    }
+    if (!owned) return undefined
+  }
+  for (const [project, check] of checked) if (check.signatures && paths.every(p => check.signatures!.written.includes(p))) owners.push(project.configPath)
+  return owners
 }
 
 /**
@@ -203,7 +236,8 @@ export class TsProgramChecker {
       ...this.toPlain(all, withProgram.length > 1),
       ...this.toPlain([...orphans.diagnostics, ...syntax?.diagnostics ?? []].map(d => ({ d, project: undefined })), false),
     ]
-    return { ...this.result(started, projects, orphans.files, diagnostics, files), rechecked, recheckedFiles, restored }
+    const kept = syntax ? undefined : declarationsKept(changed, checked)
+    return { ...this.result(started, projects, orphans.files, diagnostics, files), rechecked, recheckedFiles, restored, ...(kept ? { declarationsKept: kept } : {}) }
   }
 
   /** A check's result around its diagnostics (what was re-checked is the caller's). */

@@ -66,6 +66,12 @@ export interface ProjectCheck {
   rechecked: string[]
   /** The builder started from the build-info cache. */
   restored: boolean
+  /**
+   * The written files (`checking(changed)`) that are this program's own, absolute, when their
+   * declaration signatures were compared with the builder's from before the write; `kept`:
+   * every one of them is unchanged. Absent: not compared (no write, no earlier state).
+   */
+  signatures?: { written: string[]; kept: boolean }
 }
 
 /** A pause of a check: a file (or the write's own files, together) whose diagnostics include one the project's last check did not report for it. */
@@ -327,6 +333,7 @@ export class TsProject {
       this._diagnostics = [...this._configErrors]
       return { diagnostics: this._diagnostics, rechecked: [], restored: false }
     }
+    let signatures: ProjectCheck['signatures']
     const host = this._host ??= this.createHost(parsed.options)
     let old = this._builder
     let restored = false
@@ -387,6 +394,7 @@ export class TsProject {
       // The importers only when a written file's declaration signature changed: otherwise the builder
       // re-checks none of them (a body-only edit; fp-ts re-checked the 176 importers of function.ts).
       const reshaped = written.some(sf => this.signatureChanged(program, builder, host, sf))
+      signatures = { written: written.map(sf => resolve(sf.fileName)), kept: !reshaped }
       for (const sf of reshaped ? importers : []) {
         looked.add(sf)
         rechecked.push(resolve(sf.fileName))
@@ -423,7 +431,7 @@ export class TsProject {
     this._diagnostics = diagnostics
     this._unsaved = true
     if (rechecked.length >= COMPACT_AFTER) this.dropChecker(program, host)
-    return { diagnostics, rechecked, restored }
+    return { diagnostics, rechecked, restored, ...(signatures ? { signatures } : {}) }
   }
 
   /**

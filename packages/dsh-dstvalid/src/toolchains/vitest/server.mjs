@@ -14,7 +14,7 @@
  *              { kind: 'cancel' } (the run in progress is past its time limit: cancelled, what finished is answered)
  *              { kind: 'close' }
  * Messages out: { ready: true, version } | { unsupported: string }
- *               { id, ok: true, report, phases, calls?, readers?, cancelled? } | { id, ok: false, error }
+ *               { id, ok: true, report, phases, calls?, readers?, typeOnly?, cancelled? } | { id, ok: false, error }
  *              (`calls`: test file → workspace module → names of the functions it executed, from the
  *              calls recorder; only for runs of whole test files on the disk's content)
  * The report is the one this package's CLI reporter writes (`dshReport`), so
@@ -486,7 +486,7 @@ async function related(/** @type {any[]} */ specs, /** @type {string[]} */ chang
 }
 
 /** @param {{ id: number, changed: string[] | null, mode: 'related' | 'all' | 'files', files?: string[], pattern?: string, projects?: string[], list?: boolean, accepted?: Record<string, string | null> }} request */
-async function run(request, /** @type {Record<string, number>} */ phases, /** @type {{ calls?: Record<string, Record<string, string[]>>, readers?: string[] }} */ out) {
+async function run(request, /** @type {Record<string, number>} */ phases, /** @type {{ calls?: Record<string, Record<string, string[]>>, readers?: string[], typeOnly?: Record<string, string[]> }} */ out) {
   if (!request.accepted) return runSpecs(request, phases, out)
   const paths = Object.keys(request.accepted)
   served = new Map(paths.map(p => [p, request.accepted?.[p] == null ? null : Buffer.from(/** @type {string} */ (request.accepted[p]), 'base64')]))
@@ -500,8 +500,49 @@ async function run(request, /** @type {Record<string, number>} */ phases, /** @t
   }
 }
 
+/**
+ * The test files of `specs` that every project listing them runs in the typecheck mode (pool
+ * `typescript`: `tsc` reports on them, nothing executes them), with the tsconfigs those projects'
+ * `tsc` reads; a file one of whose projects' tsconfig is not known is left out.
+ * @param {any[]} specs
+ */
+function typeOnly(specs) {
+  /** @type {Map<string, Set<string> | null>} */
+  const files = new Map()
+  for (const spec of specs) {
+    const config = spec.pool === 'typescript' ? typecheckConfig(spec.project) : null
+    const had = files.get(spec.moduleId)
+    files.set(spec.moduleId, config === null || had === null ? null : new Set([...had ?? [], config]))
+  }
+  /** @type {Record<string, string[]>} */
+  const out = {}
+  for (const [file, configs] of files) if (configs) out[file] = [...configs]
+  return out
+}
+
+/**
+ * The tsconfig (absolute) whose program a vitest project's typecheck mode has `tsc` check, as
+ * vitest starts it: `typecheck.tsconfig` from the project's root, else the `tsconfig.json` tsc
+ * finds from there up. Null when the mode is off, when its type-check is not that program as
+ * `tsc` sees it (`typecheck.allowJs` adds options; another checker than tsc or vue-tsc), or
+ * when there is none.
+ * @param {any} project
+ * @returns {string | null}
+ */
+function typecheckConfig(project) {
+  const config = project?.config
+  const typecheck = config?.typecheck
+  if (!typecheck?.enabled || typecheck.allowJs || typeof config.root !== 'string') return null
+  if (!['tsc', 'vue-tsc', undefined].includes(typecheck.checker)) return null
+  if (typecheck.tsconfig) return resolve(config.root, typecheck.tsconfig)
+  for (let dir = resolve(config.root); ; dir = dirname(dir)) {
+    if (existsSync(join(dir, 'tsconfig.json'))) return join(dir, 'tsconfig.json')
+    if (dirname(dir) === dir) return null
+  }
+}
+
 /** @param {{ id: number, changed: string[] | null, mode: 'related' | 'all' | 'files', files?: string[], pattern?: string, projects?: string[], list?: boolean }} request */
-async function runSpecs(request, /** @type {Record<string, number>} */ phases, /** @type {{ calls?: Record<string, Record<string, string[]>>, readers?: string[] }} */ extra) {
+async function runSpecs(request, /** @type {Record<string, number>} */ phases, /** @type {{ calls?: Record<string, Record<string, string[]>>, readers?: string[], typeOnly?: Record<string, string[]> }} */ extra) {
   let t = performance.now()
   const lap = (/** @type {string} */ name) => {
     const now = performance.now()
@@ -533,6 +574,7 @@ async function runSpecs(request, /** @type {Record<string, number>} */ phases, /
       const entry = reads.get(s.moduleId)
       return entry ? changed.some(file => readsSee(entry.code, file)) : usesFs(s.moduleId)
     }).map((/** @type {any} */ s) => s.moduleId))]
+    extra.typeOnly = typeOnly(specs)
     return dshReport(vitest.projects, specs.map((/** @type {any} */ s) => ({ projectName: s.project.name, filepath: s.moduleId, tasks: [] })), [])
   }
   if (!specs.length) return dshReport(vitest.projects, [], [])
@@ -612,10 +654,10 @@ process.on('message', (/** @type {any} */ message) => {
     try {
       /** @type {Record<string, number>} */
       const phases = {}
-      /** @type {{ calls?: Record<string, Record<string, string[]>>, readers?: string[] }} */
+      /** @type {{ calls?: Record<string, Record<string, string[]>>, readers?: string[], typeOnly?: Record<string, string[]> }} */
       const out = {}
       const r = await run(message, phases, out)
-      send({ id: message.id, ok: true, report: r, phases, ...(out.calls ? { calls: out.calls } : {}), ...(out.readers ? { readers: out.readers } : {}), ...(cancelledAt !== undefined ? { cancelled: true } : {}) })
+      send({ id: message.id, ok: true, report: r, phases, ...(out.calls ? { calls: out.calls } : {}), ...(out.readers ? { readers: out.readers } : {}), ...(out.typeOnly ? { typeOnly: out.typeOnly } : {}), ...(cancelledAt !== undefined ? { cancelled: true } : {}) })
     } catch (error) {
       send({ id: message.id, ok: false, error: text(error) })
     } finally {

@@ -1,5 +1,5 @@
 import { existsSync, readFileSync } from 'node:fs'
-import { join } from 'node:path'
+import { join, resolve } from 'node:path'
 import { toPosixRelative } from 'dsh-common'
 import { seconds } from '../../run.ts'
 import { listFiles } from '../../message.ts'
@@ -129,8 +129,13 @@ export class WarmVitestCheck implements Check {
     // A judgement's re-recordings can be undone by a byte-identical rollback (see restore).
     if (change) this.options.testMap?.begin()
     if (related && !config.length) {
-      const byMap = await this.measureByMap(change, io)
+      // One listing of the related test files for both selections below.
+      let listing: Promise<Listed | undefined> | undefined
+      const list = () => listing ??= this.listRelated(change, io)
+      const byMap = await this.measureByMap(change, io, list)
       if (byMap) return byMap
+      const byTypes = change.declarationsKept ? await this.measureWithoutTypeTests(change, io, list) : undefined
+      if (byTypes) return byTypes
     }
     const request: WarmRunRequest = { changed: change?.paths ?? null, mode: related ? 'related' : 'all' }
     const argv = related ? ['vitest', 'related', ...change!.files, '--run'] : ['vitest', 'run']
@@ -146,7 +151,7 @@ export class WarmVitestCheck implements Check {
    * said in a note. Undefined when the map does not apply (said in a
    * notice when the edit was looked at): the related test files run.
    */
-  private async measureByMap(change: Change, io: CheckIO): Promise<Measurement | undefined> {
+  private async measureByMap(change: Change, io: CheckIO, list: () => Promise<Listed | undefined>): Promise<Measurement | undefined> {
     const map = this.options.testMap
     if (!map || !change.before) return undefined
     const contents: { file: string; abs: string; bytes: Buffer; now: Buffer }[] = []
@@ -161,7 +166,7 @@ export class WarmVitestCheck implements Check {
         return undefined
       }
     }
-    const listed = await this.listRelated(change, io)
+    const listed = await list()
     if (!listed) return undefined
     const { files: related, readers } = listed
     // Nothing but comments and whitespace changed: no test can change outcome, mapped or not — unless it reads a changed file as text.
@@ -209,9 +214,14 @@ export class WarmVitestCheck implements Check {
     map.save()
     // Comments only: a test file that may read a changed file as text is the only one that can see the write,
     // mapped or not (on a session's first write none is mapped yet: hono ran 94 related test files for a comment).
-    const selection = code ? picked : { run: picked.run.filter(f => readers.includes(f)), unmapped: [], stale: [] }
-    if (selection.run.length === related.length) return undefined
-    const note = selectionNote(selection, related.length, edits, readers)
+    const chosen = code ? picked : { run: picked.run.filter(f => readers.includes(f)), unmapped: [], stale: [] }
+    // The map did not narrow the selection: the related test files (less the type-only ones, below).
+    if (chosen.run.length === related.length) return undefined
+    // A write that kept every declaration: the type-only test files (never mapped: no worker runs them) are left out too.
+    const types = new Set(this.typeTestsLeftOut(change, listed))
+    const selection = types.size ? { run: chosen.run.filter(f => !types.has(f)), unmapped: chosen.unmapped.filter(f => !types.has(f)), stale: chosen.stale.filter(f => !types.has(f)) } : chosen
+    const left = chosen.run.length - selection.run.length
+    const note = `${selectionNote(selection, related.length, edits, readers)}${left ? `; ${typesNote(left)}` : ''}`
     io.notice('info', note)
     if (!selection.run.length) return { status: 'ok', problems: [], passed: [], scope: [], notes: [note], selected: true }
     const request: WarmRunRequest = { changed: change.paths, mode: 'files', files: selection.run.map(f => join(this.options.root, f)) }
@@ -221,19 +231,52 @@ export class WarmVitestCheck implements Check {
     return { ...m, notes: [...m.notes ?? [], note], selected: true }
   }
 
+  /**
+   * A write that kept every written file's declaration signature (ADR 0032): the related test
+   * files less the type-only ones, said in a note. Undefined when none is left out.
+   */
+  private async measureWithoutTypeTests(change: Change, io: CheckIO, list: () => Promise<Listed | undefined>): Promise<Measurement | undefined> {
+    const listed = await list()
+    if (!listed) return undefined
+    const types = new Set(this.typeTestsLeftOut(change, listed))
+    if (!types.size) return undefined
+    const run = listed.files.filter(f => !types.has(f))
+    const note = `tests: ${run.length} of ${listed.files.length} related test file${listed.files.length === 1 ? '' : 's'}: ${typesNote(types.size)}`
+    io.notice('info', note)
+    if (!run.length) return { status: 'ok', problems: [], passed: [], scope: [], notes: [note], selected: true }
+    const request: WarmRunRequest = { changed: change.paths, mode: 'files', files: run.map(f => join(this.options.root, f)) }
+    const m = await this._judge.judge(only => this.runWarm({ ...request, ...(only ? { projects: only } : {}) }, projectArgv(['vitest', 'run', ...run], only), io), io, change.files)
+    if (!m) return undefined
+    return { ...m, notes: [...m.notes ?? [], note], selected: true }
+  }
+
+  /**
+   * Of the listed related test files, those no write that kept every written file's declaration
+   * signature can change the outcome of (ADR 0032): files only vitest's typecheck mode runs, on
+   * tsconfigs whose programs computed those signatures, and not written themselves.
+   */
+  private typeTestsLeftOut(change: Change, listed: Listed): string[] {
+    const kept = change.declarationsKept
+    if (!kept) return []
+    const programs = new Set(kept.programs.map(p => resolve(p)))
+    const written = new Set(change.files)
+    return listed.files.filter(f => !written.has(f) && !!listed.typeOnly.get(f)?.every(config => programs.has(resolve(config))))
+  }
+
   /** The related test files, from the runner's module graph without running them; undefined when the runner cannot say. */
   async relatedTestFiles(change: Change, io: CheckIO): Promise<string[] | undefined> {
     return (await this.listRelated(change, io))?.files
   }
 
   /** The related test files (workspace-relative), and those of them whose recorded file-system reads see a changed path. */
-  private async listRelated(change: Change, io: CheckIO): Promise<{ files: string[]; readers: string[] } | undefined> {
+  private async listRelated(change: Change, io: CheckIO): Promise<Listed | undefined> {
     if (this._unsupported || this.options.mode !== 'related' || change.files.some(f => RERUN_ALL.test(f) || TEST_CONFIG_FILE.test(f))) return undefined
     const only = this._judge.runnable
     const answer = await this._client.run({ changed: change.paths, mode: 'related', list: true, ...(only ? { projects: only } : {}) }, io.timeoutMs, io.signal)
     if (answer.status !== 'ok') return undefined
     const rel = (abs: string) => toPosixRelative(this.options.root, abs)
-    return { files: [...new Set(answer.report.modules.map(m => rel(m.file)))], readers: (answer.readers ?? []).map(rel) }
+    const typeOnly = new Map(Object.entries(answer.typeOnly ?? {}).map(([file, configs]) => [rel(file), configs]))
+    return { files: [...new Set(answer.report.modules.map(m => rel(m.file)))], readers: (answer.readers ?? []).map(rel), typeOnly }
   }
 
   /**
@@ -370,6 +413,20 @@ export class WarmVitestCheck implements Check {
         return undefined
     }
   }
+}
+
+/** The related test files of a change as the warm runner lists them (workspace-relative). */
+interface Listed {
+  files: string[]
+  /** Those whose recorded file-system reads see a changed path. */
+  readers: string[]
+  /** Those only vitest's typecheck mode runs, with the tsconfigs (absolute) its `tsc` reads for them. */
+  typeOnly: ReadonlyMap<string, readonly string[]>
+}
+
+/** What the verdict says of the type-only test files a write that kept every declaration left out. */
+function typesNote(count: number): string {
+  return `${count} type-only test file${count === 1 ? '' : 's'} not run: no declaration changed`
 }
 
 /**
