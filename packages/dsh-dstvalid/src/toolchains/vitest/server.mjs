@@ -14,7 +14,7 @@
  *              { kind: 'cancel' } (the run in progress is past its time limit: cancelled, what finished is answered)
  *              { kind: 'close' }
  * Messages out: { ready: true, version } | { unsupported: string }
- *               { id, ok: true, report, phases, calls?, readers?, typeOnly?, cancelled? } | { id, ok: false, error }
+ *               { id, ok: true, report, phases, calls?, readers?, typeOnly?, typechecked?, cancelled? } | { id, ok: false, error }
  *              (`calls`: test file → workspace module → names of the functions it executed, from the
  *              calls recorder; only for runs of whole test files on the disk's content)
  * The report is the one this package's CLI reporter writes (`dshReport`), so
@@ -486,7 +486,7 @@ async function related(/** @type {any[]} */ specs, /** @type {string[]} */ chang
 }
 
 /** @param {{ id: number, changed: string[] | null, mode: 'related' | 'all' | 'files', files?: string[], pattern?: string, projects?: string[], list?: boolean, accepted?: Record<string, string | null> }} request */
-async function run(request, /** @type {Record<string, number>} */ phases, /** @type {{ calls?: Record<string, Record<string, string[]>>, readers?: string[], typeOnly?: Record<string, string[]> }} */ out) {
+async function run(request, /** @type {Record<string, number>} */ phases, /** @type {{ calls?: Record<string, Record<string, string[]>>, readers?: string[], typeOnly?: Record<string, string[]>, typechecked?: string[] }} */ out) {
   if (!request.accepted) return runSpecs(request, phases, out)
   const paths = Object.keys(request.accepted)
   served = new Map(paths.map(p => [p, request.accepted?.[p] == null ? null : Buffer.from(/** @type {string} */ (request.accepted[p]), 'base64')]))
@@ -542,7 +542,7 @@ function typecheckConfig(project) {
 }
 
 /** @param {{ id: number, changed: string[] | null, mode: 'related' | 'all' | 'files', files?: string[], pattern?: string, projects?: string[], list?: boolean }} request */
-async function runSpecs(request, /** @type {Record<string, number>} */ phases, /** @type {{ calls?: Record<string, Record<string, string[]>>, readers?: string[], typeOnly?: Record<string, string[]> }} */ extra) {
+async function runSpecs(request, /** @type {Record<string, number>} */ phases, /** @type {{ calls?: Record<string, Record<string, string[]>>, readers?: string[], typeOnly?: Record<string, string[]>, typechecked?: string[] }} */ extra) {
   let t = performance.now()
   const lap = (/** @type {string} */ name) => {
     const now = performance.now()
@@ -575,6 +575,7 @@ async function runSpecs(request, /** @type {Record<string, number>} */ phases, /
       return entry ? changed.some(file => readsSee(entry.code, file)) : usesFs(s.moduleId)
     }).map((/** @type {any} */ s) => s.moduleId))]
     extra.typeOnly = typeOnly(specs)
+    extra.typechecked = [...new Set(specs.filter((/** @type {any} */ s) => s.pool === 'typescript').map((/** @type {any} */ s) => s.moduleId))]
     return dshReport(vitest.projects, specs.map((/** @type {any} */ s) => ({ projectName: s.project.name, filepath: s.moduleId, tasks: [] })), [])
   }
   if (!specs.length) return dshReport(vitest.projects, [], [])
@@ -654,10 +655,10 @@ process.on('message', (/** @type {any} */ message) => {
     try {
       /** @type {Record<string, number>} */
       const phases = {}
-      /** @type {{ calls?: Record<string, Record<string, string[]>>, readers?: string[], typeOnly?: Record<string, string[]> }} */
+      /** @type {{ calls?: Record<string, Record<string, string[]>>, readers?: string[], typeOnly?: Record<string, string[]>, typechecked?: string[] }} */
       const out = {}
       const r = await run(message, phases, out)
-      send({ id: message.id, ok: true, report: r, phases, ...(out.calls ? { calls: out.calls } : {}), ...(out.readers ? { readers: out.readers } : {}), ...(out.typeOnly ? { typeOnly: out.typeOnly } : {}), ...(cancelledAt !== undefined ? { cancelled: true } : {}) })
+      send({ id: message.id, ok: true, report: r, phases, ...(out.calls ? { calls: out.calls } : {}), ...(out.readers ? { readers: out.readers } : {}), ...(out.typeOnly ? { typeOnly: out.typeOnly } : {}), ...(out.typechecked ? { typechecked: out.typechecked } : {}), ...(cancelledAt !== undefined ? { cancelled: true } : {}) })
     } catch (error) {
       send({ id: message.id, ok: false, error: text(error) })
     } finally {

@@ -49,9 +49,10 @@ export type WarmRunAnswer =
   /**
    * `readers` (a listing): the listed test files whose recorded file-system reads see a changed path (absolute).
    * `typeOnly` (a listing): the listed test files every project of which runs them in vitest's typecheck mode, with
-   * the tsconfigs those projects' `tsc` reads (absolute).
+   * the tsconfigs those projects' `tsc` reads (absolute). `typechecked` (a listing): the listed test files some
+   * project runs in the typecheck mode (absolute).
    */
-  | { status: 'ok'; report: DshVitestReport; rssKb?: number; phases?: WarmRunPhases; calls?: RunCalls; readers?: string[]; typeOnly?: Record<string, string[]> }
+  | { status: 'ok'; report: DshVitestReport; rssKb?: number; phases?: WarmRunPhases; calls?: RunCalls; readers?: string[]; typeOnly?: Record<string, string[]>; typechecked?: string[] }
   /** `calls`: the run was cancelled in time (the runner lives on): what its finished test files executed. */
   | { status: 'timeout'; calls?: RunCalls }
   /** The runner crashed, could not start, or answered with an error. */
@@ -63,7 +64,7 @@ type ServerMessage =
   | { ready: true; version?: string }
   | { unsupported: string }
   | { startError: string }
-  | { id: number; ok: true; report: DshVitestReport; phases?: WarmRunPhases; calls?: RunCalls; readers?: string[]; typeOnly?: Record<string, string[]> }
+  | { id: number; ok: true; report: DshVitestReport; phases?: WarmRunPhases; calls?: RunCalls; readers?: string[]; typeOnly?: Record<string, string[]>; typechecked?: string[] }
   | { id: number; ok: false; error: string }
 
 export interface WarmClientOptions {
@@ -145,7 +146,7 @@ export class WarmVitestClient {
           if (pending?.id !== message.id) return
           this._pending = undefined
           // The runner's process group (vitest and its workers), measured from here right after the run.
-          pending.settle(message.ok ? { status: 'ok', report: message.report, rssKb: child.pid === undefined ? undefined : processGroupRssKb(child.pid), phases: message.phases, ...(message.calls ? { calls: message.calls } : {}), ...(message.readers ? { readers: message.readers } : {}), ...(message.typeOnly ? { typeOnly: message.typeOnly } : {}) } : { status: 'error', error: message.error.split('\n')[0]! })
+          pending.settle(message.ok ? { status: 'ok', report: message.report, rssKb: child.pid === undefined ? undefined : processGroupRssKb(child.pid), phases: message.phases, ...(message.calls ? { calls: message.calls } : {}), ...(message.readers ? { readers: message.readers } : {}), ...(message.typeOnly ? { typeOnly: message.typeOnly } : {}), ...(message.typechecked ? { typechecked: message.typechecked } : {}) } : { status: 'error', error: message.error.split('\n')[0]! })
         }
       })
       void child.exited.then(exit => {

@@ -290,10 +290,20 @@ export class WarmVitestCheck implements Check {
     // Without the warm runner (another vitest Node API), or for a write it cannot serve, the CLI in a mount namespace (ADR 0024).
     return this._unsupported
       ? (files, change, io) => this.options.cli.measureAccepted(files, change, io)
-      : async (files, change, io) => this.servedByRunner(change) ? this.measureWithContentBefore(files, change, io) : this.options.cli.measureAccepted(files, change, io)
+      : async (files, change, io) => this.servedByRunner(change) && !(await this.typechecked(files, io)) ? this.measureWithContentBefore(files, change, io) : this.options.cli.measureAccepted(files, change, io)
   }
 
-  /** Changed modules are served by the runner; any other write whose paths all existed, by the CLI in a mount namespace. */
+  /**
+   * Whether some of `files` (workspace-relative test files) run in vitest's typecheck mode, or
+   * the runner cannot say: their `tsc` reads the disk, not the module graph, so content served
+   * to the runner would be judged as the write's.
+   */
+  private async typechecked(files: string[], io: CheckIO): Promise<boolean> {
+    const answer = await this._client.run({ changed: [], mode: 'files', files: files.map(f => join(this.options.root, f)), list: true }, io.timeoutMs, io.signal)
+    return answer.status !== 'ok' || !!answer.typechecked?.length
+  }
+
+  /** Changed modules are served by the runner (to test files in the typecheck mode, whose `tsc` reads the disk, by the CLI); any other write whose paths all existed, by the CLI in a mount namespace. */
   servable(change: Change): boolean {
     // A test config is not served (the runner restarts on it): its accepted state, every test, is measured before.
     if (change.files.some(f => TEST_CONFIG_FILE.test(f))) return false
