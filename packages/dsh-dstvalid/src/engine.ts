@@ -235,7 +235,7 @@ export class Guard {
     const checks: CheckVerdict[] = []
     const measurements = new Map<Check, Measurement>()
     const selection = this.selection(change)
-    // What the later checks are handed: the change, and what an earlier check found of its declarations (ADR 0032).
+    // What the later checks are handed: the change, and what an earlier check found of its declarations (ADR 0033).
     let seen = { change, selection }
     for (const check of this.options.checks) {
       const started = performance.now()

@@ -97,7 +97,7 @@ export interface Measurement {
   /**
    * Judging a write: every file it changed is a script whose declaration
    * signature — what its importers can see of it — this check found
-   * unchanged (a type-check; ADR 0032). Absent: one changed, or it cannot tell.
+   * unchanged (a type-check; ADR 0033). Absent: one changed, or it cannot tell.
    */
   declarationsKept?: DeclarationsKept
 }

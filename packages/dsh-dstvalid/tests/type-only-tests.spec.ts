@@ -1,7 +1,7 @@
 /**
  * Type-only test files — those vitest runs in its typecheck mode, whose outcome depends on types
  * alone — after a write that left every written file's declaration signature as it was (ADR
- * 0032): the type-check says so, the test check leaves them out and says it did. When an
+ * 0033): the type-check says so, the test check leaves them out and says it did. When an
  * inferred return type changes (a body-only edit by its syntax), they run and catch it.
  */
 import { createRequire } from 'node:module'

@@ -42,7 +42,7 @@ export interface TsCheckResult {
   /**
    * Every file the write changed is a script some program owns, and every program that owns
    * one found its declaration signature — what its importers can see of it — unchanged (ADR
-   * 0032): the absolute tsconfig paths of the programs that own all of them (the compiler
+   * 0033): the absolute tsconfig paths of the programs that own all of them (the compiler
    * options the signatures hold for). Absent: a signature changed, or the check could not tell.
    */
   declarationsKept?: string[]

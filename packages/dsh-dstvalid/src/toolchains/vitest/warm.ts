@@ -232,7 +232,7 @@ export class WarmVitestCheck implements Check {
   }
 
   /**
-   * A write that kept every written file's declaration signature (ADR 0032): the related test
+   * A write that kept every written file's declaration signature (ADR 0033): the related test
    * files less the type-only ones, said in a note. Undefined when none is left out.
    */
   private async measureWithoutTypeTests(change: Change, io: CheckIO, list: () => Promise<Listed | undefined>): Promise<Measurement | undefined> {
@@ -252,7 +252,7 @@ export class WarmVitestCheck implements Check {
 
   /**
    * Of the listed related test files, those no write that kept every written file's declaration
-   * signature can change the outcome of (ADR 0032): files only vitest's typecheck mode runs, on
+   * signature can change the outcome of (ADR 0033): files only vitest's typecheck mode runs, on
    * tsconfigs whose programs computed those signatures, and not written themselves.
    */
   private typeTestsLeftOut(change: Change, listed: Listed): string[] {
