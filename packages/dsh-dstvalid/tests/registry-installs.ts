@@ -5,8 +5,9 @@
  * outside the clone as the pinned agent CLIs and harness are, so a fresh clone
  * of the same machine (CI) does not install them again; moved into the cache
  * in one rename so a concurrent installer loses the race harmlessly.
+ * `install-fixtures.ts` makes them all at once before a test run (`.ci/run`).
  */
-import { existsSync, mkdirSync, mkdtempSync, renameSync, rmSync, writeFileSync } from 'node:fs'
+import { existsSync, mkdirSync, mkdtempSync, readdirSync, renameSync, rmSync, writeFileSync } from 'node:fs'
 import { homedir } from 'node:os'
 import { join } from 'node:path'
 import { runCommand } from 'dsh-common'
@@ -60,4 +61,37 @@ export function vitestInstall(major: keyof typeof VITEST_RELEASES): Promise<stri
 /** Jest 29 with ts-jest (the pairing most ts-jest projects pin), from the cache. */
 export function tsJestInstall(): Promise<string> {
   return registryInstall('ts-jest-29.4.15', { 'jest': '29.7.0', 'ts-jest': '29.4.15', '@types/jest': '29.5.14', 'typescript': WORKSPACE_TYPESCRIPT })
+}
+
+/** The create-vite release whose react-ts template the tests use (its template pins `typescript: ~7.0.2`). */
+export const CREATE_VITE = '9.3.0'
+
+/**
+ * The template, installed as a new user would (`npm install`, untouched),
+ * once per create-vite version: packed from the registry, extracted, its
+ * dependencies installed, then moved into the cache in one rename (a
+ * concurrent installer loses the race harmlessly).
+ */
+export async function createViteTemplate(): Promise<string> {
+  const template = join(cacheRoot, `create-vite-${CREATE_VITE}-react-ts`)
+  if (existsSync(join(template, 'node_modules', 'typescript', 'package.json'))) return template
+  mkdirSync(cacheRoot, { recursive: true })
+  const work = mkdtempSync(join(cacheRoot, 'tmp-'))
+  try {
+    await npm(['pack', `create-vite@${CREATE_VITE}`, '--pack-destination', work], work)
+    const tgz = readdirSync(work).find(f => f.endsWith('.tgz'))!
+    const r = await runCommand(['tar', 'xzf', tgz], { cwd: work })
+    if (r.exitCode !== 0) throw new Error(`tar failed: ${r.output}`)
+    const app = join(work, 'package', 'template-react-ts')
+    renameSync(join(app, '_gitignore'), join(app, '.gitignore'))
+    await npm(['install', '--ignore-scripts', '--no-audit', '--no-fund'], app)
+    try {
+      renameSync(app, template)
+    } catch (error) {
+      if (!existsSync(join(template, 'node_modules', 'typescript'))) throw error
+    }
+  } finally {
+    rmSync(work, { recursive: true, force: true })
+  }
+  return template
 }

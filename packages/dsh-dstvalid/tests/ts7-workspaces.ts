@@ -1,50 +1,14 @@
 /**
  * Real TypeScript 7 workspaces for the tests: the `create-vite` React +
- * TypeScript template installed from the npm registry (in the tests' install
- * cache, keyed by the create-vite version: see `registry-installs.ts`), and a
- * generated library with project references that runs on the same installed
- * TypeScript 7.
+ * TypeScript template installed from the npm registry (`createViteTemplate` in
+ * `registry-installs.ts`), and a generated library with project references
+ * that runs on the same installed TypeScript 7.
  */
-import { cpSync, existsSync, mkdirSync, mkdtempSync, readdirSync, renameSync, rmSync, statSync, symlinkSync } from 'node:fs'
+import { cpSync, readdirSync, statSync, symlinkSync } from 'node:fs'
 import { join, relative, sep } from 'node:path'
-import { runCommand } from 'dsh-common'
 import { tempDir } from 'dsh-testkit'
 import { writeFile } from './helpers.ts'
-import { installCache, npm } from './registry-installs.ts'
-
-/** The create-vite release whose react-ts template the tests use (its template pins `typescript: ~7.0.2`). */
-export const CREATE_VITE = '9.3.0'
-const cacheRoot = installCache
-const template = join(cacheRoot, `create-vite-${CREATE_VITE}-react-ts`)
-
-/**
- * The template, installed as a new user would (`npm install`, untouched),
- * once per create-vite version: packed from the registry, extracted, its
- * dependencies installed, then moved into the cache in one rename (a
- * concurrent installer loses the race harmlessly).
- */
-export async function createViteTemplate(): Promise<string> {
-  if (existsSync(join(template, 'node_modules', 'typescript', 'package.json'))) return template
-  mkdirSync(cacheRoot, { recursive: true })
-  const work = mkdtempSync(join(cacheRoot, 'tmp-'))
-  try {
-    await npm(['pack', `create-vite@${CREATE_VITE}`, '--pack-destination', work], work)
-    const tgz = readdirSync(work).find(f => f.endsWith('.tgz'))!
-    const r = await runCommand(['tar', 'xzf', tgz], { cwd: work })
-    if (r.exitCode !== 0) throw new Error(`tar failed: ${r.output}`)
-    const app = join(work, 'package', 'template-react-ts')
-    renameSync(join(app, '_gitignore'), join(app, '.gitignore'))
-    await npm(['install', '--ignore-scripts', '--no-audit', '--no-fund'], app)
-    try {
-      renameSync(app, template)
-    } catch (error) {
-      if (!existsSync(join(template, 'node_modules', 'typescript'))) throw error
-    }
-  } finally {
-    rmSync(work, { recursive: true, force: true })
-  }
-  return template
-}
+import { createViteTemplate } from './registry-installs.ts'
 
 /** A fresh copy of the create-vite app (sources copied, `node_modules` symlinked to the cached install). */
 export async function createViteApp(): Promise<string> {

@@ -4,7 +4,8 @@ import { join } from 'node:path'
 import { beforeAll, describe, expect, it, onTestFinished } from 'vitest'
 import { Guard, Typecheck7Check, nativeTscCommand, workspaceTypescript, type GuardIO, type RunRecord } from 'dsh-dstvalid'
 import { boot, expectRolledBack, runs } from './helpers.ts'
-import { CREATE_VITE, createViteApp, createViteTemplate, listTree, referencesLibrary } from './ts7-workspaces.ts'
+import { CREATE_VITE, createViteTemplate } from './registry-installs.ts'
+import { createViteApp, listTree, referencesLibrary } from './ts7-workspaces.ts'
 
 // The first run on a fresh clone installs create-vite's template from the registry (cached afterwards).
 beforeAll(async () => { await createViteTemplate() }, 300_000)
