@@ -1,15 +1,42 @@
 import { tmpdir } from 'node:os'
 import { join } from 'node:path'
-import { defineConfig } from 'vitest/config'
+import { configDefaults, defineConfig } from 'vitest/config'
+
+/**
+ * Spec files that change no process state (no env, cwd, signal handlers, module
+ * mocks, fake timers) and leave nothing running: they share two worker threads
+ * and their loaded modules instead of a fresh fork each, which would import the
+ * packages (TypeScript among them) again per file.
+ */
+const shared = [
+  'packages/dsh-agent/tests/messages.spec.ts',
+  'packages/dsh-claims/tests/{check,checkpoint-tool,command-keys,evidence,handoff,offline}.spec.ts',
+  'packages/dsh-common/tests/{jsonl-select,read-text,vault,xml}.spec.ts',
+  'packages/dsh-dstvalid/tests/{engine-related,judging,parsers,typescript7-units}.spec.ts',
+  'packages/dsh-host-deepseek/tests/translate.spec.ts',
+  'packages/dsh-host-hooks/tests/{codex-gemini-adapters,install}.spec.ts',
+  'packages/dsh-invariants/tests/{agent-run,plugin,properties,rules}.spec.ts',
+  'packages/dsh-llm-openai/tests/*.spec.ts',
+  'packages/dsh-llm/tests/script.spec.ts',
+  'packages/dsh-proofchain/tests/{plugin,prune,restart,sources,summary,tamper}.spec.ts',
+  'packages/dsh-snapshot/tests/{capture-restore,plugin,properties,recovery}.spec.ts',
+  'packages/dsh-testkit/tests/dsh-session/{jsonl,log}.spec.ts',
+  'packages/dsh-testkit/tests/dsh-tools/execute.spec.ts',
+  'scripts/tests/{markdown,prose-wrap}.spec.ts',
+]
 
 export default defineConfig({
   test: {
-    include: ['packages/*/tests/**/*.spec.ts', 'scripts/tests/**/*.spec.ts'],
     testTimeout: 60_000,
     hookTimeout: 60_000,
     pool: 'forks',
-    poolOptions: { forks: { maxForks: 2, minForks: 1 } },
+    poolOptions: { forks: { maxForks: 2, minForks: 1 }, threads: { isolate: false, maxThreads: 2, minThreads: 1 } },
     // dsh's key store (seals) for tests: never the user's own.
     env: { NODE_ENV: 'test', DSH_STATE_DIR: join(tmpdir(), `dsh-test-state-${process.getuid?.() ?? 0}`) },
+    projects: [
+      // First, on their own: the two groups never hold more than two workers between them.
+      { extends: true, test: { name: 'shared', include: shared, pool: 'threads', isolate: false, sequence: { groupOrder: 0 } } },
+      { extends: true, test: { name: 'isolated', include: ['packages/*/tests/**/*.spec.ts', 'scripts/tests/**/*.spec.ts'], exclude: [...configDefaults.exclude, ...shared], sequence: { groupOrder: 1 } } },
+    ],
   },
 })
