@@ -103,11 +103,11 @@ describe('dsh try', () => {
     expect(r.exitCode, r.output).toBe(0)
     expect(r.stdout).toContain('naive check: skipped (--no-naive)')
     expect(row(r.stdout, 'a behaviour change its tests catch')).toBe('| a behaviour change its tests catch | rolled back | not made: no test file imports src/math.ts, directly or through other modules | — | — | — | — | — |')
-    expect(row(r.stdout, 'a comment in the most-imported module (src/math.ts)')).toMatch(/\| typecheck \(cold\) [\d.]+ s \|$/)
+    expect(row(r.stdout, 'a comment in the most-imported module (src/math.ts)')).toMatch(/\| typecheck \(cold\) [\d.]+ s · tests: none run: only comments and whitespace changed in src\/math\.ts \|$/)
     expect(r.stderr).toContain('restarting the guard on the same copy (its vault kept)…')
     expect(r.stderr).toContain('probe 1/6 (restarted guard): a comment in the most-imported module (src/math.ts)…')
     // The first session's type-check left its build info in the copy's vault: the restarted guard's baseline starts from it.
-    expect(row(r.stdout, 'after a restart: a comment in the most-imported module (src/math.ts)')).toMatch(/\| kept \| kept \| .* \| typecheck \(from build info\) [\d.]+ s \|$/)
+    expect(row(r.stdout, 'after a restart: a comment in the most-imported module (src/math.ts)')).toMatch(/\| kept \| kept \| .* \| typecheck \(from build info\) [\d.]+ s · tests: none run: only comments and whitespace changed in src\/math\.ts \|$/)
     expect(row(r.stdout, 'after a restart: an export renamed, breaking its importers (`add` in src/math.ts)')).toMatch(/\| rolled back \| rolled back: src\/(math|use)\.ts:\d+ TS\d+ /)
     expect(row(r.stdout, 'after a restart: a behaviour change its tests catch')).toContain('| not made: no test file imports src/math.ts, directly or through other modules |')
   }, 600_000)

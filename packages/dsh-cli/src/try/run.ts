@@ -50,6 +50,8 @@ export interface ProbeOutcome {
   load?: number
   /** The commands (or in-process checks) the guard ran for it, with their times; `how`: the type-check's mode (`from build info`, `cold`, …) when it said one. */
   runs: { check: string; ms: number; outcome: string; how?: string }[]
+  /** Which test files the test check ran and why, as it said (e.g. `tests: 13 of 94 related test files: those that ran \`raw\``). */
+  selection?: string
   /** The probe was expected rolled back but was kept: it was undone outside the guard. */
   undone?: boolean
   /** The probe outlived `--timeout`: `ms` is the limit, the verdict says so. */
@@ -135,9 +137,12 @@ async function runProbes(dir: string, planned: readonly Probe[], current: (probe
   progress('starting the guard…')
   const harness = await bootHarness({ workspace: dir, config: options.config, patches: [{ id: 'model', disabled: true }] })
   try {
+    // The test check's word on which test files it ran, during the probe being made.
+    let selection: string | undefined
     const notices = harness.ctx.plugin((ctx: Context) => {
       ctx.on('dstvalid/notice', (n: DstvalidNotice) => {
         if (n.phase !== 'end') progress(`  ${n.text}`)
+        if (n.text.startsWith('tests: ')) selection = n.text
       })
     })
     await notices
@@ -153,6 +158,7 @@ async function runProbes(dir: string, planned: readonly Probe[], current: (probe
       }
       progress(`probe ${n}/${planned.length}${which}: ${probe.title}…`)
       const from = session.nextSeq
+      selection = undefined
       const callId = `try-${probe.id}`
       const t = performance.now()
       const cpu = processTreeCpuMs(process.pid)
@@ -181,6 +187,7 @@ async function runProbes(dir: string, planned: readonly Probe[], current: (probe
       if (cpu !== undefined && cpuAfter !== undefined) outcome.cpuMs = cpuAfter - cpu
       outcome.load = loadavg()[0]
       if (restarted) outcome.restarted = true
+      if (selection) outcome.selection = selection
       const said = outcome.verdict
       if (timedOut) {
         outcome.timedOut = true
