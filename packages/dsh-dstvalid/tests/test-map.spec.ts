@@ -30,7 +30,7 @@ export function depth(path: string): number {
  * \`count\` test files importing src/util.ts: t00 and t01 run \`splitPath\`, t02 up to
  * \`direct\` \`shout\` directly, the rest \`label\` (src/label.ts, which runs \`shout\`).
  */
-function files(count: number, direct: number): Record<string, string> {
+function files(count = 40, direct = 10): Record<string, string> {
   const out: Record<string, string> = {
     'package.json': '{ "name": "map-fixture", "private": true, "type": "module" }\n',
     'tsconfig.json': JSON.stringify({ compilerOptions: { target: 'ES2022', module: 'ESNext', moduleResolution: 'bundler', allowImportingTsExtensions: true, strict: true, noEmit: true, skipLibCheck: true, types: [] }, include: ['src', 'tests'] }),
@@ -207,8 +207,8 @@ describe('the map of executed functions (test selection for body-only edits)', (
     expect(map.select(['tests/a.test.ts'], new Map([['src/a.ts', ['unused']]]), f => hashes[f], () => undefined)).toEqual({ run: ['tests/a.test.ts'], unmapped: [], stale: ['tests/a.test.ts'] })
   })
 
-  it('a body edit runs the 2 of 12 test files that ran the function and catches its break; a top-level edit runs the import closure; a stale entry runs and is re-recorded', async () => {
-    const root = makeWorkspace('', files(12, 9))
+  it('a body edit runs the 2 of 40 test files that ran the function and catches its break; a top-level edit runs the import closure; a stale entry runs and is re-recorded', async () => {
+    const root = makeWorkspace('', files(40, 37))
     const h = await boot(root, { testSelection: 'functions' })
     // The guard of this session's workspace, with its vault (the map is kept there).
     h.ctx.dstvalid.guardFor(root, h.session.vault)
@@ -218,7 +218,7 @@ describe('the map of executed functions (test selection for body-only edits)', (
     expect(existsSync(mapFile)).toBe(true)
 
     // A body edit of splitPath, behaviour kept: the two test files that ran it.
-    const note = 'tests: 2 of 12 related test files: those that ran `splitPath`'
+    const note = 'tests: 2 of 40 related test files: those that ran `splitPath`'
     const kept = await h.exec('edit_file', { path: 'src/util.ts', old_string: 'part => part.length > 0', new_string: 'part => part !== \'\'' })
     expect(kept).toEqual({ content: `edited src/util.ts\n${note}` })
     expect(testRuns(h).at(-1)).toBe(`${ran([0, 1])} (pass)`)
@@ -244,27 +244,27 @@ describe('the map of executed functions (test selection for body-only edits)', (
     expect(testRuns(h).at(-1)).toBe('vitest related src/label.ts --run (warm) (pass)')
     expect(h.notices.map(n => n.text)).toContain('tests: related test files by imports (src/label.ts: code outside function bodies changed)')
 
-    // Behind the guard's back, label starts running splitPath: the entries of t09–t11 are stale (label.ts is
+    // Behind the guard's back, label starts running splitPath: the entries of t37–t39 are stale (label.ts is
     // not what they ran on), so a body edit of splitPath runs them too — and the break they catch rolls it back.
     writeFileSync(join(root, 'src/label.ts'), label.replace('return shout(name)', "return '/' + shout(splitPath(name).join('/'))"))
     const staleBreak = await h.exec('edit_file', { path: 'src/util.ts', old_string: 'part => part !== \'\'', new_string: 'part => part !== \'x\'' })
     expect(staleBreak.content.split('\n')[0]).toBe('rolled back: test failed after edit_file on src/util.ts')
-    expect(staleBreak.content.split('\n').slice(1)).toEqual(['09', '10', '11'].map(i => `tests/t${i}.test.ts:4 FAIL labels ${i} — AssertionError: expected '/' to be '/X' // Object.is equality`))
+    expect(staleBreak.content.split('\n').slice(1)).toEqual([37, 38, 39].map(i => `tests/t${i}.test.ts:4 FAIL labels ${i} — AssertionError: expected '/' to be '/X' // Object.is equality`))
     const stale = h.notices.map(n => n.text).filter(t => t.startsWith('tests: ')).at(-1)
-    expect(stale).toBe('tests: 5 of 12 related test files: those that ran `splitPath`, and 3 whose map is stale')
+    expect(stale).toBe('tests: 5 of 40 related test files: those that ran `splitPath`, and 3 whose map is stale')
 
     // The rollback put back the entries as they were before it (recorded on the label.ts that is gone): still
-    // stale, so the next body edit runs t09–t11 again; kept, that run re-records them, and the one after finds
+    // stale, so the next body edit runs t37–t39 again; kept, that run re-records them, and the one after finds
     // them among those that ran splitPath.
     const again = await h.exec('edit_file', { path: 'src/util.ts', old_string: 'part => part !== \'\'', new_string: 'part => part.length !== 0' })
-    expect(again).toEqual({ content: 'edited src/util.ts\ntests: 5 of 12 related test files: those that ran `splitPath`, and 3 whose map is stale' })
+    expect(again).toEqual({ content: 'edited src/util.ts\ntests: 5 of 40 related test files: those that ran `splitPath`, and 3 whose map is stale' })
     const mapped = await h.exec('edit_file', { path: 'src/util.ts', old_string: 'part => part.length !== 0', new_string: 'part => part.length >= 1' })
-    expect(mapped).toEqual({ content: 'edited src/util.ts\ntests: 5 of 12 related test files: those that ran `splitPath`' })
-    expect(JSON.parse(readFileSync(mapFile, 'utf8')).tests['tests/t09.test.ts']['src/util.ts'].ran).toContain('splitPath')
+    expect(mapped).toEqual({ content: 'edited src/util.ts\ntests: 5 of 40 related test files: those that ran `splitPath`' })
+    expect(JSON.parse(readFileSync(mapFile, 'utf8')).tests['tests/t37.test.ts']['src/util.ts'].ran).toContain('splitPath')
 
-    // Comments and whitespace only: no test runs — not even a related test file the map has no entry for (t12, written
+    // Comments and whitespace only: no test runs — not even a related test file the map has no entry for (t40, written
     // behind the guard's back), nor the changed test file itself.
-    writeFileSync(join(root, 'tests/t12.test.ts'), "import { expect, it } from 'vitest'\nimport { shout } from '../src/util.ts'\nit('shouts 12', () => { expect(shout('x')).toBe('X') })\n")
+    writeFileSync(join(root, 'tests/t40.test.ts'), "import { expect, it } from 'vitest'\nimport { shout } from '../src/util.ts'\nit('shouts 40', () => { expect(shout('x')).toBe('X') })\n")
     const before = testRuns(h).length
     expect(await h.exec('edit_file', { path: 'src/util.ts', old_string: 'export function shout', new_string: '/** Upper case. */\nexport function shout' }))
       .toEqual({ content: 'edited src/util.ts\ntests: none run: only comments and whitespace changed in src/util.ts' })
