@@ -320,9 +320,11 @@ export async function commentOnly(file: string, before: string, after: string): 
 /**
  * Every name V8 may report for a function of this module, as this file
  * predicts them, plus what V8 names on its own (the module's code, class
- * member initialisers). A recorded name outside this set means the
- * prediction is wrong for this file (a transform renamed something): its
- * map is not used.
+ * member initialisers) and what vite's SSR transform adds to a module with
+ * exports: up to vite 6 (vitest 1 to 3) an accessor per export, `get(){ return
+ * name }`, which every use of the export runs. A recorded name outside this
+ * set means the prediction is wrong for this file (a transform renamed
+ * something): its map is not used.
  */
 export async function predictedNames(file: string, text: string): Promise<Set<string> | undefined> {
   const ts = await typescript()
@@ -338,5 +340,7 @@ export async function predictedNames(file: string, text: string): Promise<Set<st
     n.forEachChild(visit)
   }
   visit(sf)
+  const exported = (n: TS.Statement) => ts.isExportDeclaration(n) || ts.isExportAssignment(n) || (ts.canHaveModifiers(n) && !!ts.getModifiers(n)?.some(m => m.kind === ts.SyntaxKind.ExportKeyword))
+  if (sf.statements.some(exported)) names.add('get')
   return names
 }

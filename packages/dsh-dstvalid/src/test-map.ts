@@ -140,6 +140,11 @@ export class TestMap {
     }
   }
 
+  /** The mapped test files that are one of `modules` or loaded one of them when they were recorded. */
+  loaders(modules: readonly string[]): string[] {
+    return [...this.tests].filter(([test, entry]) => modules.some(m => m === test || entry[m])).map(([test]) => test)
+  }
+
   /** Every function name recorded as run in `module` by a test file in `tests`. */
   namesRan(module: string, tests: readonly string[]): Set<string> {
     const out = new Set<string>()

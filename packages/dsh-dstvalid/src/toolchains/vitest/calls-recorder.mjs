@@ -15,8 +15,10 @@
  * last under the `stack` order) takes them and writes, per workspace module,
  * the names V8 gives the functions that ran (`""` is a module's own code)
  * to `<DSH_VITEST_READS>/<sha1 of the project name, NUL, the test file>.calls.json`
- * as `{ ran, worker }` (a test file two projects include runs once in each,
- * maybe down other paths).
+ * as `{ ran, worker, hooks, setup }` (a test file two projects include runs once in each,
+ * maybe down other paths; `hooks`, `setup`: the project's hook order and setup
+ * files: under another order than `stack` the record misses what the file's
+ * own `afterAll` hooks run, which the reader of the record checks).
  *
  * Module initialisers: in a worker that runs several test files without
  * isolation (`isolate: false`), a module is evaluated once, by the first
@@ -177,7 +179,7 @@ function write(state, test, parts, alone) {
       if (lines) appendFileSync(state.file, lines)
       state.written = state.intervals.length
     }
-    writeFileSync(resolve(/** @type {string} */ (dir), `${createHash('sha1').update(`${project}\0${test}`).digest('hex')}.calls.json`), JSON.stringify({ ran, evaluated, worker: alone ? null : state.file, ms: Math.round(state.ms) }))
+    writeFileSync(resolve(/** @type {string} */ (dir), `${createHash('sha1').update(`${project}\0${test}`).digest('hex')}.calls.json`), JSON.stringify({ ran, evaluated, worker: alone ? null : state.file, ms: Math.round(state.ms), hooks: config.sequence?.hooks ?? 'stack', setup: config.setupFiles ?? [] }))
   } catch {
     // The runner removed its directory (it is closing): nothing to record into.
   }
@@ -198,7 +200,10 @@ const g = /** @type {any} */ (globalThis)
 // A fresh worker that runs this file alone (isolation): binary coverage, taken once at the end (cheaper: ~20 % of a run's
 // CPU on hono with counters and three takes). Otherwise counters, taken after the file's collection and at its end.
 const alone = !shared && g[KEY] === undefined
-const p = dir && root && typeof test === 'string' && typeof afterAll === 'function' && typeof beforeAll === 'function' ? profiler(!alone) : undefined
+// Workers whose test files' executions can be told apart (the warm runner adds this file only to those; the CLI's config
+// adds it everywhere): `forks`/`threads`, no coverage of their own (V8 keeps one coverage per worker).
+const recordable = (config.pool ?? 'forks') === 'forks' || config.pool === 'threads' ? !config.coverage?.enabled : false
+const p = recordable && dir && root && typeof test === 'string' && typeof afterAll === 'function' && typeof beforeAll === 'function' ? profiler(!alone) : undefined
 if (p) {
   /** @type {WorkerState} */
   const state = (g[STATE] ??= { seen: new Set(), intervals: [], written: 0, ms: 0, file: resolve(/** @type {string} */ (dir), `${process.pid}-${threadId}.inits.jsonl`) })

@@ -1,4 +1,5 @@
-import { existsSync, mkdtempSync, readFileSync, rmSync } from 'node:fs'
+import { createHash } from 'node:crypto'
+import { existsSync, mkdirSync, mkdtempSync, readdirSync, readFileSync, rmSync, writeFileSync } from 'node:fs'
 import { tmpdir } from 'node:os'
 import { join } from 'node:path'
 import { fileURLToPath } from 'node:url'
@@ -12,6 +13,9 @@ import type { Change, Check, CheckIO, Confirmation, Measurement, Problem } from 
 import type { CoverageReading, CoverageSource } from '../../modes/coverage.ts'
 import { SCRIPT_GRAPH } from '../../deleted.ts'
 import { testsUnchanged } from '../../types-unchanged.ts'
+import { DiskHashes, type TestMap } from '../../test-map.ts'
+import { measureByMap, RERUN_ALL, type MapRunner } from './by-map.ts'
+import { loadReads, readersOf, type TestReads } from './reads.mjs'
 
 /** What `reporter.mjs` writes (and the warm runner answers): every test module with its project, every test, the unhandled errors. */
 export interface DshVitestReport {
@@ -31,6 +35,26 @@ export interface DshVitestReport {
 /** The reporter the workspace's vitest loads (plain JavaScript, any vitest version). */
 const REPORTER = fileURLToPath(new URL('./reporter.mjs', import.meta.url))
 
+/** The setup files that record a test file's file-system reads and executed functions (the warm runner's, see server.mjs). */
+const RECORDERS = ['./reads-recorder.mjs', './calls-recorder.mjs'].map(f => fileURLToPath(new URL(f, import.meta.url)))
+
+/** The config files vitest's CLI looks for in its root, in its order. */
+const CONFIG_FILES = ['vitest', 'vite'].flatMap(base => ['ts', 'mts', 'cts', 'js', 'mjs', 'cjs'].map(ext => `${base}.config.${ext}`))
+
+/** A workspace file: vitest 1 to 3 look for it next to the config file, so a config of ours elsewhere would lose it. */
+const WORKSPACE_FILE = /^vitest\.(?:workspace|projects)\./
+
+/** Arguments that name another config, workspace or root: the recording config is not put in their place. */
+const OWN_CONFIG = /^(?:-c|-r|--config|--workspace|--root|--dir)(?:=|$)/
+
+/** A calls record of the CLI path (see calls-recorder.mjs). */
+interface CallsRecord {
+  ran: Record<string, string[]>
+  worker: string | null
+  hooks?: string
+  setup?: string[]
+}
+
 export interface VitestCheckOptions {
   root: string
   /** How to start the workspace's own vitest, e.g. `[node, <ws>/node_modules/vitest/vitest.mjs]`. */
@@ -47,6 +71,13 @@ export interface VitestCheckOptions {
   coverage?: boolean
   /** Major version of the workspace's vitest: the CLI options it accepts (undefined: the newest). */
   major?: number
+  /**
+   * The map of the functions each test file executed (ADR 0021, 0032):
+   * recorded from the runs on the disk's content through a config of ours
+   * that adds the recorders to the workspace's, and a body-only edit runs
+   * only the related test files that executed a changed function.
+   */
+  testMap?: TestMap
 }
 
 /**
@@ -273,6 +304,13 @@ export class VitestCheck implements Check, CoverageSource {
     this._coverage = undefined
     // Nothing can import a file that does not exist yet (the accepted state of a file a write creates).
     if (change && this.options.mode === 'related' && !change.paths.some(p => existsSync(p))) return { status: 'ok', problems: [], passed: [], scope: [] }
+    const map = this.options.coverage ? undefined : this.options.testMap
+    // A judgement's re-recordings can be undone by a byte-identical rollback (see restore).
+    if (change) map?.begin()
+    if (map && change && this.options.mode === 'related' && !change.files.some(f => RERUN_ALL.test(f))) {
+      const byMap = await measureByMap(this.mapRunner(map, args), change, io)
+      if (byMap) return byMap
+    }
     const touched = change?.files ?? []
     if (!this.options.coverage) return this.runReport(args, io, undefined, touched)
     const include = change?.files.filter(f => COVERABLE.test(f))
@@ -318,10 +356,144 @@ export class VitestCheck implements Check, CoverageSource {
     ], io, undefined, [], false, isolate)
   }
 
+  /**
+   * The map's view of the CLI: the related test files it knows (those whose
+   * entry loaded a changed module), and a run of the selection as vitest's
+   * own `related` run less the files the selection leaves out — a related
+   * test file the map does not know runs as before.
+   */
+  private mapRunner(map: TestMap, related: string[]): MapRunner {
+    const root = this.options.root
+    return {
+      root, map, hashes: this._hashes, listsAll: false,
+      listRelated: change => {
+        const files = map.loaders(change.files)
+        return Promise.resolve({ files, readers: readersOf(this._reads, files.map(f => join(root, f)), change.paths).map(abs => toPosixRelative(root, abs)) })
+      },
+      // A changed test file only itself relates to: a mapped test file no other mapped one loaded (one the map does not know runs anyway).
+      relatedTestFiles: change => Promise.resolve(map.loaders(change.files)),
+      runSelected: async (_selection, leftOut, change, io) => {
+        const m = await this.runReport([...related, '--exclude', oneGlob(leftOut)], io, undefined, change.files)
+        return { measurement: m, ran: this._lastRan }
+      },
+    }
+  }
+
+  /**
+   * A byte-identical rollback: the map entries the write's runs re-recorded
+   * are put back (they were recorded on the content that is back).
+   */
+  restore(): void {
+    this.options.testMap?.undo()
+    this.options.testMap?.save()
+  }
+
+  dispose(): void {
+    this.options.testMap?.save()
+  }
+
+  private readonly _hashes = new DiskHashes()
+  /** The test files of the last run's report (workspace-relative). */
+  private _lastRan: string[] = []
+  /** What each test file read as a file in this session's recorded runs (absolute test file → its reads). */
+  private readonly _reads = new Map<string, TestReads>()
+
+  /**
+   * A config of ours in `dir` for a run that records the map: the
+   * workspace's config (the file vitest would find in its root) with the
+   * recorders first among its setup files. Undefined where that would not
+   * be the workspace's config (a workspace file, a config named in
+   * `testArgs`): nothing is recorded, the map is not used.
+   */
+  private recordingConfig(dir: string): string | undefined {
+    if (this.options.extraArgs?.some(a => OWN_CONFIG.test(a))) return undefined
+    let names: string[]
+    try {
+      names = readdirSync(this.options.root)
+    } catch {
+      return undefined
+    }
+    if (names.some(n => WORKSPACE_FILE.test(n))) return undefined
+    const user = CONFIG_FILES.find(f => names.includes(f))
+    const file = join(dir, 'vitest.config.mjs')
+    writeFileSync(file, [
+      user ? `import user from ${JSON.stringify(join(this.options.root, user))}` : 'const user = {}',
+      `const recorders = ${JSON.stringify(RECORDERS)}`,
+      'const add = config => ({ ...config, test: { ...config?.test, setupFiles: [...recorders, ...[config?.test?.setupFiles ?? []].flat()] } })',
+      'export default async env => add(await (typeof user === \'function\' ? user(env) : user))',
+      '',
+    ].join('\n'))
+    return file
+  }
+
+  /**
+   * The map from a recorded run's records (in `dir`): a test file's entry is
+   * what each of its runs (one per project) executed, when every one left
+   * a record made alone in a fresh worker (carried module initialisers need
+   * vite's import graph, which the CLI has not) and with the file's own
+   * `afterAll` hooks run before the recorder's (`stack` order, or none in
+   * the code that ran). Anything else: no entry, the file always runs.
+   */
+  private takeRecords(dir: string, report: DshVitestReport): void {
+    const map = this.options.testMap
+    if (!map) return
+    const root = this.options.root
+    loadReads(dir, report.modules.map(m => m.file), this._reads)
+    const calls = new Map<string, Record<string, Set<string>> | null>()
+    for (const m of report.modules) {
+      const test = toPosixRelative(root, m.file)
+      if (calls.get(test) === null) continue
+      let record: CallsRecord | undefined
+      try {
+        record = JSON.parse(readFileSync(join(dir, `${createHash('sha1').update(`${m.project}\0${m.file}`).digest('hex')}.calls.json`), 'utf8')) as CallsRecord
+      } catch {
+        // No record of this run: the file gets no entry.
+      }
+      if (!record || record.worker !== null || !this.recorderLast(record, m.file)) {
+        calls.set(test, null)
+        continue
+      }
+      const modules = calls.get(test) ?? {}
+      for (const [module, names] of Object.entries(record.ran)) for (const name of names) (modules[toPosixRelative(root, module)] ??= new Set()).add(name)
+      calls.set(test, modules)
+    }
+    const recorded: Record<string, Record<string, string[]>> = {}
+    for (const [test, modules] of calls) if (modules) recorded[test] = Object.fromEntries(Object.entries(modules).map(([m, names]) => [m, [...names]]))
+    map.record(recorded, report.modules.map(m => toPosixRelative(root, m.file)), f => this._hashes.of(join(root, f)))
+    map.save()
+  }
+
+  /** Whether the record was taken after everything the file's `afterAll` hooks ran: hooks in `stack` order, or no `afterAll` in the code that ran. */
+  private recorderLast(record: CallsRecord, test: string): boolean {
+    if ((record.hooks ?? 'stack') === 'stack') return true
+    const code = new Set([test, ...Object.keys(record.ran), ...(record.setup ?? []).filter(f => !RECORDERS.includes(f))])
+    for (const file of code) {
+      const hash = this._hashes.of(file)
+      let hooks = hash === undefined ? true : this._afterAll.get(hash)
+      if (hooks === undefined) {
+        try {
+          hooks = /\bafterAll\b/.test(readFileSync(file, 'utf8'))
+        } catch {
+          hooks = true
+        }
+        this._afterAll.set(hash!, hooks)
+      }
+      if (hooks) return false
+    }
+    return true
+  }
+
+  /** Whether a file's text mentions `afterAll`, by content hash. */
+  private readonly _afterAll = new Map<string, boolean>()
+
   /** One run of the workspace's vitest with this package's reporter; the report is undefined when vitest wrote none. */
   private async runOnce(args: string[], io: CheckIO, coverage?: 'all' | string[], isolate?: Isolation): Promise<VitestRun> {
     const dir = mkdtempSync(join(tmpdir(), 'dsh-vitest-'))
     const out = join(dir, 'report.json')
+    // Runs of whole test files on the disk's content record the map (not a -t re-run, not the accepted content, not coverage).
+    const records = join(dir, 'records')
+    const config = this.options.testMap && !coverage && !isolate && !args.includes('-t') ? this.recordingConfig(dir) : undefined
+    if (config) mkdirSync(records)
     const coverageDir = join(dir, 'coverage')
     const coverageArgs = coverage ? [
       '--coverage.enabled=true', '--coverage.provider=v8', '--coverage.reporter=json-summary', `--coverage.reportsDirectory=${coverageDir}`,
@@ -329,19 +501,23 @@ export class VitestCheck implements Check, CoverageSource {
     ] : []
     try {
       const run = await runRecorded(this.name, [
-        ...this.options.command, ...args,
+        ...this.options.command, ...args, ...(config ? ['--config', config] : []),
         `--reporter=${REPORTER}`, '--passWithNoTests', ...vitestVersionArgs(this.options.major), '--no-cache', ...coverageArgs, ...(this.options.extraArgs ?? []),
-      ], this.options.root, io, { env: checkEnv({ DSH_VITEST_REPORT: out }), judgeable: r => r.exitCode === 0 || existsSync(out), isolate })
+      ], this.options.root, io, { env: checkEnv({ DSH_VITEST_REPORT: out, ...(config ? { DSH_VITEST_READS: records, DSH_VITEST_READS_ROOT: this.options.root } : {}) }), judgeable: r => r.exitCode === 0 || existsSync(out), isolate })
       if (coverage) this._coverage = this.readCoverage(join(coverageDir, 'coverage-summary.json'), coverage)
       const failed = (): Measurement => ({ status: run.timedOut ? 'timeout' : 'error', problems: [], scope: [], error: whyNotJudged('vitest', run, io.timeoutMs) })
+      let report: DshVitestReport
       try {
-        return { report: JSON.parse(readFileSync(out, 'utf8')) as DshVitestReport, exitCode: run.exitCode, output: run.output, failed }
+        report = JSON.parse(readFileSync(out, 'utf8')) as DshVitestReport
       } catch {
         // vitest 1 and 2 call no reporter when no test file matches (`related` on a new module): exit 0, nothing ran.
         if (run.exitCode === 0 && !run.timedOut) return { report: { projects: [], modules: [], errors: [] }, exitCode: 0, output: run.output, failed }
         // No report: vitest crashed, timed out or never started.
         return { exitCode: run.exitCode, output: run.output, failed }
       }
+      this._lastRan = report.modules.map(m => toPosixRelative(this.options.root, m.file))
+      if (config) this.takeRecords(records, report)
+      return { report, exitCode: run.exitCode, output: run.output, failed }
     } finally {
       rmSync(dir, { recursive: true, force: true })
     }
@@ -386,4 +562,10 @@ export function parseCoverageSummary(json: string, relativeOf: (abs: string) => 
     if (typeof value === 'number') files[relativeOf(abs)] = value
   }
   return files
+}
+
+/** One glob that matches these paths and nothing else (vitest 1 takes one `--exclude`). */
+function oneGlob(paths: readonly string[]): string {
+  const literal = paths.map(p => p.replace(/[\\*?[\]{}()!+@,]/g, c => `\\${c}`))
+  return literal.length === 1 ? literal[0]! : `{${literal.join(',')}}`
 }

@@ -63,12 +63,14 @@ export const vitest: Toolchain = {
     claimed.add('tests')
     const version = vitestVersion(root)
     const major = version === undefined ? undefined : Number.parseInt(version, 10)
-    const tests = new VitestCheck({ root, command, mode: config.tests, extraArgs: config.testArgs, coverage: covered, ...(major === undefined || Number.isNaN(major) ? {} : { major }) })
     // vitest 1 and 2: the CLI, said once (their Node API is not the warm runner's).
     const older = major !== undefined && major < WARM_VITEST_MAJOR
     if (config.warmTests && older) note(`vitest ${version}: tests run through its CLI (the warm test runner needs the Node API of vitest ${WARM_VITEST_MAJOR} or later)`)
     const vitestNode = config.warmTests && !covered && !older ? resolveFromWorkspace(root, 'vitest/node') : undefined
-    const run = vitestNode ? new WarmVitestCheck({ root, vitestNode, mode: config.tests, extraArgs: config.testArgs, cli: tests, maxRssMb: config.warmTestsMaxRssMb, ...(vault ? { vault } : {}), ...(config.testSelection === 'functions' ? { testMap: new TestMap(vault ? join(resolve(vault), 'test-map', 'vitest.json') : undefined) } : {}) }) : tests
+    // One map per workspace, kept by whichever runs the tests: the warm runner, or the CLI without it (not the coverage mode's).
+    const testMap = config.testSelection === 'functions' && !covered ? new TestMap(vault ? join(resolve(vault), 'test-map', 'vitest.json') : undefined) : undefined
+    const tests = new VitestCheck({ root, command, mode: config.tests, extraArgs: config.testArgs, coverage: covered, ...(major === undefined || Number.isNaN(major) ? {} : { major }), ...(testMap && !vitestNode ? { testMap } : {}) })
+    const run = vitestNode ? new WarmVitestCheck({ root, vitestNode, mode: config.tests, extraArgs: config.testArgs, cli: tests, maxRssMb: config.warmTestsMaxRssMb, ...(vault ? { vault } : {}), ...(testMap ? { testMap } : {}) }) : tests
     return { tests: [run], ...(covered ? { coverage: tests } : {}) }
   },
 }

@@ -24,9 +24,10 @@ import { createHash } from 'node:crypto'
 import fs, { existsSync, mkdtempSync, readFileSync, rmSync, statSync } from 'node:fs'
 import { syncBuiltinESMExports } from 'node:module'
 import { availableParallelism, tmpdir } from 'node:os'
-import { dirname, join, resolve, sep } from 'node:path'
+import { join, resolve } from 'node:path'
 import { fileURLToPath, pathToFileURL } from 'node:url'
 import { dshReport } from './reporter.mjs'
+import { loadReads, readersOf, readsSee, usesFs } from './reads.mjs'
 
 const [root, entry, optionsJson, runnerJson] = process.argv.slice(2)
 /** `calls: false`: no calls recorder (the map of executed functions is not kept). */
@@ -348,57 +349,10 @@ function canWalk(/** @type {any} */ project) {
 
 /**
  * File-system reads of each test file, from its runs in this runner (the
- * reads recorder): paths read, directories listed, trees listed recursively;
- * `code`: those of them made by code, not by the runner loading a module.
- * @typedef {{ read: Set<string>, list: Set<string>, tree: Set<string> }} Reads
- * @type {Map<string, Reads & { code: Reads }>}
+ * reads recorder; see reads.mjs).
+ * @type {Map<string, import('./reads.mjs').TestReads>}
  */
 const reads = new Map()
-
-/** Merge the recorder's records of test files that just ran. */
-function loadReads(/** @type {string[]} */ files) {
-  for (const file of new Set(files)) {
-    let text = ''
-    try {
-      text = readFileSync(join(readsDir, `${createHash('sha1').update(file).digest('hex')}.jsonl`), 'utf8')
-    } catch {
-      // It read nothing under the workspace (or never ran to its setup file).
-    }
-    const entry = reads.get(file) ?? { read: new Set(), list: new Set(), tree: new Set(), code: { read: new Set(), list: new Set(), tree: new Set() } }
-    for (const line of text.split('\n')) {
-      if (!line) continue
-      const [, kind, path, by] = JSON.parse(line)
-      if (kind !== 'read' && kind !== 'list' && kind !== 'tree') continue
-      entry[/** @type {'read' | 'list' | 'tree'} */ (kind)].add(path)
-      if (by !== 'runner') entry.code[/** @type {'read' | 'list' | 'tree'} */ (kind)].add(path)
-    }
-    reads.set(file, entry)
-  }
-}
-
-/** Whether a test file's recorded reads see a change of `file` (created, deleted or modified). */
-function readsSee(/** @type {Reads} */ entry, /** @type {string} */ file) {
-  if (entry.read.has(file) || entry.list.has(dirname(file))) return true
-  for (const dir of entry.tree) if (file.startsWith(dir + sep)) return true
-  return false
-}
-
-/**
- * Source text that touches the file system (a test file that has not run yet
- * may read what changed): the fs module, its read and list calls, glob
- * functions and packages (vite's `import.meta.glob` too), Deno's and Bun's
- * file reads. Not `global`/`globalThis`, which most test files of a library
- * that runs on several runtimes mention.
- */
-const USES_FS = /\bnode:fs\b|['"]fs(?:\/promises)?['"]|\breaddir|\breadFile|\breadTextFile|\bexistsSync\b|\bBun\.file\b|\bglob(?:Sync|Stream|by)?\b|fast-glob|tinyglobby/
-
-function usesFs(/** @type {string} */ file) {
-  try {
-    return USES_FS.test(readFileSync(file, 'utf8'))
-  } catch {
-    return false
-  }
-}
 
 /**
  * The workspace modules a module imports (statically or dynamically), from the transforms vite keeps
@@ -570,10 +524,7 @@ async function runSpecs(request, /** @type {Record<string, number>} */ phases, /
   // they use the file system): what they do with its text no map of executed functions can tell.
   if (request.list) {
     const changed = request.changed ?? []
-    extra.readers = [...new Set(specs.filter((/** @type {any} */ s) => {
-      const entry = reads.get(s.moduleId)
-      return entry ? changed.some(file => readsSee(entry.code, file)) : usesFs(s.moduleId)
-    }).map((/** @type {any} */ s) => s.moduleId))]
+    extra.readers = readersOf(reads, specs.map((/** @type {any} */ s) => s.moduleId), changed)
     extra.typeOnly = typeOnly(specs)
     extra.typechecked = [...new Set(specs.filter((/** @type {any} */ s) => s.pool === 'typescript').map((/** @type {any} */ s) => s.moduleId))]
     return dshReport(vitest.projects, specs.map((/** @type {any} */ s) => ({ projectName: s.project.name, filepath: s.moduleId, tasks: [] })), [])
@@ -586,7 +537,7 @@ async function runSpecs(request, /** @type {Record<string, number>} */ phases, /
     const result = await vitest.runTestSpecifications(specs, request.mode === 'all')
     lap('runMs')
     stampGraph()
-    loadReads(files)
+    loadReads(readsDir, files, reads)
     // A run limited by a test-name pattern executed part of each file, a run on served content not the disk's: not a file's calls.
     if (request.pattern || served) for (const spec of specs) rmSync(callsFile(spec.project.name ?? '', spec.moduleId), { force: true })
     else extra.calls = await takeCalls(specs, phases)

@@ -1,21 +1,19 @@
-import { existsSync, readFileSync } from 'node:fs'
+import { existsSync } from 'node:fs'
 import { join, resolve } from 'node:path'
 import { toPosixRelative } from 'dsh-common'
 import { seconds } from '../../run.ts'
-import { listFiles } from '../../message.ts'
 import type { Change, Check, CheckIO, Confirmation, Measurement, Problem } from '../../types.ts'
 import { WarmVitestClient, type RunCalls, type WarmRunAnswer, type WarmRunPhases, type WarmRunRequest } from './warm-client.ts'
 import { confirmAlone } from '../runner.ts'
 import { VitestJudge, type VitestCheck, type VitestRun } from './check.ts'
-import { bodyEdit, commentOnly, predictedNames, preloadParser } from '../../body-edit.ts'
-import { contentHash, DiskHashes, type MapSelection, type TestMap } from '../../test-map.ts'
+import { preloadParser } from '../../body-edit.ts'
+import { DiskHashes, type TestMap } from '../../test-map.ts'
+import { measureByMap, RERUN_ALL } from './by-map.ts'
 import { SCRIPT_GRAPH } from '../../deleted.ts'
 
 /** Files whose change makes the warm runner's configuration or module resolution stale: it is restarted. */
 const TEST_CONFIG_FILE = /(?:^|\/)(?:vite(?:st)?\.(?:config|workspace|projects)(?:\.[\w-]+)?\.[cm]?[jt]s|vitest\.workspace\.json|package\.json|tsconfig[^/]*\.json)$/
 
-/** vitest's default `forceRerunTriggers` (package.json, vite/vitest configs): a change to one can affect every test, so every test runs. */
-const RERUN_ALL = /(?:^|\/)(?:package\.json|vite(?:st)?\.(?:config|workspace|projects)(?:\.[\w-]+)?\.[cm]?[jt]s|vitest\.workspace\.json)$/
 
 export interface WarmVitestOptions {
   root: string
@@ -52,8 +50,6 @@ export interface WarmVitestOptions {
  * it, and a runner past `maxRssMb` is recycled.
  */
 const MODULE_FILE = /\.(?:[cm]?[jt]sx?|vue|svelte)$/
-/** Modules whose edits the map can judge (parsed as JavaScript or TypeScript). */
-const SCRIPT_FILE = /\.[cm]?[jt]sx?$/
 
 export class WarmVitestCheck implements Check {
   readonly name = 'test'
@@ -145,90 +141,26 @@ export class WarmVitestCheck implements Check {
     return !related && m.status === 'ok' ? { ...m, complete: true } : m
   }
 
-  /**
-   * A body-only edit, judged by the map: only the related test files that
-   * executed a changed function (and those the map cannot vouch for) run,
-   * said in a note. Undefined when the map does not apply (said in a
-   * notice when the edit was looked at): the related test files run.
-   */
-  private async measureByMap(change: Change, io: CheckIO, list: () => Promise<Listed | undefined>): Promise<Measurement | undefined> {
+  /** A body-only edit, judged by the map (see {@link measureByMap}): the selected test files run in the warm runner. */
+  private measureByMap(change: Change, io: CheckIO, list: () => Promise<Listed | undefined>): Promise<Measurement | undefined> {
     const map = this.options.testMap
-    if (!map || !change.before) return undefined
-    const contents: { file: string; abs: string; bytes: Buffer; now: Buffer }[] = []
-    for (const [i, abs] of change.paths.entries()) {
-      const file = change.files[i]!
-      const bytes = change.before.get(abs)
-      if (!SCRIPT_FILE.test(file) || !bytes) return undefined
-      try {
-        contents.push({ file, abs, bytes, now: readFileSync(abs) })
-      } catch {
-        // Deleted by the write: today's rules.
-        return undefined
-      }
-    }
-    const listed = await list()
-    if (!listed) return undefined
-    const { files: related, readers } = listed
-    // Nothing but comments and whitespace changed: no test can change outcome, mapped or not — unless it reads a changed file as text.
-    let code = false
-    for (const { file, bytes, now } of contents) if (await commentOnly(file, bytes.toString('utf8'), now.toString('utf8')) !== true) code = true
-    if (!code && !readers.length) {
-      // Every current entry runs the same on the commented content: noted, so that the next body-only edit
-      // finds it current (hono: after a comment, every test file of the module was stale and ran again).
-      const hashes = new Map(contents.map(c => [c.file, { before: contentHash(c.bytes), after: contentHash(c.now) }]))
-      map.select(related, new Map(contents.map(c => [c.file, []])), f => hashes.get(f)?.before ?? this._hashes.of(join(this.options.root, f)), f => hashes.get(f)?.after)
-      map.save()
-      const note = `tests: none run: only comments and whitespace changed in ${listFiles(contents.map(c => c.file))}`
-      io.notice('info', note)
-      return { status: 'ok', problems: [], passed: [], scope: [], notes: [note], selected: true }
-    }
-    const edits = new Map<string, string[]>()
-    const before = new Map<string, string>()
-    const after = new Map<string, string>()
-    for (const { file, abs, bytes, now } of contents) {
-      const edit = await bodyEdit(file, bytes.toString('utf8'), now.toString('utf8'))
-      if (edit.kind === 'other') {
-        // A test file that only itself relates to (nothing imports it) runs whatever changed in it.
-        const alone = await this.relatedTestFiles({ paths: [abs], files: [file] }, io)
-        if (alone?.length !== 1 || alone[0] !== file) {
-          io.notice('info', `tests: related test files by imports (${edit.reason})`)
-          return undefined
-        }
-      }
-      edits.set(file, edit.kind === 'body' ? edit.functions : [])
-      before.set(file, contentHash(bytes))
-      after.set(file, contentHash(now))
-    }
-    if (!related.length) return undefined
-    // Comments only: no function to vouch for by name.
-    if (code) for (const [i, file] of change.files.entries()) {
-      const predicted = await predictedNames(file, change.before.get(change.paths[i]!)!.toString('utf8'))
-      const unknown = [...map.namesRan(file, related)].find(n => !predicted?.has(n))
-      if (unknown !== undefined) {
-        io.notice('info', `tests: related test files by imports (${file}: its recorded function \`${unknown}\` is not one this file names)`)
-        return undefined
-      }
-    }
-    const disk = this._hashes
-    const picked = map.select(related, edits, f => before.get(f) ?? disk.of(join(this.options.root, f)), f => after.get(f), new Set(readers))
-    map.save()
-    // Comments only: a test file that may read a changed file as text is the only one that can see the write,
-    // mapped or not (on a session's first write none is mapped yet: hono ran 94 related test files for a comment).
-    const chosen = code ? picked : { run: picked.run.filter(f => readers.includes(f)), unmapped: [], stale: [] }
-    // The map did not narrow the selection: the related test files (less the type-only ones, below).
-    if (chosen.run.length === related.length) return undefined
-    // A write that kept every declaration: the type-only test files (never mapped: no worker runs them) are left out too.
-    const types = new Set(this.typeTestsLeftOut(change, listed))
-    const selection = types.size ? { run: chosen.run.filter(f => !types.has(f)), unmapped: chosen.unmapped.filter(f => !types.has(f)), stale: chosen.stale.filter(f => !types.has(f)) } : chosen
-    const left = chosen.run.length - selection.run.length
-    const note = `${selectionNote(selection, related.length, edits, readers)}${left ? `; ${typesNote(left)}` : ''}`
-    io.notice('info', note)
-    if (!selection.run.length) return { status: 'ok', problems: [], passed: [], scope: [], notes: [note], selected: true }
-    const request: WarmRunRequest = { changed: change.paths, mode: 'files', files: selection.run.map(f => join(this.options.root, f)) }
-    const argv = ['vitest', 'run', ...selection.run]
-    const m = await this._judge.judge(only => this.runWarm({ ...request, ...(only ? { projects: only } : {}) }, projectArgv(argv, only), io), io, change.files)
-    if (!m) return undefined
-    return { ...m, notes: [...m.notes ?? [], note], selected: true }
+    if (!map) return Promise.resolve(undefined)
+    return measureByMap<Listed>({
+      root: this.options.root, map, hashes: this._hashes, listsAll: true,
+      listRelated: () => list(),
+      relatedTestFiles: (c, i) => this.relatedTestFiles(c, i),
+      // A write that kept every declaration: the type-only test files (never mapped: no worker runs them) are left out too.
+      narrow: listed => {
+        const types = new Set(this.typeTestsLeftOut(change, listed))
+        return types.size ? { files: types, note: typesNote } : undefined
+      },
+      runSelected: async selection => {
+        const request: WarmRunRequest = { changed: change.paths, mode: 'files', files: selection.run.map(f => join(this.options.root, f)) }
+        const argv = ['vitest', 'run', ...selection.run]
+        const m = await this._judge.judge(only => this.runWarm({ ...request, ...(only ? { projects: only } : {}) }, projectArgv(argv, only), io), io, change.files)
+        return m && { measurement: m }
+      },
+    }, change, io)
   }
 
   /**
@@ -437,28 +369,6 @@ interface Listed {
 /** What the verdict says of the type-only test files a write that kept every declaration left out. */
 function typesNote(count: number): string {
   return `${count} type-only test file${count === 1 ? '' : 's'} not run: no declaration changed`
-}
-
-/**
- * What the verdict says of a map selection, e.g.
- * `tests: 3 of 412 related test files: those that ran \`splitPath\``
- * (`, and 1 not mapped yet`, `, and 2 whose map is stale`, `, and 1 changed test file`,
- * `, and 1 that reads a changed file`).
- */
-function selectionNote(selection: MapSelection, related: number, edits: ReadonlyMap<string, readonly string[]>, readers: readonly string[]): string {
-  const names = [...new Set([...edits.values()].flat())].map(n => `\`${n}\``)
-  const head = `tests: ${selection.run.length} of ${related} related test file${related === 1 ? '' : 's'}: `
-  if (!names.length && selection.run.length === 0) return `${head}no function changed`
-  const changedTests = selection.run.filter(f => edits.has(f)).length
-  const reading = selection.run.filter(f => !edits.has(f) && readers.includes(f)).length
-  const extras = [
-    changedTests ? `${changedTests} changed test file${changedTests === 1 ? '' : 's'}` : '',
-    reading ? `${reading} that read${reading === 1 ? 's' : ''} a changed file` : '',
-    selection.unmapped.length ? `${selection.unmapped.length} not mapped yet` : '',
-    selection.stale.length ? `${selection.stale.length} whose map is stale` : '',
-  ].filter(Boolean)
-  const base = names.length ? `those that ran ${names.join(', ')}` : 'no function changed'
-  return `${head}${base}${extras.length ? `, and ${extras.join(' and ')}` : ''}`
 }
 
 /** The run as the equivalent CLI arguments, for the record. */
