@@ -72,7 +72,7 @@ export interface VitestCheckOptions {
   /** Major version of the workspace's vitest: the CLI options it accepts (undefined: the newest). */
   major?: number
   /**
-   * The map of the functions each test file executed (ADR 0021, 0032):
+   * The map of the functions each test file executed (ADR 0021, 0034):
    * recorded from the runs on the disk's content through a config of ours
    * that adds the recorders to the workspace's, and a body-only edit runs
    * only the related test files that executed a changed function.
