@@ -1,31 +1,12 @@
 import { readFileSync, writeFileSync } from 'node:fs'
 import { join } from 'node:path'
 import { describe, expect, it } from 'vitest'
+import { label, util } from './map-sources.ts'
 import { boot, makeWorkspace, runs, type Harness } from './helpers.ts'
 import { vitestInstall } from './registry-installs.ts'
 
 /** Installing a vitest from the registry on a fresh clone takes a while. */
 const INSTALL_MS = 600_000
-
-const util = `export function splitPath(path: string): string[] {
-  return path.split('/').filter(part => part.length > 0)
-}
-
-export function shout(text: string): string {
-  return text.toUpperCase()
-}
-`
-
-const label = `import { shout, splitPath } from './util.ts'
-
-export function label(name: string): string {
-  return shout(name)
-}
-
-export function depth(path: string): number {
-  return splitPath(path).length
-}
-`
 
 /**
  * 8 test files importing src/util.ts: t00 and t01 run `splitPath`, t02–t05 `shout`, t06 and t07 `label`

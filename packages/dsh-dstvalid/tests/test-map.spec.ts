@@ -2,29 +2,10 @@ import { appendFileSync, existsSync, readFileSync, writeFileSync } from 'node:fs
 import { join } from 'node:path'
 import { describe, expect, it } from 'vitest'
 import { bodyEdit, commentOnly, predictedNames, resolveFromWorkspace, TestMap, VitestCheck, vitestCommand, WarmVitestCheck, type CheckIO } from 'dsh-dstvalid'
+import { label, util } from './map-sources.ts'
 import { boot, makeWorkspace, readText, runs, type Harness } from './helpers.ts'
 
 const line = (value: unknown) => JSON.stringify(value)
-
-const util = `export function splitPath(path: string): string[] {
-  return path.split('/').filter(part => part.length > 0)
-}
-
-export function shout(text: string): string {
-  return text.toUpperCase()
-}
-`
-
-const label = `import { shout, splitPath } from './util.ts'
-
-export function label(name: string): string {
-  return shout(name)
-}
-
-export function depth(path: string): number {
-  return splitPath(path).length
-}
-`
 
 /**
  * \`count\` test files importing src/util.ts: t00 and t01 run \`splitPath\`, t02 up to
