@@ -81,11 +81,7 @@ export async function measureByMap<L extends RelatedList>(runner: MapRunner<L>, 
   let code = false
   for (const { file, bytes, now } of contents) if (await commentOnly(file, bytes.toString('utf8'), now.toString('utf8')) !== true) code = true
   if (!code && !readers.length) {
-    // Every current entry runs the same on the commented content: noted, so that the next body-only edit
-    // finds it current (hono: after a comment, every test file of the module was stale and ran again).
-    const hashes = new Map(contents.map(c => [c.file, { before: contentHash(c.bytes), after: contentHash(c.now) }]))
-    map.select(related, new Map(contents.map(c => [c.file, []])), f => hashes.get(f)?.before ?? runner.hashes.of(join(runner.root, f)), f => hashes.get(f)?.after)
-    map.save()
+    keepCurrent(runner, contents, related, readers)
     const note = `tests: none run: only comments and whitespace changed in ${listFiles(contents.map(c => c.file))}`
     io.notice('info', note)
     return { status: 'ok', problems: [], passed: [], scope: [], notes: [note], selected: true }
@@ -143,6 +139,40 @@ export async function measureByMap<L extends RelatedList>(runner: MapRunner<L>, 
   const note = noteOf({ ...selection, run: [...selection.run, ...extra], unmapped: [...selection.unmapped, ...extra] }, related.length + extra.length)
   if (!runner.listsAll) io.notice('info', note)
   return { ...done.measurement, notes: [...done.measurement.notes ?? [], note], selected: true }
+}
+
+/**
+ * A write that changed only comments and whitespace in `contents`: every
+ * current entry of `related` (but `readers`, which may read the text) runs
+ * the same on the new content, noted so that the next body-only edit finds
+ * it current (hono: after a comment, every test file of the module was
+ * stale and ran again).
+ */
+function keepCurrent(runner: Pick<MapRunner, 'map' | 'root' | 'hashes'>, contents: readonly { file: string; bytes: Buffer; now: Buffer }[], related: readonly string[], readers: readonly string[]): void {
+  const hashes = new Map(contents.map(c => [c.file, { before: contentHash(c.bytes), after: contentHash(c.now) }]))
+  runner.map.select(related, new Map(contents.map(c => [c.file, []])), f => hashes.get(f)?.before ?? runner.hashes.of(join(runner.root, f)), f => hashes.get(f)?.after, new Set(readers))
+  runner.map.save()
+}
+
+/**
+ * A write a runner does not test because it changed only comments and
+ * whitespace (the vitest CLI's `unaffectedBy`): the map's entries that
+ * loaded its files are kept current as {@link measureByMap} keeps them.
+ */
+export function keepCurrentAfterComments(runner: Pick<MapRunner, 'map' | 'root' | 'hashes'>, change: Change, readers: (related: string[]) => string[]): void {
+  const contents: { file: string; bytes: Buffer; now: Buffer }[] = []
+  for (const [i, abs] of change.paths.entries()) {
+    const bytes = change.before?.get(abs)
+    if (!bytes) return
+    try {
+      contents.push({ file: change.files[i]!, bytes, now: readFileSync(abs) })
+    } catch {
+      // Gone since: nothing to keep current.
+      return
+    }
+  }
+  const related = runner.map.loaders(change.files)
+  keepCurrent(runner, contents, related, readers(related))
 }
 
 /**

@@ -14,7 +14,7 @@ import type { CoverageReading, CoverageSource } from '../../modes/coverage.ts'
 import { SCRIPT_GRAPH } from '../../deleted.ts'
 import { testsUnchanged } from '../../types-unchanged.ts'
 import { DiskHashes, type TestMap } from '../../test-map.ts'
-import { measureByMap, RERUN_ALL, type MapRunner } from './by-map.ts'
+import { keepCurrentAfterComments, measureByMap, RERUN_ALL, type MapRunner } from './by-map.ts'
 import { loadReads, readersOf, type TestReads } from './reads.mjs'
 
 /** What `reporter.mjs` writes (and the warm runner answers): every test module with its project, every test, the unhandled errors. */
@@ -289,9 +289,16 @@ export class VitestCheck implements Check, CoverageSource {
     return this.options.mode === 'related'
   }
 
-  /** A write that changed only comments and whitespace in scripts: no test can change outcome (with the coverage mode, measured as any write). */
-  unaffectedBy(change: Change): Promise<string | undefined> {
-    return this.options.coverage ? Promise.resolve(undefined) : testsUnchanged(change)
+  /**
+   * A write that changed only comments and whitespace in scripts: no test can change outcome (with the coverage
+   * mode, measured as any write); the map's entries stay current for the next body-only edit.
+   */
+  async unaffectedBy(change: Change): Promise<string | undefined> {
+    if (this.options.coverage) return undefined
+    const why = await testsUnchanged(change)
+    const map = this.options.testMap
+    if (why && map) keepCurrentAfterComments({ map, root: this.options.root, hashes: this._hashes }, change, related => this.readers(related, change))
+    return why
   }
 
   /** Projects left out because they cannot start here, with why (for status and tests). */
@@ -368,7 +375,7 @@ export class VitestCheck implements Check, CoverageSource {
       root, map, hashes: this._hashes, listsAll: false,
       listRelated: change => {
         const files = map.loaders(change.files)
-        return Promise.resolve({ files, readers: readersOf(this._reads, files.map(f => join(root, f)), change.paths).map(abs => toPosixRelative(root, abs)) })
+        return Promise.resolve({ files, readers: this.readers(files, change) })
       },
       // A changed test file only itself relates to: a mapped test file no other mapped one loaded (one the map does not know runs anyway).
       relatedTestFiles: change => Promise.resolve(map.loaders(change.files)),
@@ -377,6 +384,12 @@ export class VitestCheck implements Check, CoverageSource {
         return { measurement: m, ran: this._lastRan }
       },
     }
+  }
+
+  /** Of `tests` (workspace-relative), those that may read a changed file as a file (this session's recorded reads, else their source). */
+  private readers(tests: readonly string[], change: Change): string[] {
+    const root = this.options.root
+    return readersOf(this._reads, tests.map(f => join(root, f)), change.paths).map(abs => toPosixRelative(root, abs))
   }
 
   /**
