@@ -43,6 +43,18 @@ function unwrap(ts: typeof TS, node: TS.Node): TS.Node {
   return n
 }
 
+/**
+ * A function that is a branch of a conditional a variable is initialised with: V8 names it after the variable
+ * (fp-ts: `const isDataFirst = typeof arity === 'number' ? (args) => … : arity` runs as \`isDataFirst\`; in a
+ * property's value it would be \`object.property\`, not predicted here).
+ */
+function conditionalVariable(ts: typeof TS, at: TS.Node): string | undefined {
+  let n = at
+  while (n.parent && ts.isConditionalExpression(n.parent) && (n.parent.whenTrue === n || n.parent.whenFalse === n)) n = unwrap(ts, n.parent)
+  if (n === at || !n.parent || !ts.isVariableDeclaration(n.parent) || n.parent.initializer !== n || !ts.isIdentifier(n.parent.name)) return undefined
+  return n.parent.name.text
+}
+
 function propertyName(ts: typeof TS, name: TS.PropertyName | undefined): string | undefined {
   if (!name) return undefined
   if (ts.isIdentifier(name) || ts.isStringLiteral(name) || ts.isNumericLiteral(name) || ts.isPrivateIdentifier(name)) return name.text
@@ -61,7 +73,10 @@ function v8Name(ts: typeof TS, fn: FunctionNode): string | undefined {
   const at = unwrap(ts, fn)
   const parent = at.parent
   if (!parent) return undefined
+  if (ts.isConditionalExpression(parent)) return conditionalVariable(ts, at)
   if (ts.isVariableDeclaration(parent) && parent.initializer === at && ts.isIdentifier(parent.name)) return parent.name.text
+  // A parameter's or destructuring default (fp-ts: `g = () => true` runs as \`g\`).
+  if ((ts.isParameter(parent) || ts.isBindingElement(parent)) && parent.initializer === at && ts.isIdentifier(parent.name)) return parent.name.text
   if ((ts.isPropertyAssignment(parent) || ts.isPropertyDeclaration(parent)) && parent.initializer === at) return propertyName(ts, parent.name)
   if (ts.isBinaryExpression(parent) && parent.right === at && parent.operatorToken.kind === ts.SyntaxKind.EqualsToken) {
     if (ts.isIdentifier(parent.left)) return parent.left.text

@@ -95,6 +95,12 @@ describe('the map of executed functions (test selection for body-only edits)', (
       { kind: 'other', reason: 'src/calc.ts does not parse' },
     ])
     expect([...(await predictedNames('src/calc.ts', base))!].sort()).toEqual(['', '<instance_members_initializer>', '<static_initializer>', '<static_members_initializer>', 'Box', 'add', 'f', 'get', 'get double', 'h', 'mul', 'scale'])
+    // A conditional's branch is named after the variable it initialises (V8's inferred name), not in a property's value; a default after its parameter.
+    const dual = "export const dual = (n: number, g = () => true) => { const first = n > 0 ? (x: number) => x + 1 : ((x: number) => x - 1); const o = { m: n > 0 ? () => 1 : null }; return [first, o, g] }\n"
+    expect(await bodyEdit('src/dual.ts', dual, dual.replace('x - 1', 'x - 2'))).toEqual({ kind: 'body', functions: ['first'] })
+    expect(await bodyEdit('src/dual.ts', dual, dual.replace('() => 1', '() => 2'))).toEqual({ kind: 'body', functions: ['dual'] })
+    expect(await bodyEdit('src/dual.ts', dual, dual.replace('=> true', '=> false'))).toEqual({ kind: 'body', functions: ['g'] })
+    expect([...(await predictedNames('src/dual.ts', dual))!].sort()).toEqual(['', '<instance_members_initializer>', '<static_initializer>', '<static_members_initializer>', 'dual', 'first', 'g', 'get'])
   })
 
   it('tells a write that changed only comments and whitespace from one that changed code or a directive comment', async () => {
