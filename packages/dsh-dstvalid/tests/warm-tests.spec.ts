@@ -201,36 +201,31 @@ it('runs alone', async () => {
 })
 `
 
+  // Skipped on a 1-core machine only: there "every core" is one worker, and the two files that must meet cannot.
   it.skipIf(availableParallelism() < 2)('runs test files on every core (ADR 0032), unless the workspace limits how many run at once', async () => {
     const io: CheckIO = { record: () => {}, notice: () => {}, timeoutMs: 120_000, maxOutputBytes: 1 << 20 }
-    const warm = (root: string) => new WarmVitestCheck({ root, vitestNode: resolveFromWorkspace(root, 'vitest/node')!, mode: 'related', cli: new VitestCheck({ root, command: vitestCommand(root)!, mode: 'related' }), maxRssMb: 0 })
+    /** The whole suite of `root` in a warm runner: nothing fails, and exactly `keys` pass. */
+    const passesWhole = async (root: string, keys: string[]) => {
+      const check = new WarmVitestCheck({ root, vitestNode: resolveFromWorkspace(root, 'vitest/node')!, mode: 'related', cli: new VitestCheck({ root, command: vitestCommand(root)!, mode: 'related' }), maxRssMb: 0 })
+      try {
+        const m = await check.measure(undefined, io)
+        expect(m.problems).toEqual([])
+        expect(m.passed?.map(p => p.key).sort()).toEqual(keys)
+      } finally {
+        await check.dispose()
+      }
+    }
     const pkg = '{ "name": "fixture-cores", "private": true, "type": "module" }\n'
 
     // Two files that pass only together: vitest's default here would be one worker (one core left to its main process).
-    const both = makeWorkspace('', { 'package.json': pkg, 'tests/a.test.ts': meets('a', 'b'), 'tests/b.test.ts': meets('b', 'a') })
-    const parallel = warm(both)
-    try {
-      const m = await parallel.measure(undefined, io)
-      expect(m.problems).toEqual([])
-      expect(m.passed?.map(p => p.key).sort()).toEqual(['tests/a.test.ts > meets b', 'tests/b.test.ts > meets a'])
-    } finally {
-      await parallel.dispose()
-    }
+    await passesWhole(makeWorkspace('', { 'package.json': pkg, 'tests/a.test.ts': meets('a', 'b'), 'tests/b.test.ts': meets('b', 'a') }), ['tests/a.test.ts > meets b', 'tests/b.test.ts > meets a'])
 
     // \`fileParallelism: false\`: one file at a time, as the workspace says.
-    const one = makeWorkspace('', {
+    await passesWhole(makeWorkspace('', {
       'package.json': pkg,
       'vitest.config.ts': "import { defineConfig } from 'vitest/config'\nexport default defineConfig({ test: { fileParallelism: false } })\n",
       'tests/a.test.ts': alone,
       'tests/b.test.ts': alone,
-    })
-    const serial = warm(one)
-    try {
-      const m = await serial.measure(undefined, io)
-      expect(m.problems).toEqual([])
-      expect(m.passed?.map(p => p.key).sort()).toEqual(['tests/a.test.ts > runs alone', 'tests/b.test.ts > runs alone'])
-    } finally {
-      await serial.dispose()
-    }
+    }), ['tests/a.test.ts > runs alone', 'tests/b.test.ts > runs alone'])
   }, 120_000)
 })
