@@ -77,6 +77,26 @@ describe('dsh try', () => {
     expect(behaviour?.call?.arguments.path).toBe('src/math.ts')
   })
 
+  it('--function: the comment, body-only and behaviour probes are made on the function asked for', () => {
+    const ws = library(true)
+    const [math] = rankModules(ws, 'typescript', listFiles(ws))
+    const read = (f: string) => readFileSync(join(ws, f), 'utf8')
+    const probes = deriveProbes('typescript', math, read, { fn: 'twice', asked: true })
+    const edited = (id: string, from = probes) => {
+      const call = from.find(p => p.id === id)?.call
+      return call && read(call.arguments.path!).replace(call.arguments.old_string!, call.arguments.new_string!)
+    }
+    expect(probes.find(p => p.id === 'comment')?.title).toBe('a comment in the module asked for (src/math.ts)')
+    expect(edited('comment')).toContain('// dsh try: a comment\nexport const twice')
+    expect(edited('body')).toContain('export const twice = (n: number): number => {\n  void 0\n')
+    expect(probes.find(p => p.id === 'behaviour')?.title).toBe('a behaviour change its tests catch (`twice` throws)')
+    expect(edited('behaviour')).toMatch(/export const twice = \(n: number\): number => \{\n  if \(Date\.now\(\) > 0\) throw/)
+    // Without a choice: the first function, and for the behaviour probe the one the test names.
+    const ranked = deriveProbes('typescript', math, read)
+    expect(edited('body', ranked)).toContain('add(a: number, b: number): number {\n  void 0\n')
+    expect(ranked.find(p => p.id === 'behaviour')?.title).toBe('a behaviour change its tests catch (`add` throws)')
+  })
+
   it('makes each probe through the guard on a copy, with its verdict next to the naive check, and leaves the workspace untouched', async () => {
     const ws = library(true)
     const before = snapshotOf(ws)
@@ -167,6 +187,19 @@ describe('dsh try', () => {
     const badProbe = await dsh(['try', '--workspace', empty, '--timeout', '0'])
     expect(badProbe.exitCode).toBe(2)
     expect(badProbe.stderr).toBe('dsh try: --timeout needs a whole number of seconds, got "0"\n')
+    // --module and --function that name nothing the probes can be made on: refused before anything is copied or run.
+    const lib = library(true)
+    const cases: [string[], string][] = [
+      [['--module', 'src/nope.ts'], `dsh try: --module src/nope.ts: not a source file of ${lib} (give its path relative to the workspace)\n`],
+      [['--module', 'src/use.ts'], `dsh try: --module src/use.ts: no other file of ${lib} imports it, so its importers and tests cannot be probed\n`],
+      [['--module', './src/math.ts', '--function', 'sub'], 'dsh try: --function sub: no function of that name with a body in src/math.ts (it has: add, twice)\n'],
+      [['--function', 'sub'], `dsh try: --function sub: no source module of ${lib} that another file imports has a function of that name with a body\n`],
+    ]
+    for (const [flags, message] of cases) {
+      const refused = await dsh(['try', '--workspace', lib, ...flags])
+      expect(refused.exitCode).toBe(2)
+      expect(refused.stderr).toBe(message)
+    }
     const help = await dsh(['try', '--help'])
     expect(help.exitCode).toBe(0)
     expect(help.stdout).toContain('Usage: dsh try --workspace DIR')

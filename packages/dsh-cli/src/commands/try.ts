@@ -5,7 +5,7 @@ import { ConfigError } from '../harness.ts'
 import { exitOnStopSignals } from '../signals.ts'
 import type { ProbeOutcome, TryReport } from '../try/run.ts'
 
-const usage = `Usage: dsh try --workspace DIR [--config FILE] [--no-naive] [--naive-timeout SECONDS] [--timeout SECONDS] [--restart] [--keep] [--json]
+const usage = `Usage: dsh try --workspace DIR [--module FILE] [--function NAME] [--config FILE] [--no-naive] [--naive-timeout SECONDS] [--timeout SECONDS] [--restart] [--keep] [--json]
 
 What to run before trusting the guard with a repository. On a throw-away copy
 of DIR (dependency directories such as node_modules are symlinked, .git and
@@ -40,6 +40,12 @@ Python (pyproject.toml, setup.py, setup.cfg or .py files).
 
 Options:
   --workspace DIR          the project to try (required; only read)
+  --module FILE            make the probes in FILE (relative to DIR; another file
+                           must import it) instead of the most-imported module
+  --function NAME          make the comment, body-only and behaviour probes on
+                           the function NAME (a function with a body; in the
+                           module asked for, else in the most-imported module
+                           that has one)
   --config FILE            cordis.yml to boot the guard from (default: the suite's own)
   --no-naive               skip the naive check
   --naive-timeout SECONDS  time one naive step may take (default 1800; a step
@@ -70,7 +76,7 @@ export const tryCommand: Command = {
   summary: 'probe the guard on a copy of a project: verdicts and times next to the naive check',
   usage,
   async run(argv, io) {
-    const args = parseArgs(argv, { flags: { workspace: 'string', config: 'string', 'no-naive': 'boolean', 'naive-timeout': 'string', timeout: 'string', restart: 'boolean', keep: 'boolean', json: 'boolean' } }, 'try')
+    const args = parseArgs(argv, { flags: { workspace: 'string', module: 'string', function: 'string', config: 'string', 'no-naive': 'boolean', 'naive-timeout': 'string', timeout: 'string', restart: 'boolean', keep: 'boolean', json: 'boolean' } }, 'try')
     const workspace = workspaceArg(args, 'try')
     const seconds = (flag: string, fallback?: string): number | undefined => {
       const value = str(args, flag) ?? fallback
@@ -96,7 +102,7 @@ export const tryCommand: Command = {
       // Loaded here, not at the top: the probes load TypeScript (~1 s of CPU), which every other dsh command would pay at start.
       const { runTry } = await import('../try/run.ts')
       report = await runTry({
-        workspace, config: str(args, 'config'), naive: !bool(args, 'no-naive'),
+        workspace, module: str(args, 'module'), fn: str(args, 'function'), config: str(args, 'config'), naive: !bool(args, 'no-naive'),
         naiveTimeoutMs, probeTimeoutMs, restart: bool(args, 'restart'), keep: bool(args, 'keep'), progress, onCopies: dir => { copies = dir },
       })
     } catch (error) {
@@ -130,7 +136,7 @@ function formatReport(r: TryReport): string {
   const lines: string[] = []
   const m = r.module
   lines.push(`dsh try: ${r.workspace} (${r.language})`)
-  lines.push(m ? `most-imported module: ${m.file} (${m.importers.length} importers, ${m.tests.length} of them test files)` : 'most-imported module: none (no source module is imported by another file)')
+  lines.push(m ? `${r.moduleAsked ? 'module asked for' : 'most-imported module'}: ${m.file} (${m.importers.length} importers, ${m.tests.length} of them test files)` : 'most-imported module: none (no source module is imported by another file)')
   const naive = r.naive
   if (naive) {
     const steps = naive.steps.map(s => `${s.label} ${sec(s.ms)}${cpu(s.cpuMs)}${s.timedOut ? ' (timed out)' : s.exitCode === 0 ? '' : ` (exit ${s.exitCode})`}`).join(', ')

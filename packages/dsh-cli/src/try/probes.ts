@@ -40,10 +40,15 @@ const TITLES: Record<Probe['id'], string> = {
 
 /**
  * The fixed probes, derived from the project itself: `module` is its
- * most-imported source module, `read` reads a workspace-relative file.
- * A probe that cannot be made says why (no importers, no tests, no function).
+ * most-imported source module (or the one asked for), `read` reads a
+ * workspace-relative file. `choice.fn`: the function the comment, body-only
+ * and behaviour probes are made on (default: the module's first function,
+ * and for the behaviour probe the first its tests name); `choice.asked`:
+ * the module was asked for (`--module`, `--function`), not ranked. A probe that cannot be
+ * made says why (no importers, no tests, no function).
  */
-export function deriveProbes(language: Language, module: ModuleInfo | undefined, read: (file: string) => string): Probe[] {
+export function deriveProbes(language: Language, module: ModuleInfo | undefined, read: (file: string) => string, choice: { fn?: string; asked?: boolean } = {}): Probe[] {
+  const { fn } = choice
   const missing = (id: Probe['id'], why: string): Probe => ({ id, title: TITLES[id], expect: id === 'comment' || id === 'body' ? 'kept' : 'rolled back', missing: why })
   const ids: Probe['id'][] = ['comment', 'body', 'rename', 'behaviour', 'syntax', 'new-file']
   if (!module) return ids.map(id => missing(id, 'no source module is imported by another file'))
@@ -51,12 +56,14 @@ export function deriveProbes(language: Language, module: ModuleInfo | undefined,
   const text = read(path)
   const fns = functionsOf(language, path, text)
   const edit = (id: Probe['id'], at: number, remove: number, insert: string): Probe => ({
-    id, title: `${TITLES[id]} (${path})`, expect: id === 'comment' || id === 'body' ? 'kept' : 'rolled back',
+    id, title: `${id === 'comment' && choice.asked ? 'a comment in the module asked for' : TITLES[id]} (${path})`, expect: id === 'comment' || id === 'body' ? 'kept' : 'rolled back',
     call: { name: 'edit_file', arguments: { path, ...uniqueEdit(text, at, remove, insert) } },
   })
   const probes: Probe[] = []
   const mark = language === 'python' ? '#' : '//'
-  const first = fns[0]
+  const named = fn === undefined ? undefined : fns.find(f => f.name === fn)
+  if (fn !== undefined && !named) return ids.map(id => missing(id, `no function \`${fn}\` with a body in ${path}`))
+  const first = named ?? fns[0]
   const lineStart = (at: number) => text.lastIndexOf('\n', at - 1) + 1
   probes.push(first
     ? edit('comment', lineStart(first.nameAt), 0, `${mark} dsh try: a comment\n`)
@@ -65,22 +72,22 @@ export function deriveProbes(language: Language, module: ModuleInfo | undefined,
   const noop = language === 'typescript' ? 'void 0' : language === 'go' ? '_ = 0' : '_dsh_try = None'
   probes.push(first ? edit('body', first.bodyAt, 0, bodyLine(language, first, noop)) : missing('body', `no function with a body in ${path}`))
 
-  const imported = (fn: Fn, files: readonly string[]) => files.some(f => {
+  const imported = (candidate: Fn, files: readonly string[]) => files.some(f => {
     try {
-      return new RegExp(`\\b${fn.name}\\b`).test(read(f))
+      return new RegExp(`\\b${candidate.name}\\b`).test(read(f))
     } catch {
       return false
     }
   })
   const nonTest = module.importers.filter(f => !module.tests.includes(f))
-  const renamed = fns.find(fn => fn.exported && imported(fn, nonTest)) ?? fns.find(fn => fn.exported && imported(fn, module.importers))
+  const renamed = fns.find(f => f.exported && imported(f, nonTest)) ?? fns.find(f => f.exported && imported(f, module.importers))
   const suffix = language === 'python' ? '_dsh_try' : 'DshTry'
   probes.push(renamed
     ? { ...edit('rename', renamed.nameAt, renamed.name.length, renamed.name + suffix), title: `${TITLES.rename} (\`${renamed.name}\` in ${path})` }
     : missing('rename', module.importers.length ? `no exported function of ${path} is named by its importers` : `nothing imports ${path}`))
 
   // A function its own test files name; else one named by a test that reaches the module through others (ufo's tests import `src/index.ts`).
-  const tested = fns.find(fn => fn.exported && imported(fn, module.tests)) ?? fns.find(fn => fn.exported && imported(fn, module.reachedBy))
+  const tested = named ?? fns.find(f => f.exported && imported(f, module.tests)) ?? fns.find(f => f.exported && imported(f, module.reachedBy))
   const fail = language === 'typescript' ? "if (Date.now() > 0) throw new Error('dsh try: a behaviour change')"
     : language === 'go' ? 'if true {\n\t\tpanic("dsh try: a behaviour change")\n\t}'
       : 'if True:\n    raise RuntimeError("dsh try: a behaviour change")'
@@ -102,6 +109,11 @@ export function deriveProbes(language: Language, module: ModuleInfo | undefined,
     probes.push({ id: 'new-file', title: `${TITLES['new-file']} (${file})`, expect: 'rolled back', call: { name: 'write_file', arguments: { path: file, content } } })
   }
   return probes
+}
+
+/** The names of the functions with a body in a module's text, in order (what `fn` of {@link deriveProbes} may name). */
+export function functionNames(language: Language, path: string, text: string): string[] {
+  return functionsOf(language, path, text).map(f => f.name)
 }
 
 /** A statement inserted as the first of a body, on its own line with the body's indentation. */

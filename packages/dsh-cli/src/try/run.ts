@@ -1,13 +1,14 @@
 import type { Context } from '@deepseek-ai/cordis'
 import { mkdtempSync, readFileSync, rmSync, writeFileSync } from 'node:fs'
 import { loadavg, tmpdir } from 'node:os'
-import { join } from 'node:path'
+import { join, posix, sep } from 'node:path'
 import { processTreeCpuMs, processTreeRssKb } from 'dsh-common'
 import type { SessionEvent } from 'dsh-session'
 import type { DstvalidNotice } from 'dsh-dstvalid'
+import { UsageError } from '../command.ts'
 import { bootHarness } from '../harness.ts'
 import { naiveSteps, runNaive, type NaiveResult } from './naive.ts'
-import { deriveProbes, type Probe } from './probes.ts'
+import { deriveProbes, functionNames, type Probe } from './probes.ts'
 import { detectLanguage, listFiles, rankModules, type Language, type ModuleInfo } from './sources.ts'
 import { copyWorkspace, fingerprint, fingerprintChanges } from './workspace-copy.ts'
 
@@ -29,6 +30,10 @@ export interface TryOptions {
    * copy's vault) and make the probes again.
    */
   restart?: boolean
+  /** The workspace-relative module to probe instead of the most-imported one. */
+  module?: string
+  /** The function of the module the comment, body-only and behaviour probes are made on. */
+  fn?: string
   /** Told the directory of the copies as soon as it exists (a signal handler removes it). */
   onCopies?(dir: string): void
   progress(line: string): void
@@ -64,6 +69,8 @@ export interface TryReport {
   workspace: string
   language?: Language
   module?: ModuleInfo
+  /** `module` was asked for (`--module`, `--function`), not the most-imported one. */
+  moduleAsked?: boolean
   naive?: NaiveResult
   probes: ProbeOutcome[]
   /** Peak resident memory of the guard (this process, its workers and the runners it started), in kB. */
@@ -92,11 +99,11 @@ export async function runTry(options: TryOptions): Promise<TryReport> {
   }
   const modules = rankModules(workspace, language, files)
   const readOriginal = (file: string) => readFileSync(join(workspace, file), 'utf8')
-  // The most-imported module in which the probes can be made (one with a function), else the most-imported one.
-  const makeable = modules.slice(0, 20).find(m => deriveProbes(language, m, readOriginal).every(p => p.call || !p.missing?.startsWith('no function')))
-  report.module = makeable ?? modules[0]
+  report.module = chooseModule(workspace, language, modules, files, readOriginal, options)
+  const choice = { fn: options.fn, asked: options.module !== undefined || options.fn !== undefined }
+  if (choice.asked) report.moduleAsked = true
   // The probes as they would be made on the project itself, to list; each is derived again from the copy as it is when its turn comes.
-  const probes = deriveProbes(language, report.module, readOriginal)
+  const probes = deriveProbes(language, report.module, readOriginal, choice)
 
   const base = mkdtempSync(join(tmpdir(), 'dsh-try-'))
   options.onCopies?.(base)
@@ -112,7 +119,7 @@ export async function runTry(options: TryOptions): Promise<TryReport> {
     const guardDir = join(base, 'guarded')
     progress(`copying ${workspace} for the guard…`)
     copyWorkspace(workspace, guardDir)
-    const current = (now: Probe) => deriveProbes(language, report.module, file => readFileSync(join(guardDir, file), 'utf8')).find(p => p.id === now.id)!
+    const current = (now: Probe) => deriveProbes(language, report.module, file => readFileSync(join(guardDir, file), 'utf8'), choice).find(p => p.id === now.id)!
     await runProbes(guardDir, probes, current, options, report, false)
     if (options.restart) {
       progress('restarting the guard on the same copy (its vault kept)…')
@@ -123,6 +130,35 @@ export async function runTry(options: TryOptions): Promise<TryReport> {
     report.touched = fingerprintChanges(before, fingerprint(workspace))
   }
   return report
+}
+
+/**
+ * The module the probes are made in: the one asked for (`options.module`),
+ * else the most-imported one in which they can be made (one with a
+ * function), else the most-imported one. `options.fn` must name a function
+ * with a body in it.
+ */
+function chooseModule(workspace: string, language: Language, modules: readonly ModuleInfo[], files: readonly string[], read: (file: string) => string, options: TryOptions): ModuleInfo | undefined {
+  let module: ModuleInfo | undefined
+  if (options.module !== undefined) {
+    const file = posix.normalize(options.module.split(sep).join('/')).replace(/^\.\//, '')
+    module = modules.find(m => m.file === file)
+    if (!module) {
+      throw new UsageError(files.includes(file)
+        ? `dsh try: --module ${options.module}: no other file of ${workspace} imports it, so its importers and tests cannot be probed`
+        : `dsh try: --module ${options.module}: not a source file of ${workspace} (give its path relative to the workspace)`)
+    }
+  } else if (options.fn === undefined) {
+    module = modules.slice(0, 20).find(m => deriveProbes(language, m, read).every(p => p.call || !p.missing?.startsWith('no function'))) ?? modules[0]
+  } else {
+    module = modules.find(m => functionNames(language, m.file, read(m.file)).includes(options.fn!))
+    if (!module) throw new UsageError(`dsh try: --function ${options.fn}: no source module of ${workspace} that another file imports has a function of that name with a body`)
+  }
+  if (module && options.fn !== undefined) {
+    const names = functionNames(language, module.file, read(module.file))
+    if (!names.includes(options.fn)) throw new UsageError(`dsh try: --function ${options.fn}: no function of that name with a body in ${module.file}${names.length ? ` (it has: ${names.slice(0, 12).join(', ')}${names.length > 12 ? ', …' : ''})` : ''}`)
+  }
+  return module
 }
 
 async function runProbes(dir: string, planned: readonly Probe[], current: (probe: Probe) => Probe, options: TryOptions, report: TryReport, restarted: boolean) {
