@@ -1,7 +1,7 @@
 import { createHash } from 'node:crypto'
 import { existsSync, mkdirSync, mkdtempSync, readdirSync, readFileSync, rmSync, writeFileSync } from 'node:fs'
 import { tmpdir } from 'node:os'
-import { join } from 'node:path'
+import { dirname, join } from 'node:path'
 import { fileURLToPath } from 'node:url'
 import { toPosixRelative, type Isolation } from 'dsh-common'
 import { FILE_LEVEL } from '../../accepted.ts'
@@ -37,6 +37,8 @@ const REPORTER = fileURLToPath(new URL('./reporter.mjs', import.meta.url))
 
 /** The setup files that record a test file's file-system reads and executed functions (the warm runner's, see server.mjs). */
 const RECORDERS = ['./reads-recorder.mjs', './calls-recorder.mjs'].map(f => fileURLToPath(new URL(f, import.meta.url)))
+/** The directory of dsh's files that vitest loads (the reporter, the recorders). */
+const OWN_DIR = dirname(REPORTER)
 
 /** The config files vitest's CLI looks for in its root, in its order. */
 const CONFIG_FILES = ['vitest', 'vite'].flatMap(base => ['ts', 'mts', 'cts', 'js', 'mjs', 'cjs'].map(ext => `${base}.config.${ext}`))
@@ -188,6 +190,14 @@ export class VitestJudge {
       const own = ownParseErrors(this.check, this.root, touched, r.report.errors)
       if (own.length) return { status: 'ok', problems: own, passed: [], scope: [...touched] }
       return { status: 'error', problems: [], scope: [], error: `vitest failed before running tests: ${firstLine(r.report.errors[0])}` }
+    }
+    // dsh's own setup files could not be loaded: every test file fails the same before a write and after it, so
+    // nothing the write broke would show (valibot under jsdom, before its server allowed them). Not judged.
+    const names = (text: string) => RECORDERS.some(f => text.includes(f))
+    const ours = r.report.modules.find(m => names(m.error)) ?? r.report.errors.find(names)
+    if (ours !== undefined) {
+      const [file, why] = typeof ours === 'string' ? [undefined, ours] : [toPosixRelative(this.root, ours.file), ours.error]
+      return { status: 'error', problems: [], scope: [], error: `vitest could not load dsh's own setup file${file ? ` in ${file}` : ''} (${firstLine(why)}): the tests were not judged` }
     }
     return this.parse(r.report, touched)
   }

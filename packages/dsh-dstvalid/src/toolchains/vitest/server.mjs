@@ -24,7 +24,7 @@ import { createHash } from 'node:crypto'
 import fs, { existsSync, mkdtempSync, readFileSync, rmSync, statSync } from 'node:fs'
 import { syncBuiltinESMExports } from 'node:module'
 import { availableParallelism, tmpdir } from 'node:os'
-import { join, resolve } from 'node:path'
+import { dirname, join, resolve } from 'node:path'
 import { fileURLToPath, pathToFileURL } from 'node:url'
 import { dshReport } from './reporter.mjs'
 import { loadReads, readersOf, readsSee, usesFs } from './reads.mjs'
@@ -39,6 +39,7 @@ const extraArgs = JSON.parse(optionsJson || '[]')
 const RECORDER = fileURLToPath(new URL('./reads-recorder.mjs', import.meta.url))
 /** The setup file that records the functions each test file executed (see calls-recorder.mjs), in the projects where that is sound. */
 const CALLS = fileURLToPath(new URL('./calls-recorder.mjs', import.meta.url))
+const RECORDERS_DIR = dirname(RECORDER)
 const readsDir = mkdtempSync(join(tmpdir(), 'dsh-vitest-reads-'))
 // The workers inherit this process's environment.
 process.env.DSH_VITEST_READS = readsDir
@@ -157,6 +158,7 @@ try {
   for (const project of vitest.projects) {
     const setup = project.config.setupFiles
     if (Array.isArray(setup) && !setup.includes(RECORDER)) project.config.setupFiles = [RECORDER, ...(recordsCalls(project) ? [CALLS] : []), ...setup]
+    allowRecorders(project)
   }
   useEveryCore(vitest.config)
   await vitest.globTestSpecifications()
@@ -164,6 +166,21 @@ try {
 } catch (error) {
   send({ startError: text(error) })
   await shutdown(1)
+}
+
+/**
+ * The recorders live outside the workspace, and a project whose tests run
+ * in a browser-like environment (`jsdom`, `happy-dom`) loads its setup files
+ * the way a browser would: vite serves only files under `server.fs.allow`
+ * (the workspace's root by default), so every test file failed to load the
+ * recorders, before a write and after it alike, and breaking writes were
+ * kept. Their directory is allowed in each project's server.
+ */
+function allowRecorders(/** @type {any} */ project) {
+  for (const server of new Set([project.vite, project.browser?.vite].filter(Boolean))) {
+    const allow = server.config?.server?.fs?.allow
+    if (Array.isArray(allow) && !allow.includes(RECORDERS_DIR)) allow.push(RECORDERS_DIR)
+  }
 }
 
 /**
