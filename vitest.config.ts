@@ -28,6 +28,8 @@ const shared = [
 export default defineConfig({
   test: {
     testTimeout: 60_000,
+    // Removes the temp dirs and tmpfs mounts the workers could not (a stopped worker emits no `exit`).
+    globalSetup: ['packages/dsh-testkit/src/leftovers.ts'],
     hookTimeout: 60_000,
     pool: 'forks',
     poolOptions: { forks: { maxForks: 2, minForks: 1 }, threads: { isolate: false, maxThreads: 2, minThreads: 1 } },

@@ -2,6 +2,7 @@ import { execFileSync } from 'node:child_process'
 import { closeSync, mkdtempSync, openSync, realpathSync, rmSync, writeSync } from 'node:fs'
 import { tmpdir } from 'node:os'
 import { join } from 'node:path'
+import { noteLeftover } from './leftovers.ts'
 
 /** A real small filesystem (tmpfs) a test can fill up. */
 export interface SmallDisk {
@@ -41,7 +42,7 @@ function writeUntilFull(fd: number, chunk: Buffer): void {
 /**
  * Mount a tmpfs of `size` (`mount -t tmpfs -o size=…`: needs root, or
  * CAP_SYS_ADMIN) under the OS temp dir, unmounted when the test worker
- * exits. Returns why not when mounting is impossible here, for the spec to
+ * exits (or at the end of the run, see leftovers.ts). Returns why not when mounting is impossible here, for the spec to
  * skip with that message.
  */
 export function smallDisk(size = '1m'): SmallDisk | { unavailable: string } {
@@ -55,6 +56,7 @@ export function smallDisk(size = '1m'): SmallDisk | { unavailable: string } {
   }
   if (!mounted.length) process.once('exit', unmountAll)
   mounted.push(dir)
+  noteLeftover(dir, 'mount')
   const filler = join(dir, '.filler')
   return {
     dir,
