@@ -8,6 +8,7 @@
 import { spawnSync } from 'node:child_process'
 import { describe, expect, it } from 'vitest'
 import { goCommentOnly } from '../src/toolchains/go/comments.ts'
+import { pyCommentOnly } from '../src/toolchains/python/comments.ts'
 import { boot, expectRolledBack, makeWorkspace, readText, runs, testRuns } from './helpers.ts'
 
 const hasGo = spawnSync('go', ['version']).status === 0
@@ -136,5 +137,63 @@ describe.skipIf(!hasPytest)('pytest: only the checks that can change the verdict
     expect(testRuns(h, true).slice(2)).toEqual([
       ['python3 -m pytest -q -p no:cacheprovider --continue-on-collection-errors tests/test_calc.py tests/test_known.py tests/test_report.py', 'workspace', 'fail'],
     ])
+  })
+})
+
+describe('pyCommentOnly: what in Python source is a comment', () => {
+  const src = 'import os\n\n\ndef total(items):\n    """Sum of the prices."""\n    s = "a # b"\n    return sum(i.price for i in items)  # cents\n'
+  it.each([
+    ['a comment on its own line, indented', '    s = "a # b"\n', '    s = "a # b"\n    # never negative\n', true],
+    ['a trailing comment reworded', '# cents', '# in cents, never negative', true],
+    ['a trailing comment removed', '  # cents', '', true],
+    ['blank lines added', '\n\ndef total', '\n\n\n\ndef total', true],
+    ['a comment-like string', '"a # b"', '"a # c"', false],
+    ['a docstring (doctest and __doc__ read it)', '"""Sum of the prices."""', '"""Sum of all prices."""', false],
+    ['a line moved out of its block (indentation is code)', '    return sum', 'return sum', false],
+    ['a statement commented out', '    s = "a # b"\n', '    # s = "a # b"\n', false],
+    ['code after a string that ends in a quote', 'i.price for', 'i.cost for', false],
+  ])('%s', (_what, from, to, same) => {
+    expect(src.includes(from)).toBe(true)
+    expect(pyCommentOnly('p/m.py', src, src.replace(from, to))).toBe(same)
+  })
+
+  it('an encoding declaration, a comment on a line with a formatted string and a string left open are code', () => {
+    expect(pyCommentOnly('m.py', `# -*- coding: utf-8 -*-\n${src}`, `# -*- coding: latin-1 -*-\n${src}`)).toBe(false)
+    expect(pyCommentOnly('m.py', `# a module\n${src}`, `# the module\n${src}`)).toBe(true)
+    const f = 'x = f"{d["#"]}"  # first\n'
+    expect(pyCommentOnly('m.py', f, f.replace('first', 'second'))).toBe(false)
+    expect(pyCommentOnly('m.py', 'x = "open\n', 'x = "open\n# more\n')).toBe(false)
+    expect(pyCommentOnly('m.txt', src, `${src}# more\n`)).toBe(false)
+  })
+})
+
+describe.skipIf(!hasPytest)('pytest: a comment-only write', () => {
+  const checksRun = (h: Awaited<ReturnType<typeof boot>>, from: number) => runs(h.session).slice(from).map(r => r.check)
+
+  it('runs no compile and no test; a docstring is code', async () => {
+    const h = await boot(makeWorkspace('pyproj'), { testArgs: [] })
+    // The first write measures the baselines; later ones are judged against them.
+    expect(await h.exec('edit_file', { path: 'calc.py', old_string: 'return a + b', new_string: 'return b + a' })).toEqual({ content: 'edited calc.py' })
+    let from = runs(h.session).length
+    expect(await h.exec('edit_file', { path: 'calc.py', old_string: 'def discount(amount, percent):\n', new_string: '# Rounds half up.\ndef discount(amount, percent):  # cents\n    # never negative\n' })).toEqual({ content: 'edited calc.py' })
+    expect(checksRun(h, from)).toEqual([])
+    expect(h.notices.map(n => n.text)).toEqual(expect.arrayContaining(['compile: not run: only comments and whitespace changed in calc.py', 'test: not run: only comments and whitespace changed in calc.py']))
+    from = runs(h.session).length
+    expect(await h.exec('edit_file', { path: 'calc.py', old_string: 'def add(a, b):\n', new_string: 'def add(a, b):\n    """The sum."""\n' })).toEqual({ content: 'edited calc.py' })
+    expect(checksRun(h, from)).toEqual(['compile', 'test'])
+  })
+
+  it('still runs the tests when the project\'s code may see a comment: a line number from inspect', async () => {
+    const h = await boot(makeWorkspace('pyproj', {
+      'where.py': 'import inspect\n\n\ndef line():\n    return inspect.currentframe().f_back.f_lineno\n',
+      'tests/test_where.py': 'from where import line\n\n\ndef test_line():\n    assert line() == 5\n',
+    }), { testArgs: [] })
+    expect(await h.exec('edit_file', { path: 'calc.py', old_string: 'return a + b', new_string: 'return b + a' })).toEqual({ content: 'edited calc.py' })
+    const from = runs(h.session).length
+    await expectRolledBack(h, 'edit_file', { path: 'tests/test_where.py', old_string: 'def test_line():', new_string: '# Where it is called from.\ndef test_line():' },
+      'rolled back: test failed after edit_file on tests/test_where.py',
+      'tests/test_where.py FAIL test_line — assert 6 == 5 + where 6 = line()')
+    // compile cannot see a comment; the test sees the line it moved.
+    expect(checksRun(h, from).filter(c => c === 'compile')).toEqual([])
   })
 })

@@ -9,6 +9,7 @@ import { findImporters } from '../../impact.ts'
 import { PYTHON_GRAPH, pythonFiles, pythonGraph } from './impact.ts'
 import type { Change, Check, CheckIO, Confirmation, Measurement, Problem, TestSource } from '../../types.ts'
 import { globRegExp, readPytestConfig, sourceRoots, type PytestConfig } from './pytest-config.ts'
+import { pySourceSeer, pyUnchanged } from './comments.ts'
 
 const SKIP_DIRS = new Set(['node_modules', 'venv', '.venv', '__pycache__', 'build', 'dist', 'site-packages'])
 
@@ -75,6 +76,11 @@ export class PythonCompileCheck implements Check {
 
   constructor(private readonly root: string, python: PythonInterpreter | PythonAnnouncer = { command: 'python3', source: 'python3 on PATH' }) {
     this.announcer = python instanceof PythonAnnouncer ? python : new PythonAnnouncer(python)
+  }
+
+  /** A write that changed only comments and blank lines in `.py` files: nothing `compile` reads changed. */
+  unaffectedBy(change: Change): Promise<string | undefined> {
+    return pyUnchanged(change)
   }
 
   async measure(change: Change | undefined, io: CheckIO): Promise<Measurement> {
@@ -179,6 +185,16 @@ export class PytestCheck implements Check {
 
   /** A deleted or moved module selects the tests of what imported it (see {@link Check.moduleGraph}). */
   readonly moduleGraph = PYTHON_GRAPH
+
+  /**
+   * A write that changed only comments and blank lines in `.py` files, in a
+   * project whose code neither reads Python source as text nor looks at line
+   * numbers (which a comment shifts): no test can report otherwise.
+   */
+  async unaffectedBy(change: Change): Promise<string | undefined> {
+    const why = await pyUnchanged(change)
+    return why && !pySourceSeer(this.root) ? why : undefined
+  }
 
   /** Related tests: the accepted state is measured per write (see {@link Check.lazyBaseline}). */
   get lazyBaseline(): boolean {
