@@ -1,11 +1,13 @@
 import { spawn } from 'node:child_process'
-import { mkdirSync, readdirSync, readFileSync, statSync, symlinkSync, writeFileSync } from 'node:fs'
+import { chmodSync, mkdirSync, readdirSync, readFileSync, statSync, symlinkSync, writeFileSync } from 'node:fs'
 import { join, relative } from 'node:path'
 import { setTimeout as delay } from 'node:timers/promises'
 import { describe, expect, it } from 'vitest'
 import { tempDir } from 'dsh-testkit'
+import { naiveSteps, runNaive } from '../src/try/naive.ts'
 import { deriveProbes } from '../src/try/probes.ts'
 import { listFiles, rankModules } from '../src/try/sources.ts'
+import { copyWorkspace } from '../src/try/workspace-copy.ts'
 import { dsh, repoRoot } from './helpers.ts'
 
 /** Every file under `dir` (node_modules left out) with its content and mtime. */
@@ -95,6 +97,24 @@ describe('dsh try', () => {
     const ranked = deriveProbes('typescript', math, read)
     expect(edited('body', ranked)).toContain('add(a: number, b: number): number {\n  void 0\n')
     expect(ranked.find(p => p.id === 'behaviour')?.title).toBe('a behaviour change its tests catch (`add` throws)')
+  })
+
+  it('the naive check runs the tools of a pnpm workspace package from its copy, whose .bin scripts find them relative to where they lie', async () => {
+    // pnpm's shape: the package's node_modules/.bin/vitest starts `$basedir/../../../node_modules/…`, the workspace root's store.
+    const mono = project({
+      'node_modules/fake-vitest/bin.js': "require('node:fs').writeFileSync('ran.txt', process.cwd())\n",
+      'pkg/package.json': '{ "name": "pkg", "private": true }\n',
+      'pkg/node_modules/.bin/vitest': '#!/bin/sh\nbasedir=$(dirname "$0")\nexec node "$basedir/../../../node_modules/fake-vitest/bin.js" "$@"\n',
+    })
+    chmodSync(join(mono, 'pkg/node_modules/.bin/vitest'), 0o755)
+    const copy = join(tempDir('dsh-try-naive-'), 'copy')
+    copyWorkspace(join(mono, 'pkg'), copy)
+    const steps = naiveSteps(copy, 'typescript')
+    expect(steps.map(s => s.label)).toEqual(['vitest run'])
+    const result = await runNaive(copy, steps, 60_000, () => {})
+    expect(result.steps.map(s => s.exitCode)).toEqual([0])
+    // It ran in the copy, not in the original.
+    expect(readFileSync(join(copy, 'ran.txt'), 'utf8')).toBe(copy)
   })
 
   it('makes each probe through the guard on a copy, with its verdict next to the naive check, and leaves the workspace untouched', async () => {

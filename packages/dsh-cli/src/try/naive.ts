@@ -1,4 +1,4 @@
-import { existsSync, readFileSync } from 'node:fs'
+import { existsSync, readFileSync, realpathSync } from 'node:fs'
 import { join } from 'node:path'
 import { processTreeCpuMs, processTreeRssKb, runCommand } from 'dsh-common'
 import type { Language } from './sources.ts'
@@ -34,7 +34,16 @@ export interface NaiveResult {
  * `pytest`. Steps whose tool is not installed are left out.
  */
 export function naiveSteps(root: string, language: Language): NaiveStep[] {
-  const bin = (name: string) => join(root, 'node_modules', '.bin', name)
+  // A copy's node_modules is a symlink to the original's (workspace-copy.ts). A package
+  // manager's .bin script may find its tool relative to where it was started from (pnpm's, in a
+  // workspace package: `$basedir/../../../node_modules/.pnpm/…`), so start it at its real path.
+  let modules = join(root, 'node_modules')
+  try {
+    modules = realpathSync(modules)
+  } catch {
+    // No node_modules: no step below exists.
+  }
+  const bin = (name: string) => join(modules, '.bin', name)
   if (language === 'typescript') {
     const steps: NaiveStep[] = []
     if (existsSync(bin('tsc')) && existsSync(join(root, 'tsconfig.json'))) {
