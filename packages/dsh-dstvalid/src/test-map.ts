@@ -121,13 +121,19 @@ export class TestMap {
    * ran without a record: failed before their last hook) lose their entry.
    */
   record(calls: Record<string, Record<string, string[]>>, ran: readonly string[], hashOf: (file: string) => string | undefined): void {
+    // Every test file of a run loaded mostly the same modules (valibot: 247 files, 45,000 module entries): each hashed once.
+    const hashes = new Map<string, string | undefined>()
+    const hashOnce = (file: string) => {
+      if (!hashes.has(file)) hashes.set(file, hashOf(file))
+      return hashes.get(file)
+    }
     for (const test of new Set([...ran, ...Object.keys(calls)])) if (this.undoLog && !this.undoLog.has(test)) this.undoLog.set(test, this.tests.get(test))
     for (const test of ran) if (!calls[test] && this.tests.delete(test)) this.dirty = true
     for (const [test, modules] of Object.entries(calls)) {
       const entry: TestEntry = {}
       let complete = true
       for (const [module, names] of Object.entries(modules)) {
-        const hash = hashOf(module)
+        const hash = hashOnce(module)
         if (hash === undefined) {
           complete = false
           break

@@ -121,7 +121,7 @@ function workspacePath(url) {
  * the intervals in which workspace modules were evaluated — which ones, and what ran then — of which the
  * first `written` are in its file (JSON Lines, one interval a line).
  * @typedef {{ evaluated: string[], ran: Record<string, string[]> }} Interval
- * @typedef {{ seen: Set<string>, intervals: Interval[], written: number, file: string, ms: number }} WorkerState
+ * @typedef {{ seen: Set<string>, paths: Map<string, string | null>, intervals: Interval[], written: number, file: string, ms: number }} WorkerState
  */
 
 /**
@@ -140,7 +140,9 @@ function take(p, state, own) {
   for (const script of coverage.result) {
     const fresh = !state.seen.has(script.scriptId)
     if (fresh) state.seen.add(script.scriptId)
-    const path = workspacePath(script.url)
+    // Each take lists every script that ran (jsdom's hundreds under a browser-like environment): their paths are worked out once.
+    let path = state.paths.get(script.url)
+    if (path === undefined) state.paths.set(script.url, path = workspacePath(script.url) ?? null)
     if (!path) continue
     if (fresh && path !== own) evaluated.push(path)
     for (const f of script.functions) if ((f.ranges[0]?.count ?? 0) > 0) (ran[path] ??= new Set()).add(f.functionName)
@@ -206,7 +208,7 @@ const recordable = (config.pool ?? 'forks') === 'forks' || config.pool === 'thre
 const p = recordable && dir && root && typeof test === 'string' && typeof afterAll === 'function' && typeof beforeAll === 'function' ? profiler(!alone) : undefined
 if (p) {
   /** @type {WorkerState} */
-  const state = (g[STATE] ??= { seen: new Set(), intervals: [], written: 0, ms: 0, file: resolve(/** @type {string} */ (dir), `${process.pid}-${threadId}.inits.jsonl`) })
+  const state = (g[STATE] ??= { seen: new Set(), paths: new Map(), intervals: [], written: 0, ms: 0, file: resolve(/** @type {string} */ (dir), `${process.pid}-${threadId}.inits.jsonl`) })
   state.ms = 0
   if (alone) afterAll(() => write(state, test, [take(p, state, test)], true))
   else {

@@ -302,10 +302,10 @@ async function takeCalls(/** @type {any[]} */ specs, /** @type {Record<string, n
     const setup = (spec.project.config.setupFiles ?? []).filter((/** @type {unknown} */ f) => typeof f === 'string' && f !== RECORDER && f !== CALLS)
     const closure = new Set()
     for (const start of [file, ...setup]) for (const module of await closureOf(depsOf, spec.project, start)) closure.add(module)
-    for (const module of closure) {
-      if (own.has(module)) continue
-      for (const ran of worker.get(module) ?? []) for (const [path, names] of Object.entries(ran)) for (const name of names) add(path, name)
-    }
+    // One interval evaluates many modules (the first file of a worker: the whole library through its barrels): each merged once.
+    const intervals = new Set()
+    for (const module of closure) if (!own.has(module)) for (const ran of worker.get(module) ?? []) intervals.add(ran)
+    for (const ran of intervals) for (const [path, names] of Object.entries(ran)) for (const name of names) add(path, name)
     byFile.set(file, modules)
   }
   for (const file of workers.keys()) rmSync(file, { force: true })
