@@ -241,23 +241,30 @@ function callsFile(/** @type {string} */ project, /** @type {string} */ test) {
  * gets no entry.
  */
 async function takeCalls(/** @type {any[]} */ specs, /** @type {Record<string, number>} */ phases) {
-  /** @type {Map<string, Record<string, Set<string>> | null>} */
+  /**
+   * Per test file: what its runs executed themselves, and the initialisers carried into them (shared between the
+   * files of a worker that carry the same intervals: the whole library's, through valibot's barrels, in every file).
+   * @type {Map<string, { own: Record<string, Set<string>>, carried: Map<string, string[]>[] } | null>}
+   */
   const byFile = new Map()
-  /** Per worker file: module → what ran in the intervals in which it was evaluated (null: unreadable). */
-  /** @type {Map<string, Map<string, Record<string, string[]>[]> | null>} */
+  /** Per worker file: module → the intervals in which it was evaluated (null: unreadable). */
+  /** @type {Map<string, Map<string, Interval[]> | null>} */
   const workers = new Map()
+  /** @typedef {{ id: number, ran: Record<string, string[]> }} Interval */
   const inits = (/** @type {string} */ file) => {
     if (!workers.has(file)) {
       try {
-        /** @type {Map<string, Record<string, string[]>[]>} */
+        /** @type {Map<string, Interval[]>} */
         const byModule = new Map()
+        let id = 0
         for (const line of readFileSync(file, 'utf8').split('\n')) {
           if (!line) continue
-          const interval = /** @type {{ evaluated: string[], ran: Record<string, string[]> }} */ (JSON.parse(line))
-          for (const module of interval.evaluated) {
+          const parsed = /** @type {{ evaluated: string[], ran: Record<string, string[]> }} */ (JSON.parse(line))
+          const interval = { id: id++, ran: parsed.ran }
+          for (const module of parsed.evaluated) {
             const list = byModule.get(module)
-            if (list) list.push(interval.ran)
-            else byModule.set(module, [interval.ran])
+            if (list) list.push(interval)
+            else byModule.set(module, [interval])
           }
         }
         workers.set(file, byModule)
@@ -266,6 +273,24 @@ async function takeCalls(/** @type {any[]} */ specs, /** @type {Record<string, n
       }
     }
     return workers.get(file)
+  }
+  /** What a set of intervals of one worker ran, merged once for every file that carries that set. */
+  /** @type {Map<string, Map<string, string[]>>} */
+  const unions = new Map()
+  const unionOf = (/** @type {string} */ worker, /** @type {Interval[]} */ intervals) => {
+    const key = `${worker}\0${intervals.map(i => i.id).sort((a, b) => a - b).join(',')}`
+    let union = unions.get(key)
+    if (!union) {
+      /** @type {Map<string, Set<string>>} */
+      const sets = new Map()
+      for (const { ran } of intervals) for (const [path, names] of Object.entries(ran)) {
+        let set = sets.get(path)
+        if (!set) sets.set(path, set = new Set())
+        for (const name of names) set.add(name)
+      }
+      unions.set(key, union = new Map([...sets].map(([path, set]) => [path, [...set]])))
+    }
+    return union
   }
   const depsOf = dependencies()
   for (const spec of specs) {
@@ -285,12 +310,14 @@ async function takeCalls(/** @type {any[]} */ specs, /** @type {Record<string, n
     }
     phases.recorderMs = (phases.recorderMs ?? 0) + (record.ms ?? 0)
     if (byFile.get(file) === null) continue
-    const modules = byFile.get(file) ?? {}
-    const add = (/** @type {string} */ module, /** @type {string} */ name) => (modules[module] ??= new Set()).add(name)
-    for (const [module, names] of Object.entries(record.ran ?? {})) for (const name of names) add(module, name)
+    const entry = byFile.get(file) ?? { own: {}, carried: [] }
+    for (const [module, names] of Object.entries(record.ran ?? {})) {
+      const set = (entry.own[module] ??= new Set())
+      for (const name of names) set.add(name)
+    }
     // No worker file: the file ran alone in a fresh worker and evaluated everything it used itself.
     if (record.worker === null) {
-      byFile.set(file, modules)
+      byFile.set(file, entry)
       continue
     }
     const worker = typeof record.worker === 'string' ? inits(record.worker) : null
@@ -302,16 +329,24 @@ async function takeCalls(/** @type {any[]} */ specs, /** @type {Record<string, n
     const setup = (spec.project.config.setupFiles ?? []).filter((/** @type {unknown} */ f) => typeof f === 'string' && f !== RECORDER && f !== CALLS)
     const closure = new Set()
     for (const start of [file, ...setup]) for (const module of await closureOf(depsOf, spec.project, start)) closure.add(module)
-    // One interval evaluates many modules (the first file of a worker: the whole library through its barrels): each merged once.
+    /** @type {Set<Interval>} */
     const intervals = new Set()
-    for (const module of closure) if (!own.has(module)) for (const ran of worker.get(module) ?? []) intervals.add(ran)
-    for (const ran of intervals) for (const [path, names] of Object.entries(ran)) for (const name of names) add(path, name)
-    byFile.set(file, modules)
+    for (const module of closure) if (!own.has(module)) for (const interval of worker.get(module) ?? []) intervals.add(interval)
+    if (intervals.size) entry.carried.push(unionOf(/** @type {string} */ (record.worker), [...intervals]))
+    byFile.set(file, entry)
   }
   for (const file of workers.keys()) rmSync(file, { force: true })
   /** @type {Record<string, Record<string, string[]>>} */
   const out = {}
-  for (const [file, modules] of byFile) if (modules) out[file] = Object.fromEntries(Object.entries(modules).map(([m, names]) => [m, [...names]]))
+  for (const [file, entry] of byFile) {
+    if (!entry) continue
+    /** @type {Record<string, string[]>} */
+    const modules = {}
+    // A module only one part names keeps that part's list (shared with the other files that carry it): a copy only where parts meet.
+    for (const union of entry.carried) for (const [module, names] of union) modules[module] = modules[module] ? [...new Set([...modules[module], ...names])] : names
+    for (const [module, set] of Object.entries(entry.own)) modules[module] = modules[module] ? [...new Set([...modules[module], ...set])] : [...set]
+    out[file] = modules
+  }
   return out
 }
 
