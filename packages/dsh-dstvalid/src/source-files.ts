@@ -1,4 +1,4 @@
-import { readdirSync } from 'node:fs'
+import { readdirSync, readFileSync } from 'node:fs'
 import { join } from 'node:path'
 
 /**
@@ -21,4 +21,19 @@ export function sourceFiles(root: string, ext: string, skip: ReadonlySet<string>
     else if (entry.isFile() && entry.name.endsWith(ext)) out.push(rel)
   }
   return out
+}
+
+/**
+ * The first file of {@link sourceFiles} (at most 50,000 of them) whose text
+ * matches `re`, or undefined; an unreadable file counts as absent.
+ */
+export function firstSourceMatching(root: string, ext: string, skip: ReadonlySet<string>, re: RegExp): string | undefined {
+  return sourceFiles(root, ext, skip, 50_000).find(path => {
+    try {
+      return re.test(readFileSync(join(root, path), 'utf8'))
+    } catch {
+      // Unreadable: as if absent.
+      return false
+    }
+  })
 }

@@ -1,7 +1,5 @@
-import { readFileSync } from 'node:fs'
-import { join } from 'node:path'
 import { onlyComments } from '../../types-unchanged.ts'
-import { sourceFiles } from '../../source-files.ts'
+import { firstSourceMatching } from '../../source-files.ts'
 import type { Change } from '../../types.ts'
 
 /**
@@ -110,14 +108,7 @@ const SKIP = new Set(['vendor', 'node_modules'])
 
 /** The first `.go` file under `root` (workspace-relative) whose code may see a comment's text or line, or undefined. */
 export function goSourceSeer(root: string): string | undefined {
-  return sourceFiles(root, '.go', SKIP, 50_000).find(path => {
-    try {
-      return SEES_SOURCE.test(readFileSync(join(root, path), 'utf8'))
-    } catch {
-      // Unreadable: as if absent.
-      return false
-    }
-  })
+  return firstSourceMatching(root, '.go', SKIP, SEES_SOURCE)
 }
 
 /**

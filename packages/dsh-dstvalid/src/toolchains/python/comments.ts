@@ -1,7 +1,5 @@
-import { readFileSync } from 'node:fs'
-import { join } from 'node:path'
 import { onlyComments } from '../../types-unchanged.ts'
-import { sourceFiles } from '../../source-files.ts'
+import { firstSourceMatching } from '../../source-files.ts'
 import type { Change } from '../../types.ts'
 
 /** A line break in the token stream (a line's end is code in Python). */
@@ -108,14 +106,7 @@ const SKIP = new Set(['node_modules', 'venv', '.venv', '__pycache__', 'build', '
 
 /** The first `.py` file under `root` (workspace-relative) whose code may see a comment's text or line, or undefined. */
 export function pySourceSeer(root: string): string | undefined {
-  return sourceFiles(root, '.py', SKIP, 50_000).find(path => {
-    try {
-      return SEES_SOURCE.test(readFileSync(join(root, path), 'utf8'))
-    } catch {
-      // Unreadable: as if absent.
-      return false
-    }
-  })
+  return firstSourceMatching(root, '.py', SKIP, SEES_SOURCE)
 }
 
 /**
