@@ -79,6 +79,20 @@ describe('dsh try', () => {
     expect(behaviour?.call?.arguments.path).toBe('src/math.ts')
   })
 
+  it('takes the files under a test directory for test files even without .test in their names (fp-ts: test/Array.ts)', () => {
+    const ws = project({
+      'package.json': '{ "name": "lib", "type": "module", "private": true }\n',
+      'src/math.ts': 'export function add(a: number, b: number): number {\n  return a + b\n}\n',
+      'test/util.ts': "import { add } from '../src/math'\n\nexport const same = (a: number): boolean => add(a, 0) === a\n",
+      'test/math.ts': "import { expect, it } from 'vitest'\nimport { add } from '../src/math'\nimport { same } from './util'\n\nit('adds', () => { expect(add(1, 2)).toBe(3); expect(same(1)).toBe(true) })\n",
+    })
+    const ranked = rankModules(ws, 'typescript', listFiles(ws))
+    // test/util.ts is imported too, but it is no module to probe; src/math.ts is reached by the tests.
+    expect(ranked).toEqual([{ file: 'src/math.ts', importers: ['test/math.ts', 'test/util.ts'], tests: ['test/math.ts', 'test/util.ts'], reachedBy: ['test/math.ts', 'test/util.ts'] }])
+    const behaviour = deriveProbes('typescript', ranked[0]!, f => readFileSync(join(ws, f), 'utf8')).find(p => p.id === 'behaviour')
+    expect(behaviour?.title).toBe('a behaviour change its tests catch (`add` throws)')
+  })
+
   it('--function: the comment, body-only and behaviour probes are made on the function asked for', () => {
     const ws = library(true)
     const [math] = rankModules(ws, 'typescript', listFiles(ws))

@@ -48,7 +48,9 @@ export function detectLanguage(files: readonly string[]): Language | undefined {
 }
 
 const TS_SOURCE = /\.(?:[cm]?ts|tsx)$/
-const TS_TEST = /(?:\.(?:test|spec)\.[cm]?[jt]sx?$)|(?:^|\/)__tests__\//
+// Test files by name, or anything under a `test`, `tests` or `__tests__` directory (fp-ts: `test/Array.ts`, included by its
+// vitest config): a helper there is not a source module to probe either.
+const TS_TEST = /(?:\.(?:test|spec)\.[cm]?[jt]sx?$)|(?:^|\/)(?:__tests__|tests?)\//
 const GO_TEST = /_test\.go$/
 const PY_TEST = /(?:^|\/)(?:test_[^/]*|[^/]*_test)\.py$|(?:^|\/)tests?\/|(?:^|\/)conftest\.py$/
 
