@@ -3,7 +3,7 @@ import { optional } from 'dsh-common'
 
 export type ProfileName = 'typescript' | 'go' | 'python' | 'rust' | 'generic'
 
-/** Test files: new diagnostics or new failing tests in them are warnings (test-first work), unless `strictTests`. */
+/** Test files: new failing tests in them, and new diagnostics in those a write touched or whose test-first work is pending, are warnings (test-first work), unless `strictTests`. */
 export const DEFAULT_TEST_FILE_PATTERN = String.raw`(^|/)(__tests__|tests?)/|\.(test|spec)\.[cm]?[jt]sx?$|_test\.go$|(^|/)test_[^/]*\.py$|_test\.py$`
 
 /** The plugin's options: the one source of their text (the type below and the README table derive from it). */

@@ -40,10 +40,14 @@ describe.skipIf(!hasGo)('Go profile (go.mod → go build, go vet, go test -json)
     })
     const h = await boot(root, { testArgs: [] })
 
-    // Only a test calls double: go build passes, vet's finding is in a test file, the tests no longer build.
+    // Only a test calls double: go build passes, vet's finding is in a test file the write did not touch: the write's, not
+    // test-first work, so vet rolls it back and no test runs (ADR 0036; before, the test check found its build failure).
+    const tests = () => runs(h.session).filter(r => r.argv[1] === 'test').length
+    const before = tests()
     const renamed = await h.exec('edit_file', { path: 'calc/double.go', old_string: 'func double(', new_string: 'func twice(' })
-    expect(renamed.content).toBe('rolled back: test failed after edit_file on calc/double.go\ncalc FAIL tests do not build: calc/double_test.go:6: undefined: double')
+    expect(renamed.content).toBe('rolled back: vet failed after edit_file on calc/double.go\ncalc/double_test.go:6 vet undeclared name: double')
     expect(readText(root, 'calc/double.go')).toContain('func double(')
+    expect(tests()).toBe(before)
 
     const greeting = await h.exec('edit_file', { path: 'shop.go', old_string: 'return "hello"', new_string: 'return "hi"' })
     expect(greeting.content).toBe('rolled back: test failed after edit_file on shop.go\nexample.com/shop FAIL TestGreeting — shop_test.go:7: Greeting() | got: "hi" | want: "hello"')

@@ -66,12 +66,20 @@ describe('the accepted state', () => {
     expect(state.compare({ status: 'ok', problems: [broken], scope: ['tests/a.test.ts'] }, rules).regressions).toEqual([broken])
   })
 
-  it('treats new diagnostics in test files as warnings, in product code as regressions', () => {
+  it('treats new diagnostics in test files the write touched as warnings, in product code as regressions', () => {
     const state = new AcceptedState()
     state.advance({ status: 'ok', problems: [], scope: 'all' })
-    const cmp = state.compare({ status: 'ok', problems: [d('tests/a.test.ts', 1, 'missing export'), d('src/a.ts', 1, 'bad')], scope: 'all' }, rules)
+    const cmp = state.compare({ status: 'ok', problems: [d('tests/a.test.ts', 1, 'missing export'), d('src/a.ts', 1, 'bad')], scope: 'all' }, rules, new Set(['tests/a.test.ts']))
     expect(cmp.regressions.map(p => p.file)).toEqual(['src/a.ts'])
     expect(cmp.warnings.map(p => p.file)).toEqual(['tests/a.test.ts'])
+  })
+
+  it('a new diagnostic in a test file the write did not touch is a regression, unless its test-first work is pending (ADR 0036)', () => {
+    const state = new AcceptedState()
+    state.advance({ status: 'ok', problems: [d('tests/pending.test.ts', 2, 'no export subtract')], scope: 'all' })
+    const cmp = state.compare({ status: 'ok', problems: [d('tests/a.test.ts', 1, 'no export greet'), d('tests/pending.test.ts', 2, 'string expected')], scope: 'all' }, rules, new Set(['src/a.ts']))
+    expect(cmp.regressions.map(p => p.file)).toEqual(['tests/a.test.ts'])
+    expect(cmp.warnings.map(p => p.file)).toEqual(['tests/pending.test.ts'])
   })
 
   it('pairs a test whose id changed only in its numbers (a seed) with its accepted id; a new test beside same-shaped ones stays new', () => {

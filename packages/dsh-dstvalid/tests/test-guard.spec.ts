@@ -1,7 +1,7 @@
 import { writeFileSync } from 'node:fs'
 import { join } from 'node:path'
 import { describe, expect, it } from 'vitest'
-import { boot, bootForSuite, breakDiscount, discountTestFails, expectRolledBack, makeWorkspace, runs } from './helpers.ts'
+import { boot, bootForSuite, breakDiscount, discountTestFails, expectRolledBack, makeWorkspace, runs, STOPPED } from './helpers.ts'
 
 const newTest = `import { expect, it } from 'vitest'
 import { add } from '../src/money.ts'
@@ -96,6 +96,29 @@ describe('test guard through the vitest CLI (vitest related, type-checking tests
     expect(await h.exec('edit_file', { path: 'src/money.ts', old_string: '/** Amounts are integer cents. */', new_string: '/** Amounts are integer cents (never floats). */' })).toEqual({ content: 'edited src/money.ts' })
     expect(runs(h.session).slice(from)).toEqual([])
     expect(h.notices.map(n => n.text)).toContain('test: not run: only comments and whitespace changed in src/money.ts')
+  })
+  it('rolls back a source rename that breaks a test file it did not touch by the type-check, running no test (ADR 0036)', async () => {
+    const { h } = suite
+    const from = runs(h.session).length
+    // `greet` is imported by tests/greeting.test.ts alone: the test file's new error is the write's, not test-first work.
+    await expectRolledBack(h, 'edit_file', { path: 'src/greeting.ts', old_string: 'export function greet(', new_string: 'export function greetPerson(' },
+      'rolled back: typecheck failed after edit_file on src/greeting.ts',
+      `tests/greeting.test.ts:4 TS2305 Module '"../src/greeting.ts"' has no exported member 'greet'.`,
+      STOPPED,
+    )
+    expect(runs(h.session).slice(from).filter(x => x.check === 'test')).toEqual([])
+  })
+  it('keeps a source write that changes the errors of a test file whose test-first work is pending, with the warning', async () => {
+    const { h } = suite
+    // tests/unwritten.test.ts (above) imports `subtract`, not written yet. A first `subtract` taking strings: the test file's
+    // error changes (TS2345 instead of TS2305), still its test-first work, and its test fails as before.
+    const r = await h.exec('edit_file', { path: 'src/money.ts', old_string: 'export function applyDiscount(', new_string: 'export function subtract(a: string, b: string): number {\n  return Number(a) - Number(b)\n}\n\nexport function applyDiscount(' })
+    expect(r.isError).toBeFalsy()
+    expect(r.content.split('\n').slice(0, 3)).toEqual([
+      'edited src/money.ts',
+      'warning: kept, but typecheck has new problems in tests (test-first work? make them pass):',
+      `tests/unwritten.test.ts:4 TS2345 Argument of type 'number' is not assignable to parameter of type 'string'.`,
+    ])
   })
 })
 
