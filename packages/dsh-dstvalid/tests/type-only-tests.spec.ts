@@ -125,6 +125,12 @@ describe('type-only test files after a write that kept every declaration', () =>
       'rolled back: test failed after edit_file on tests/math.test-d.ts',
       expect.stringMatching(/^tests\/math\.test-d\.ts(:3)? FAIL double returns a number \[types\] — TypeCheckError: /),
     ])
+    // Its accepted result is measured with the content before the write shown to `tsc` (which reads the disk, not the runner's modules).
+    expect(testRuns(h).slice(1).map(r => r.replace(/^\S+ \S+vitest\.mjs (run \S+) .* (\(the content before the write)/, 'vitest $1 $2'))).toEqual([
+      'vitest related tests/math.test-d.ts --run (warm) (fail)',
+      'vitest run tests/math.test-d.ts (the content before the write, in a mount namespace) (pass)',
+      'vitest run tests/math.test-d.ts -t ^(double returns a number)$ --project types (warm) (fail)',
+    ])
   })
 
   it('an inferred return type that changes runs the type-only test file, though no type-check error shows it', async () => {
