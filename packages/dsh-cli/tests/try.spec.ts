@@ -63,11 +63,16 @@ function sleeping(marker: string): number[] {
   }).map(Number)
 }
 
+/** A package whose `src/math.ts` exports `add`: the module the probes below are made in. */
+const ADD = {
+  'package.json': '{ "name": "lib", "type": "module", "private": true }\n',
+  'src/math.ts': 'export function add(a: number, b: number): number {\n  return a + b\n}\n',
+}
+
 describe('dsh try', () => {
   it('makes the behaviour probe on a function a test reaches through a re-exporting index, not only through a direct import', () => {
     const ws = project({
-      'package.json': '{ "name": "lib", "type": "module", "private": true }\n',
-      'src/math.ts': 'export function add(a: number, b: number): number {\n  return a + b\n}\n',
+      ...ADD,
       'src/use.ts': "import { add } from './math'\n\nexport const four = (): number => add(2, 2)\n",
       'src/index.ts': "export * from './math'\nexport * from './use'\n",
       'test/math.test.ts': "import { expect, it } from 'vitest'\nimport { add } from '../src/index'\n\nit('adds', () => { expect(add(1, 2)).toBe(3) })\n",
@@ -81,8 +86,7 @@ describe('dsh try', () => {
 
   it('takes the files under a test directory for test files even without .test in their names (fp-ts: test/Array.ts)', () => {
     const ws = project({
-      'package.json': '{ "name": "lib", "type": "module", "private": true }\n',
-      'src/math.ts': 'export function add(a: number, b: number): number {\n  return a + b\n}\n',
+      ...ADD,
       'test/util.ts': "import { add } from '../src/math'\n\nexport const same = (a: number): boolean => add(a, 0) === a\n",
       'test/math.ts': "import { expect, it } from 'vitest'\nimport { add } from '../src/math'\nimport { same } from './util'\n\nit('adds', () => { expect(add(1, 2)).toBe(3); expect(same(1)).toBe(true) })\n",
     })
