@@ -84,8 +84,8 @@ export class SnapshotGuard {
   }
 
   private options(vault: string) {
-    const { fsync, maxFileBytes, maxDirBytes, exclude, ignore } = this.settings
-    return { vault, fsync, maxFileBytes, maxDirBytes, exclude, ignore }
+    const { fsync, maxFileBytes, maxDirBytes, exclude, ignore, keepBytes, keepDays } = this.settings
+    return { vault, fsync, maxFileBytes, maxDirBytes, exclude, ignore, keepBytes, keepDays }
   }
 
   /** The session's snapshots (its vault prepared first). */
