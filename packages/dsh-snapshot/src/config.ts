@@ -5,7 +5,7 @@ import { DEFAULT_EXCLUDES } from './internal/ignore.ts'
 export const DEFAULT_MAX_FILE_BYTES = 16 * 1024 * 1024
 export const DEFAULT_MAX_DIR_BYTES = 256 * 1024 * 1024
 /** A day of work on a 10,000-file project (8 KiB a file): a repo-wide rewrite's before and after (~160 MiB) and hundreds of edits. */
-export const DEFAULT_KEEP_BYTES = 512 * 1024 * 1024
+const DEFAULT_KEEP_BYTES = 512 * 1024 * 1024
 
 /**
  * The plugin's options: the one source of their text and defaults. The
