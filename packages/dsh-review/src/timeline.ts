@@ -151,7 +151,8 @@ function buildItems(events: readonly RawSessionEvent[], mine: readonly KeptRecor
         const call = calls.get(String(d.callId))
         if (!call) break
         call.checks.push({ check: String(d.check), outcome: String(d.outcome), durationMs: Number(d.durationMs ?? 0), newProblems: (d.newProblems as string[] | undefined) ?? [] })
-        if (Array.isArray(d.paths) && !call.paths.length) call.paths = d.paths as string[]
+        // Workspace-relative, as the guard judged them (an agent may give absolute paths).
+        if (Array.isArray(d.paths) && d.paths.length) call.paths = d.paths as string[]
         break
       }
       case 'tool/result': {
@@ -175,7 +176,8 @@ function buildItems(events: readonly RawSessionEvent[], mine: readonly KeptRecor
     const record = recordOf(call.callId)
     if (record) {
       call.record = record
-      if (!call.paths.length) call.paths = record.changes.map(c => c.path)
+      // What it changed (a shell command's files too).
+      if (record.changes.length) call.paths = record.changes.map(c => c.path)
       call.undo = undoable(record, all)
       const by = undone.get(record.id)
       if (by) call.undoneBy = by.id
