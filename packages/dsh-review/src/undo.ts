@@ -81,7 +81,7 @@ interface PathPlan {
 /**
  * Take back kept calls byte for byte: each path they changed goes back to
  * what it was before the first of them. A path a later write changed too is
- * merged line by line when the changes do not touch the same lines (the
+ * merged line by line when the changes do not touch the same or adjacent lines (the
  * later change stays); otherwise the undo is refused naming the paths,
  * unless `force`. What the undo replaced is recorded first, as a record of
  * its own, so the undo itself can be undone.
@@ -183,7 +183,7 @@ function planPaths(store: KeptStore, root: string, chosen: readonly KeptRecord[]
 function laterChange(left: KeptState, current: KeptState): string {
   if (current.k === 'absent') return 'deleted since by a later write'
   if (left.k === 'absent') return 'created again since by a later write'
-  if (current.k === 'file' && left.k === 'file') return 'a later write changed the same lines'
+  if (current.k === 'file' && left.k === 'file') return 'a later write changed the same or adjacent lines'
   return 'changed since by a later write'
 }
 

@@ -47,7 +47,7 @@ describe('dsh undo', () => {
 
       // The undo of the bash call, undone: the sed's and rm's effects come back (over w1's undo? no: a.ts changed since, on the same line).
       await expect(undo({ workspace: h.workspace, vault: vault(h), ids: [bash.record.id] })).rejects.toThrow(
-        'not undone: src/a.ts (a later write changed the same lines). Nothing was changed; dsh undo --force overwrites it with the earlier bytes')
+        'not undone: src/a.ts (a later write changed the same or adjacent lines). Nothing was changed; dsh undo --force overwrites it with the earlier bytes')
       const redo = await undo({ workspace: h.workspace, vault: vault(h), ids: [created.record.id] })
       expect(redo.restored).toEqual(['src/new/deep.ts'])
       expect(read(h, 'src/new/deep.ts').toString()).toBe('new\n')
@@ -67,7 +67,7 @@ describe('dsh undo', () => {
 
       const refused = await undo({ workspace: h.workspace, vault: vault(h), ids: [recordOf(h, 'e3').id, recordOf(h, 'e1').id] }).catch(e => e as UndoError)
       expect(refused).toBeInstanceOf(UndoError)
-      expect((refused as UndoError).message).toBe('not undone: g.txt (a later write changed the same lines). Nothing was changed; dsh undo --force overwrites it with the earlier bytes')
+      expect((refused as UndoError).message).toBe('not undone: g.txt (a later write changed the same or adjacent lines). Nothing was changed; dsh undo --force overwrites it with the earlier bytes')
       expect(read(h, 'f.txt').toString()).toBe(text.replace('two', 'TWO').replace('seven', 'SEVEN'))
       expect(records(h).filter(r => r.kind === 'undo')).toEqual([])
 

@@ -10,8 +10,9 @@ Take back what a guarded agent's kept call changed, byte for byte: files it
 created are removed, files it deleted or changed are put back — shell calls
 (sed -i, rm, a formatter) included. A path a later write also changed is
 merged line by line when the two touched different lines (the later change
-stays); where they touched the same lines, or the file is not text, nothing
-is changed and the paths are named, unless --force. What the undo replaced
+stays); where they touched the same or adjacent lines, or the file is not
+text, nothing is changed and the paths are named, unless --force. What the
+undo replaced
 is recorded, so an undo can itself be undone (its id is printed). When the
 session is still running, its model is told at its next step what changed.
 
