@@ -13,8 +13,8 @@ merged line by line when the two touched different lines (the later change
 stays); where they touched the same or adjacent lines, or the file is not
 text, nothing is changed and the paths are named, unless --force. What the
 undo replaced is recorded, so an undo can itself be undone (its id is
-printed). When the
-session is still running, its model is told at its next step what changed.
+printed). When the session is still running, its model is told at its next
+step what changed.
 
   CALL          a call id of the session (e.g. call_3_0, toolu_…), or an id
                 from --list (an undo's id takes that undo back). Without
