@@ -115,4 +115,25 @@ describe('dsh undo', () => {
       await h.dispose()
     }
   })
+
+  it("tells the model at its next step's start, as harness context (source undo), when no tool call comes first", async () => {
+    const h = await boot({ 'a.txt': 'a\n' }, { script: [
+      { text: 'Write.', toolCalls: [{ name: 'write_file', arguments: { path: 'a.txt', content: 'b\n' } }] },
+      { text: 'Done.' },
+      { text: 'Seen.' },
+    ] })
+    try {
+      await h.agent.send('go')
+      const callId = h.session.ofType('tool/call')[0]!.data.callId
+      await undo({ workspace: h.workspace, vault: vault(h), ids: [recordOf(h, callId).id] })
+      await h.agent.send('and now?')
+      const notes = h.session.ofType('context/message').filter(e => e.data.source === 'undo')
+      expect(notes.map(e => e.data.text)).toEqual([`note: a person took back your call ${callId} with dsh undo: restored a.txt. Read these files again before you edit them.`])
+      const turnStarts = h.session.ofType('turn/start').map(e => e.seq)
+      expect(notes[0]!.seq).toBeGreaterThan(turnStarts[1]!)
+      expect(Review.pendingUndoNotes(vault(h), h.session.id)).toEqual([])
+    } finally {
+      await h.dispose()
+    }
+  })
 })
