@@ -4,6 +4,8 @@ import { DEFAULT_EXCLUDES } from './internal/ignore.ts'
 
 export const DEFAULT_MAX_FILE_BYTES = 16 * 1024 * 1024
 export const DEFAULT_MAX_DIR_BYTES = 256 * 1024 * 1024
+/** A day of work on a 10,000-file project (8 KiB a file): a repo-wide rewrite's before and after (~160 MiB) and hundreds of edits. */
+const DEFAULT_KEEP_BYTES = 512 * 1024 * 1024
 
 /**
  * The plugin's options: the one source of their text and defaults. The
@@ -21,6 +23,8 @@ export const Config = Schema.object({
   shell: Schema.union(['track', 'git', 'off'] as const).default('track').description('track: keep a warm picture of the workspace so each shell call\'s changes are known and can be rolled back; git: snapshot the working tree of a git workspace before each shell call; off: shell calls are not snapshotted.'),
   shellMaxFileBytes: Schema.natural().default(1_048_576).description('track: files larger than this are watched for changes but their bytes are not kept (a change to one cannot be rolled back).'),
   recover: Schema.boolean().default(true).description('Resolve journals left by dead processes when a vault is first used.'),
+  keepBytes: Schema.natural().default(DEFAULT_KEEP_BYTES).description('Bytes of kept calls\' before and after images held for dsh undo and dsh review past their session (oldest pruned first; 0 keeps none).'),
+  keepDays: Schema.number().min(0).default(7).description('Days kept calls\' before and after images are held for dsh undo and dsh review past their session.'),
   lockWaitMs: Schema.natural().default(600_000).description('How long a write or shell call waits for another session on the same workspace to finish its write (its judgement included) before it is refused.'),
 })
 export type Config = Schemastery.TypeT<typeof Config>
