@@ -115,13 +115,16 @@ function plural(n: number, word: string): string {
   return `${n} ${word}${n === 1 ? '' : 's'}`
 }
 
-/** `type-check`, `compile`: what a file no longer does against a change, by the check that found it. */
-const DIAGNOSTIC_VERB: Record<string, string> = { typecheck: 'type-check', compile: 'compile', vet: 'pass vet', check: 'check' }
+/** What a file (one, several) no longer does against a change, by the check that found it. */
+const DIAGNOSTIC_VERB: Record<string, [string, string]> = { typecheck: ['type-checks', 'type-check'], compile: ['compiles', 'compile'], vet: ['passes vet', 'pass vet'] }
 
 /** What a check's new problems in other files are, in one phrase: `2 files no longer type-check`, `3 tests in 1 file fail`. */
 export function rippleSummary(check: string, problems: readonly Problem[]): string {
   const files = new Set(problems.map(p => p.file)).size
-  if (problems.every(p => p.kind === 'diagnostic')) return `${plural(files, 'file')} no longer ${DIAGNOSTIC_VERB[check] ?? `pass ${check}`}`
+  if (problems.every(p => p.kind === 'diagnostic')) {
+    const [one, many] = DIAGNOSTIC_VERB[check] ?? [`passes ${check}`, `pass ${check}`]
+    return `${plural(files, 'file')} no longer ${files === 1 ? one : many}`
+  }
   if (problems.every(p => p.kind === 'test')) return `${plural(problems.length, 'test')} in ${plural(files, 'file')} ${problems.length === 1 ? 'fails' : 'fail'}`
   return `${check} found ${plural(problems.length, 'new problem')} in ${plural(files, 'file')}`
 }
@@ -140,7 +143,7 @@ export function provisionalNotes(verdict: CheckVerdict, limits: MessageLimits): 
 
 /** Appended to a later write's result while problems a kept-for-now write left are open. */
 export function openNotes(open: readonly Problem[], limits: MessageLimits): string[] {
-  if (!open.length) return ['this turn\'s earlier writes left nothing broken in other files now']
+  if (!open.length) return ['the problems this turn\'s earlier writes left in other files are fixed (the whole change is checked again when you finish)']
   return [`still to fix before you finish (left by this turn's earlier writes): ${plural(open.length, 'problem')}:`, ...problemLines(open, limits)]
 }
 
