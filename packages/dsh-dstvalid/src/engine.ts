@@ -501,6 +501,22 @@ export class Guard {
     }
   }
 
+  /**
+   * What the accepted state has that `base` did not, as the judging rules
+   * blame it (`touched`: the files the turn's writes changed): the problems
+   * a turn's earlier writes left open, as last measured. A check not
+   * measured now (its state reset after a partial run) adds nothing.
+   */
+  worseThan(base: ReadonlyMap<Check, AcceptedState>, touched: ReadonlySet<string>): Problem[] {
+    const out: Problem[] = []
+    for (const [check, before] of base) {
+      const now = this._accepted.get(check)
+      if (!now?.measured || !before.measured || check.advisory) continue
+      out.push(...before.compare({ status: 'ok', problems: [...now.problems], scope: 'all' }, this.options.rules, touched).regressions)
+    }
+    return out
+  }
+
   /** Return to `base` (a turn's change was undone as a group): the next judgement measures what is current first. */
   resetTo(base: ReadonlyMap<Check, AcceptedState>): void {
     for (const [check, state] of base) this._accepted.set(check, state)

@@ -284,7 +284,7 @@ export class Verifier {
       if (debt && conclusion.kept && !conclusion.provisional) {
         const was = debt.open.length
         debt.open = stillOpen(debt)
-        if (was) conclusion.notes.push(...openNotes(debt.open, { ...this.limits(), maxLines: Math.min(5, this.limits().maxLines) }))
+        if (was || debt.open.length) conclusion.notes.push(...openNotes(debt.open, { ...this.limits(), maxLines: Math.min(5, this.limits().maxLines) }))
       }
       return conclusion
     } catch (error) {
@@ -304,7 +304,8 @@ export class Verifier {
     }
     const debt = this._debts.get(session.id)!
     hold(true)
-    debt.open = [...stillOpen(debt), ...verdict.regressions]
+    const seen = new Set(verdict.regressions.map(p => p.key))
+    debt.open = [...verdict.regressions, ...stillOpen(debt).filter(p => !seen.has(p.key))]
   }
 
   /** Keep a write's snapshot scope open until the turn ends (the turn has debt). */
@@ -521,9 +522,9 @@ function names(writes: readonly HeldWrite[]): HeldWriteName[] {
   return writes.map(w => ({ tool: w.tool, files: w.files }))
 }
 
-/** The debt's problems the accepted state still has (a later write fixed the rest). */
+/** What the turn's held writes leave worse than the turn's base, as last measured (the problems still open). */
 function stillOpen(debt: TurnDebt): Problem[] {
-  return debt.open.filter(p => debt.guard.accepted(p.check)?.problems.some(q => q.key === p.key) ?? false)
+  return debt.guard.worseThan(debt.base, new Set(debt.held.flatMap(w => w.files)))
 }
 
 /**
