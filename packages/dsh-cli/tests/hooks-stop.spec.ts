@@ -43,7 +43,7 @@ const refusal = (n: number) => [
   'fix them, then finish; stopping with them open undoes Write on src/utils.ts',
 ].join('\n')
 
-describe('turn verdicts through the hooks host', () => {
+describe('turn verdicts through the hooks host', { timeout: 180_000 }, () => {
   it('Claude Code: a rename stopped after its first write: Stop blocked twice with the breakage, then the write undone byte for byte; unrelated work kept', async () => {
     const { root, host, read } = await boot()
     const cc = adapterFor('claude-code')!

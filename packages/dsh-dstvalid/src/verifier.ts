@@ -72,6 +72,8 @@ interface TurnDebt {
   open: Problem[]
   /** Stops refused so far. */
   refusals: number
+  /** The last stop's judgement, with the number of held writes it saw: a stop with nothing written since (nor changed outside) is not judged again. */
+  last?: { held: number; failed: CheckVerdict }
 }
 
 /** Writes of an agent step awaiting the step's judgement (per: 'step'). */
@@ -202,6 +204,8 @@ export class Verifier {
     if (plan.kind === 'shell' && !this.config.shell) {
       const result = await next()
       guard.markDirty()
+      const debt = this._debts.get(session.id)
+      if (debt) debt.last = undefined
       return result
     }
     const io = this.io(session, exec.signal)
@@ -261,6 +265,8 @@ export class Verifier {
       return
     }
     this._guards.get(key)?.markDirty()
+    // A turn's change is judged again at its next stop: the workspace moved under it.
+    for (const debt of this._debts.values()) if (debt.guard.options.root === key) debt.last = undefined
   }
 
   /**
@@ -330,9 +336,11 @@ export class Verifier {
     const { guard } = debt
     const io = this.io(session)
     return guard.queue.run(async () => {
-      const judged = await this.judgeTurn(debt, debt.held, io)
-      const failed = judged?.checks.find(c => c.outcome === 'fail')
-      if (!judged || !failed) {
+      const again = debt.last?.held === debt.held.length ? debt.last.failed : undefined
+      const judged = again ? undefined : await this.judgeTurn(debt, debt.held, io)
+      const failed = again ?? judged?.checks.find(c => c.outcome === 'fail')
+      if (failed) debt.last = { held: debt.held.length, failed }
+      if (!failed) {
         if (judged) guard.accept(judged)
         this.host.commit({ sessionId: session.id, callIds: debt.held.map(w => w.callId) })
         this._debts.delete(session.id)

@@ -45,7 +45,7 @@ function notices(h: { session: { ofType(t: 'context/message'): { data: { source:
   return h.session.ofType('context/message').filter(e => e.data.source === 'dsh-dstvalid').map(e => e.data.text)
 }
 
-describe('turn verdicts (ADR 0037)', () => {
+describe('turn verdicts (ADR 0037)', { timeout: 180_000 }, () => {
   it('a rename across files, one file per call, definition first: every write kept, nothing rolled back', async () => {
     const root = makeWorkspace()
     const s = script(
