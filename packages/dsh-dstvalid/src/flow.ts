@@ -70,7 +70,7 @@ export interface Conclusion {
  * exercises it) and none is the write's own breakage. A problem with no file
  * (a command judged by its exit status) cannot be placed: not ripple.
  */
-export function onlyRipple(verdict: CheckVerdict, files: readonly string[]): boolean {
+function onlyRipple(verdict: CheckVerdict, files: readonly string[]): boolean {
   const touched = new Set(files)
   return verdict.regressions.length > 0 && verdict.regressions.every(p => !!p.file && !p.own && !touched.has(p.file))
 }

@@ -119,7 +119,7 @@ function plural(n: number, word: string): string {
 const DIAGNOSTIC_VERB: Record<string, [string, string]> = { typecheck: ['type-checks', 'type-check'], compile: ['compiles', 'compile'], vet: ['passes vet', 'pass vet'] }
 
 /** What a check's new problems in other files are, in one phrase: `2 files no longer type-check`, `3 tests in 1 file fail`. */
-export function rippleSummary(check: string, problems: readonly Problem[]): string {
+function rippleSummary(check: string, problems: readonly Problem[]): string {
   const files = new Set(problems.map(p => p.file)).size
   if (problems.every(p => p.kind === 'diagnostic')) {
     const [one, many] = DIAGNOSTIC_VERB[check] ?? [`passes ${check}`, `pass ${check}`]
