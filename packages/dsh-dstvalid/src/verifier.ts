@@ -55,6 +55,8 @@ interface HeldWrite {
   files: string[]
   /** It was kept for now: its new problems were in other files. */
   debt: boolean
+  /** Kept for now: the check that found them, and what it found (said again as rolled back when it is undone). */
+  failed?: CheckVerdict
 }
 
 /** A turn's unfinished change: the writes held since its first write kept for now, and what they are judged against at the stop. */
@@ -278,10 +280,10 @@ export class Verifier {
     const guard = this.guardFor(session.cwd, session.vault)
     try {
       const judgement = await guard.judge(change, io, describe)
-      const hold = (debt: boolean) => this.hold(session, guard, change, writes, debt)
+      const hold = (kept?: CheckVerdict) => this.hold(session, change, writes, kept)
       const conclusion = await conclude(guard, judgement, change, writes, session.id, {
         rollback: reason => this.host.rollback({ sessionId: session.id, ...scope, reason }),
-        commit: () => (this._debts.has(session.id) ? hold(false) : this.host.commit({ sessionId: session.id, ...scope })),
+        commit: () => (this._debts.has(session.id) ? hold() : this.host.commit({ sessionId: session.id, ...scope })),
         result: r => this.host.result(r),
         ...(this.config.learnings ? { learning: (l: VerifyLearning) => this.host.learning(l) } : {}),
         ...(this.config.verdicts === 'turn' ? { provisional: (verdict: CheckVerdict) => this.owe(session, guard, verdict, hold) } : {}),
@@ -304,20 +306,20 @@ export class Verifier {
   }
 
   /** A write kept for now (turn verdicts): the turn's debt opens (its base measured before the accepted state advances) or grows. */
-  private owe(session: Session, guard: Guard, verdict: CheckVerdict, hold: (debt: boolean) => void): void {
+  private owe(session: Session, guard: Guard, verdict: CheckVerdict, hold: (kept?: CheckVerdict) => void): void {
     if (!this._debts.has(session.id)) {
       this._debts.set(session.id, { session, guard, base: guard.acceptedCopy(), held: [], before: new Map(), unknownBefore: false, open: [], refusals: 0 })
     }
     const debt = this._debts.get(session.id)!
-    hold(true)
+    hold(verdict)
     const seen = new Set(verdict.regressions.map(p => p.key))
     debt.open = [...verdict.regressions, ...stillOpen(debt).filter(p => !seen.has(p.key))]
   }
 
   /** Keep a write's snapshot scope open until the turn ends (the turn has debt). */
-  private hold(session: Session, _guard: Guard, change: Change, writes: readonly JudgedWrite[], debt: boolean): void {
+  private hold(session: Session, change: Change, writes: readonly JudgedWrite[], kept?: CheckVerdict): void {
     const d = this._debts.get(session.id)!
-    for (const w of writes) d.held.push({ callId: w.callId, tool: w.tool, files: [...w.files], debt })
+    for (const w of writes) d.held.push({ callId: w.callId, tool: w.tool, files: [...w.files], debt: !!kept, ...(kept ? { failed: kept } : {}) })
     if (!change.before) d.unknownBefore = true
     for (const [path, bytes] of change.before ?? []) if (!d.before.has(path)) d.before.set(path, bytes)
     // A shell call's paths: their content before is not known here (the snapshot holds it).
@@ -399,7 +401,10 @@ export class Verifier {
     this._debts.delete(session.id)
     guard.resetTo(debt.base)
     for (const w of undone) {
-      this.host.result({ sessionId: session.id, callId: w.callId, tool: w.tool, paths: w.files, check: failed.check, outcome: rollback?.matched ? 'rolled-back' : 'fail', newProblems: failed.regressions.map(formatProblem), durationMs: failed.durationMs })
+      // The turn's verdict, and the check that kept it for now when that was another (a test after a type-check's turn verdict).
+      for (const v of w.failed && w.failed.check !== failed.check ? [failed, w.failed] : [failed]) {
+        this.host.result({ sessionId: session.id, callId: w.callId, tool: w.tool, paths: w.files, check: v.check, outcome: rollback?.matched ? 'rolled-back' : 'fail', newProblems: v.regressions.map(formatProblem), durationMs: v.durationMs })
+      }
     }
     const text = undoneMessage(failed, names(undone), names(rest), rollback, this.limits())
     io.notice(rollback?.matched && !rollback.failed.length ? 'warn' : 'error', text.split('\n')[0]!, 'end')
