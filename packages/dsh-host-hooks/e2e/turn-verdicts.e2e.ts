@@ -1,10 +1,11 @@
 /**
- * Verdicts across a turn (ADR 0037) in the real Claude Code CLI (pinned,
- * offline in a loopback-only namespace, on a scripted Anthropic model), on a
- * real project: unjs/defu at a pinned commit, cloned from the fetched mirror
- * (`DSH_MIRRORS`, default /work/.mirror) and installed with its own lockfile,
- * guarded through `dsh hooks install`. The model works as Claude Code does:
- * it reads the files (in parallel), then edits one file per call.
+ * Verdicts across a turn (ADR 0037) in the real agent CLIs (Claude Code,
+ * Codex, Gemini CLI; pinned, offline in a loopback-only namespace, on scripted
+ * models), on a real project: unjs/defu at a pinned commit, cloned from the
+ * fetched mirror (`DSH_MIRRORS`, default /work/.mirror) and installed with its
+ * own lockfile, guarded through `dsh hooks install`. The model edits one file
+ * per call, with each agent's own tool (Claude Code reads the files first, in
+ * parallel; Codex patches; Gemini CLI writes whole files).
  *
  * - the rename of `isPlainObject` in its definition, its importer and its
  *   test: every write kept, nothing rolled back or undone;
@@ -17,10 +18,10 @@ import { spawnSync } from 'node:child_process'
 import { cpSync, existsSync, readFileSync, symlinkSync, writeFileSync } from 'node:fs'
 import { join } from 'node:path'
 import { afterAll, beforeAll, describe, expect, it } from 'vitest'
-import { ensureAgentCli } from '../../../scripts/agent-clis.ts'
+import { ensureAgentCli, type AgentCliName } from '../../../scripts/agent-clis.ts'
 import { ADAPTERS, hostStatus, installHooks } from 'dsh-host-hooks'
-import { anthropicModel, anthropicUserTexts, isClaudeTurnRequest, runClaude, startModelServer, tempDir, type AgentRun, type AgentStep, type ModelRequest, type ModelServer } from 'dsh-testkit'
-import { e2eSkip } from '../tests/agent-e2e.ts'
+import { anthropicModel, geminiModel, isClaudeTurnRequest, isGeminiTurnRequest, loopbackUnavailable, responsesModel, runClaude, runCodex, runGemini, startModelServer, tempDir, type AgentRun, type AgentStep, type AgentToolCall, type ModelReply, type ModelRequest, type ModelServer } from 'dsh-testkit'
+import { registryReachable } from '../../../scripts/deepseek-harness.ts'
 
 const DEFU = 'unjs/defu'
 const COMMIT = '80c0146'
@@ -28,7 +29,9 @@ const MIRROR = join(process.env.DSH_MIRRORS ?? '/work/.mirror', DEFU.replace('/'
 
 const noMirror = existsSync(MIRROR) ? undefined : `no fetched mirror of ${DEFU} at ${MIRROR} (set DSH_MIRRORS)`
 if (noMirror) console.warn(`turn verdicts e2e skipped: ${noMirror}`)
-const skip = noMirror ?? (await e2eSkip('Claude Code'))
+const offline = (await registryReachable()) ? undefined : 'the npm registry is unreachable (the pinned CLIs and defu\'s dependencies come from it)'
+const skip = noMirror ?? offline ?? (await loopbackUnavailable())
+if (skip && !noMirror) console.warn(`turn verdicts e2e skipped: ${skip}`)
 
 const UTILS = 'src/_utils.ts'
 const DEFU_TS = 'src/defu.ts'
@@ -48,28 +51,97 @@ function git(cwd: string, args: string[]): string {
   return r.stdout
 }
 
-/** One Claude Code session (and a resumed one, so the text the next prompt carries is seen) on a fresh copy of the installed clone. */
+/** The agent CLIs escape `>` in the hook text they show the model (Codex in a refused stop's prompt, Gemini CLI in hook context). */
+const escaped = (text: string) => text.replaceAll('>', '&gt;')
+
+/** How one agent CLI takes part. */
+interface Agent {
+  label: string
+  cli: AgentCliName
+  adapter: string
+  /** Its tool's name in the suite's texts. */
+  tool: string
+  /** The model's reading of `paths` before it edits them, where the CLI requires it. */
+  read?(paths: string[]): AgentStep
+  /** The call that replaces every `from` by `to` in `path` (relative to the workspace `ws`), whose content is `content`. */
+  change(ws: string, path: string, content: string, from: string, to: string): AgentToolCall
+  model(steps: readonly AgentStep[]): (request: ModelRequest) => ModelReply
+  turns(requests: readonly ModelRequest[]): ModelRequest[]
+  run(options: { bin: string; workspace: string; prompt: string; server: ModelServer; home: string; timeoutMs: number }, resume?: AgentRun): Promise<AgentRun>
+  prepareHome?(home: string, ws: string): void
+  /** How the model sees the suite's text for a kept write, a refused stop, and (at the next session) the turn's undo. */
+  shown: { kept(text: string): string; refused(text: string): string; undone(text: string): string }
+}
+
+const AGENTS: Agent[] = [
+  {
+    label: 'Claude Code', cli: 'claude', adapter: 'claude-code', tool: 'Edit',
+    read: paths => ({ text: 'Reading them.', toolCalls: paths.map(p => ({ name: 'Read', arguments: { file_path: p } })) }),
+    change: (ws, path, _content, from, to) => ({ name: 'Edit', arguments: { file_path: join(ws, path), old_string: from, new_string: to, replace_all: true } }),
+    model: anthropicModel,
+    turns: requests => requests.filter(isClaudeTurnRequest),
+    // The workspace is trusted (else Claude Code ignores its permissions), as after its trust dialog.
+    prepareHome: (home, ws) => writeFileSync(join(home, '.claude.json'), JSON.stringify({ projects: { [ws]: { hasTrustDialogAccepted: true } } })),
+    run: (options, resume) => {
+      const sessionId = resume?.events.find(e => e.type === 'result')?.session_id as string | undefined
+      return runClaude({ ...options, extraArgs: sessionId ? ['--resume', sessionId] : [] })
+    },
+    // A SessionStart hook's context comes as a system message.
+    shown: { kept: t => `PostToolUse:Edit hook additional context: ${t}\n`, refused: t => `Stop hook feedback:\n${t}`, undone: t => `SessionStart hook additional context: ${t}` },
+  },
+  {
+    label: 'Codex', cli: 'codex', adapter: 'codex', tool: 'apply_patch',
+    // One hunk per line that changes (apply_patch replaces whole lines).
+    change: (_ws, path, content, from, to) => {
+      const hunks = content.split('\n').filter(line => line.includes(from)).map(line => `@@\n-${line}\n+${line.replaceAll(from, to)}\n`)
+      return { name: 'apply_patch', arguments: `*** Begin Patch\n*** Update File: ${path}\n${hunks.join('')}*** End Patch\n` }
+    },
+    model: responsesModel,
+    turns: requests => [...requests],
+    run: (options, resume) => {
+      const thread = resume?.events.find(e => e.type === 'thread.started')?.thread_id as string | undefined
+      return runCodex({ ...options, ...(thread ? { extraArgs: ['resume', thread] } : {}) })
+    },
+    // The refused stop's reason is the next user message, in a <hook_prompt>; the rest are developer messages.
+    shown: { kept: t => t, refused: t => `">${escaped(t)}</hook_prompt>`, undone: t => t },
+  },
+  {
+    label: 'Gemini CLI', cli: 'gemini', adapter: 'gemini', tool: 'write_file',
+    change: (_ws, path, content, from, to) => ({ name: 'write_file', arguments: { file_path: path, content: content.replaceAll(from, to) } }),
+    model: geminiModel,
+    turns: requests => requests.filter(isGeminiTurnRequest),
+    run: (options, resume) => runGemini({ ...options, ...(resume ? { extraArgs: ['--resume', 'latest'] } : {}) }),
+    // The denied AfterAgent's reason comes back as the prompt; hook context is wrapped and escaped.
+    shown: { kept: t => `<hook_context>${escaped(t)}</hook_context>`, refused: t => t, undone: t => `<hook_context>${escaped(t)}</hook_context>` },
+  },
+]
+
+/** One session (and a resumed one, so what the next session is told is seen) on a fresh copy of the installed clone. */
 interface Session {
   ws: string
-  server: ModelServer
   first: AgentRun
   second: AgentRun
-  turns(): ModelRequest[]
-  texts(request: ModelRequest): string
-  /** What the resumed session's first request shows as SessionStart hook context (Claude Code sends it as a system message). */
-  atNextSession(): string[]
+  /** Whether the request after scripted step `i` shows the model `text` (as it appears in the request: JSON-encoded). */
+  sawAfter(i: number, text: string): boolean
+  /** Everything the first session's requests carried. */
+  all(): string
+  /** Whether the resumed session's first request shows `text`. */
+  sawAtNextSession(text: string): boolean
   original(path: string): string
   now(path: string): string
 }
 
-describe.skipIf(!!skip)('turn verdicts with the real Claude Code CLI on unjs/defu', () => {
+const encoded = (text: string) => JSON.stringify(text).slice(1, -1)
+const body = (request: ModelRequest | undefined) => JSON.stringify(request?.body ?? '')
+
+for (const agent of AGENTS) describe.skipIf(!!skip)(`turn verdicts with the real ${agent.label} CLI on unjs/defu`, () => {
   let bin = ''
   let base = ''
   const servers: ModelServer[] = []
   const workspaces: string[] = []
 
   beforeAll(async () => {
-    bin = await ensureAgentCli('claude')
+    bin = await ensureAgentCli(agent.cli)
     base = join(tempDir('dsh-defu-base-'), 'defu')
     git(tempDir('dsh-defu-clone-'), ['clone', '-q', '--no-checkout', MIRROR, base])
     git(base, ['-c', 'advice.detachedHead=false', 'checkout', '-q', COMMIT])
@@ -85,109 +157,102 @@ describe.skipIf(!!skip)('turn verdicts with the real Claude Code CLI on unjs/def
     }
   })
 
-  /** `steps(ws)`: the model's answers (its calls name absolute paths, as Claude Code's tools take them). */
-  async function session(name: string, steps: (ws: string) => AgentStep[]): Promise<Session> {
-    const ws = join(tempDir(`dsh-defu-${name}-`), 'defu')
+  /** `steps(ws)`: the model's answers after its reading of `reads`. */
+  async function session(name: string, reads: string[], steps: (ws: string) => AgentStep[]): Promise<Session> {
+    const ws = join(tempDir(`dsh-defu-${agent.cli}-${name}-`), 'defu')
     cpSync(base, ws, { recursive: true, filter: src => !src.startsWith(join(base, 'node_modules')) })
     symlinkSync(join(base, 'node_modules'), join(ws, 'node_modules'), 'dir')
     workspaces.push(ws)
-    installHooks(ADAPTERS.find(a => a.agent === 'claude-code')!, ws)
-    const home = tempDir('dsh-defu-home-')
-    // The workspace is trusted (else Claude Code ignores its permissions), as after its trust dialog.
-    writeFileSync(join(home, '.claude.json'), JSON.stringify({ projects: { [ws]: { hasTrustDialogAccepted: true } } }))
-    const server = await startModelServer(anthropicModel([...steps(ws), { text: 'Nothing else.' }]))
+    installHooks(ADAPTERS.find(a => a.agent === agent.adapter)!, ws)
+    const home = tempDir(`dsh-defu-${agent.cli}-home-`)
+    agent.prepareHome?.(home, ws)
+    const read = agent.read ? [agent.read(reads.map(p => join(ws, p)))] : []
+    const server = await startModelServer(agent.model([...read, ...steps(ws), { text: 'Nothing else.' }]))
     servers.push(server)
     const options = { bin, workspace: ws, server, home, timeoutMs: 400_000 }
-    const first = await runClaude({ ...options, prompt: 'Rename isPlainObject to isPlainObj.' })
-    const sessionId = first.events.find(e => e.type === 'result')?.session_id as string | undefined
-    const second = await runClaude({ ...options, prompt: 'What is left?', extraArgs: sessionId ? ['--resume', sessionId] : [] })
+    const first = await agent.run({ ...options, prompt: 'Rename isPlainObject to isPlainObj.' })
+    const firstTurns = agent.turns(server.requests).length
+    const second = await agent.run({ ...options, prompt: 'What is left?' }, first)
     return {
-      ws, server, first, second,
-      turns: () => server.requests.filter(isClaudeTurnRequest),
-      texts: request => anthropicUserTexts(request).join('\n'),
-      atNextSession: () => (server.requests.filter(isClaudeTurnRequest).at(-1)!.body as { messages: { role: string; content: unknown }[] }).messages
-        .filter(m => m.role === 'system').map(m => String(m.content)).filter(text => text.startsWith('SessionStart hook additional context: ')),
+      ws, first, second,
+      sawAfter: (i, text) => body(agent.turns(server.requests)[read.length + i + 1]).includes(encoded(text)),
+      all: () => agent.turns(server.requests).slice(0, firstTurns).map(body).join('\n'),
+      sawAtNextSession: text => body(agent.turns(server.requests)[firstTurns]).includes(encoded(text)),
       original: path => git(ws, ['show', `HEAD:${path}`]),
       now: path => readFileSync(join(ws, path), 'utf8'),
     }
   }
 
-  const read = (...paths: string[]): AgentStep => ({ text: 'Reading them.', toolCalls: paths.map(p => ({ name: 'Read', arguments: { file_path: p } })) })
-  const rename = (ws: string, path: string, all: boolean) => ({ name: 'Edit', arguments: { file_path: join(ws, path), old_string: all ? 'isPlainObject' : 'export function isPlainObject(', new_string: all ? 'isPlainObj' : 'export function isPlainObj(', ...(all ? { replace_all: true } : {}) } })
+  const rename = (ws: string, path: string) => agent.change(ws, path, readFileSync(join(ws, path), 'utf8'), 'isPlainObject', 'isPlainObj')
+  const done: AgentStep[] = [{ text: 'Done.' }, { text: 'Done.' }, { text: 'Done.' }]
+  const kept = (lines: string[]) => agent.shown.kept(lines.join('\n'))
 
   describe('the rename, one file per call', () => {
     let s: Session
     beforeAll(async () => {
-      s = await session('rename', ws => [
-        read(join(ws, UTILS), join(ws, DEFU_TS), join(ws, TEST)),
-        { text: 'Rename it in its definition.', toolCalls: [rename(ws, UTILS, false)] },
-        { text: 'Then its user.', toolCalls: [rename(ws, DEFU_TS, true)] },
-        { text: 'Then its test.', toolCalls: [rename(ws, TEST, true)] },
+      s = await session('rename', [UTILS, DEFU_TS, TEST], ws => [
+        { text: 'Rename it in its definition.', toolCalls: [rename(ws, UTILS)] },
+        { text: 'Then its user.', toolCalls: [rename(ws, DEFU_TS)] },
+        { text: 'Then its test.', toolCalls: [rename(ws, TEST)] },
         { text: 'Renamed.' },
       ])
     }, 560_000)
 
     it('keeps every write: the definition for now with its importer\'s breakage, then what is still open, then fixed', () => {
       expect(s.first.exitCode, s.first.stderr).toBe(0)
-      const t = s.turns()
-      expect(s.texts(t[2]!)).toContain(`PostToolUse:Edit hook additional context: kept for now: 1 file no longer type-checks against this change:\n${IMPORTER_BROKEN}\n${PARTIAL}\nfix them before you finish, or this change is undone\n`)
-      expect(s.texts(t[3]!)).toContain(`PostToolUse:Edit hook additional context: still to fix before you finish (left by this turn's earlier writes): 1 problem:\n${TEST_BROKEN}\n`)
-      expect(s.texts(t[4]!)).toContain('PostToolUse:Edit hook additional context: the problems this turn\'s earlier writes left in other files are fixed (the whole change is checked again when you finish)\n')
+      expect(s.sawAfter(0, kept(['kept for now: 1 file no longer type-checks against this change:', IMPORTER_BROKEN, PARTIAL, 'fix them before you finish, or this change is undone']))).toBe(true)
+      expect(s.sawAfter(1, kept(['still to fix before you finish (left by this turn\'s earlier writes): 1 problem:', TEST_BROKEN]))).toBe(true)
+      expect(s.sawAfter(2, kept(['the problems this turn\'s earlier writes left in other files are fixed (the whole change is checked again when you finish)']))).toBe(true)
     })
 
     it('lets the stop through and keeps the whole rename; nothing was rolled back or undone', () => {
-      expect(s.first.events.at(-1)).toMatchObject({ type: 'result', subtype: 'success', result: 'Renamed.' })
       for (const path of [UTILS, DEFU_TS, TEST]) expect(s.now(path)).toBe(s.original(path).replaceAll('isPlainObject', 'isPlainObj'))
-      const all = s.turns().map(r => s.texts(r)).join('\n')
-      for (const word of ['rolled back', 'not done:', 'undone at the end of the turn']) expect(all).not.toContain(word)
+      for (const word of ['rolled back', 'not done:', 'undone at the end of the turn']) expect(s.all()).not.toContain(word)
     })
   })
-
-  const done: AgentStep[] = [{ text: 'Done.' }, { text: 'Done.' }, { text: 'Done.' }]
 
   describe('the rename stopped after its first step', () => {
     let s: Session
     beforeAll(async () => {
-      s = await session('stopped', ws => [read(join(ws, UTILS)), { text: 'Rename it in its definition.', toolCalls: [rename(ws, UTILS, false)] }, ...done])
+      s = await session('stopped', [UTILS], ws => [{ text: 'Rename it in its definition.', toolCalls: [rename(ws, UTILS)] }, ...done])
     }, 560_000)
 
-    it('keeps the definition for now, then blocks the Stop twice with the importer it broke', () => {
+    it('keeps the definition for now, then refuses the stop twice with the importer it broke', () => {
       expect(s.first.exitCode, s.first.stderr).toBe(0)
-      const t = s.turns()
-      expect(s.texts(t[2]!)).toContain(`PostToolUse:Edit hook additional context: kept for now: 1 file no longer type-checks against this change:\n${IMPORTER_BROKEN}\n${PARTIAL}\nfix them before you finish, or this change is undone\n`)
+      expect(s.sawAfter(0, kept(['kept for now: 1 file no longer type-checks against this change:', IMPORTER_BROKEN, PARTIAL, 'fix them before you finish, or this change is undone']))).toBe(true)
       for (const n of [1, 2]) {
-        expect(s.texts(t[2 + n]!)).toContain(`Stop hook feedback:\nnot done: this turn leaves the project worse than it began (stop refused, ${n} of 2): 1 file no longer type-checks:\n${IMPORTER_BROKEN}\nfix them, then finish; stopping with them open undoes Edit on src/_utils.ts`)
+        const refusal = `not done: this turn leaves the project worse than it began (stop refused, ${n} of 2): 1 file no longer type-checks:\n${IMPORTER_BROKEN}\nfix them, then finish; stopping with them open undoes ${agent.tool} on src/_utils.ts`
+        expect(s.sawAfter(n, agent.shown.refused(refusal))).toBe(true)
       }
     })
 
-    it('undoes the definition\'s write byte for byte at the third stop, and says so at the next prompt', () => {
-      expect(s.first.events.at(-1)).toMatchObject({ type: 'result', subtype: 'success', result: 'Done.' })
+    it('undoes the definition\'s write byte for byte at the third stop, and says so at the next session', () => {
       expect(s.now(UTILS)).toBe(s.original(UTILS))
       expect(git(s.ws, ['status', '--porcelain', '--', 'src', 'test'])).toBe('')
-      expect(s.atNextSession().join('\n')).toContain(`SessionStart hook additional context: undone at the end of the turn: Edit on src/_utils.ts; it left the project worse than the turn began: 1 file no longer type-checks:\n${IMPORTER_BROKEN}\nto make this change, update every file it breaks in the same turn before you finish`)
+      expect(s.sawAtNextSession(agent.shown.undone(`undone at the end of the turn: ${agent.tool} on src/_utils.ts; it left the project worse than the turn began: 1 file no longer type-checks:\n${IMPORTER_BROKEN}\nto make this change, update every file it breaks in the same turn before you finish`))).toBe(true)
     })
   })
 
   describe('a real bug its tests catch, with no fix', () => {
     let s: Session
-    const bug = (ws: string) => ({ name: 'Edit', arguments: { file_path: join(ws, DEFU_TS), old_string: '[...value, ...object[key]]', new_string: '[...object[key]]' } })
+    const bug = (ws: string) => agent.change(ws, DEFU_TS, readFileSync(join(ws, DEFU_TS), 'utf8'), '[...value, ...object[key]]', '[...object[key]]')
     beforeAll(async () => {
-      s = await session('bug', ws => [read(join(ws, DEFU_TS)), { text: 'Let the defaults\' array win.', toolCalls: [bug(ws)] }, ...done])
+      s = await session('bug', [DEFU_TS], ws => [{ text: 'Let the defaults\' array win.', toolCalls: [bug(ws)] }, ...done])
     }, 560_000)
 
-    it('keeps it for now with the failing tests, then blocks the Stop twice with them', () => {
+    it('keeps it for now with the failing tests, then refuses the stop twice with them', () => {
       expect(s.first.exitCode, s.first.stderr).toBe(0)
-      const t = s.turns()
-      expect(s.texts(t[2]!)).toContain(`PostToolUse:Edit hook additional context: kept for now: 2 tests in 1 file fail against this change:\n${BUG_FAILS}\nfix them before you finish, or this change is undone\n`)
+      expect(s.sawAfter(0, kept(['kept for now: 2 tests in 1 file fail against this change:', BUG_FAILS, 'fix them before you finish, or this change is undone']))).toBe(true)
       for (const n of [1, 2]) {
-        expect(s.texts(t[2 + n]!)).toContain(`Stop hook feedback:\nnot done: this turn leaves the project worse than it began (stop refused, ${n} of 2): 2 tests in 1 file fail:\n${BUG_FAILS}\nfix them, then finish; stopping with them open undoes Edit on src/defu.ts`)
+        const refusal = `not done: this turn leaves the project worse than it began (stop refused, ${n} of 2): 2 tests in 1 file fail:\n${BUG_FAILS}\nfix them, then finish; stopping with them open undoes ${agent.tool} on src/defu.ts`
+        expect(s.sawAfter(n, agent.shown.refused(refusal))).toBe(true)
       }
     })
 
     it('is gone by the end of the turn, byte for byte', () => {
       expect(s.now(DEFU_TS)).toBe(s.original(DEFU_TS))
       expect(git(s.ws, ['status', '--porcelain', '--', 'src', 'test'])).toBe('')
-      expect(s.atNextSession().join('\n')).toContain(`SessionStart hook additional context: undone at the end of the turn: Edit on src/defu.ts; it left the project worse than the turn began: 2 tests in 1 file fail:\n${BUG_FAILS}\nto make this change, update every file it breaks in the same turn before you finish`)
+      expect(s.sawAtNextSession(agent.shown.undone(`undone at the end of the turn: ${agent.tool} on src/defu.ts; it left the project worse than the turn began: 2 tests in 1 file fail:\n${BUG_FAILS}\nto make this change, update every file it breaks in the same turn before you finish`))).toBe(true)
     })
   })
 })
