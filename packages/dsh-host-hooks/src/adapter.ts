@@ -60,9 +60,22 @@ export interface HookEntry {
   bootWaitSeconds: number
 }
 
-/** What an adapter needs to write its agent's configuration. */
-export interface InstallTarget {
+/**
+ * Where an install goes: `project` — one project, its machine-specific parts
+ * in files the agent keeps out of version control where it has them; `user`
+ * — every project of this user (the agent's files in the home directory).
+ */
+export type InstallScope = 'project' | 'user'
+
+/** The project (or, for `user`, the home directory) an install writes into, and the user's home. */
+export interface InstallPlace {
+  scope: InstallScope
   workspace: string
+  home: string
+}
+
+/** What an adapter needs to write its agent's configuration. */
+export interface InstallTarget extends InstallPlace {
   /** The shell command line the agent runs for one hook entry (the hook client, quoted). */
   hookCommand(entry: HookEntry): string
   /** True for a hook command line the host installed (any checkout, any workspace): replaced on reinstall. */
@@ -99,7 +112,9 @@ export interface HookAdapter {
   /** The configuration files after installing (each merged with what the user already has; idempotent). */
   install(target: InstallTarget): ConfigEdit[]
   /** The configuration files after taking out exactly what `install` added (an absent file stays absent). */
-  uninstall(workspace: string, isOurs: (command: string) => boolean): ConfigEdit[]
+  uninstall(place: InstallPlace, isOurs: (command: string) => boolean): ConfigEdit[]
+  /** The shell word a user-level hook command names the project with (the agent's project variable, or the hook's cwd). */
+  readonly projectWord: string
 }
 
 /** `payload[name]` as a non-empty string. @throws Error naming the agent and the field when it is not one. */
