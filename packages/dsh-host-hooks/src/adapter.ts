@@ -130,8 +130,8 @@ export interface HookProtocol {
   agent: string
   /** The agent's event names: each maps to one {@link HookCall} kind (any other event is ignored). */
   events: { sessionStart: string; prompt: string; stop: string; preTool: string; postTool: readonly string[] }
-  /** How the agent names the suite's MCP tools (`mcp__dsh__`): a call of one is a `suite-tool` call before it runs. */
-  mcpPrefix: string
+  /** How the agent names the suite's MCP tools (`mcp__dsh__`; more than one when a plugin's server is named apart): a call of one is a `suite-tool` call before it runs. */
+  mcpPrefix: string | readonly string[]
   /** What a tool does: `write` or `shell` when the suite guards it; undefined: ignored. */
   effects(name: string): PlannedTool['effects'] | undefined
   /** The id pairing a call's pre-tool and post-tool payloads. */
@@ -158,7 +158,8 @@ export function hookTranslator(p: HookProtocol): HookAdapter['translate'] {
     if (!pre && !p.events.postTool.includes(event)) return { kind: 'ignore' }
     const name = payloadField(p.agent, payload, 'tool_name')
     const input = isObject(payload.tool_input) ? payload.tool_input : {}
-    if (name.startsWith(p.mcpPrefix)) return pre ? { kind: 'suite-tool', sessionId, name: name.slice(p.mcpPrefix.length), arguments: input } : { kind: 'ignore' }
+    const prefix = (typeof p.mcpPrefix === 'string' ? [p.mcpPrefix] : p.mcpPrefix).find(x => name.startsWith(x))
+    if (prefix) return pre ? { kind: 'suite-tool', sessionId, name: name.slice(prefix.length), arguments: input } : { kind: 'ignore' }
     const effects = p.effects(name)
     if (!effects) return { kind: 'ignore' }
     const callId = p.callId(name, input, payload)

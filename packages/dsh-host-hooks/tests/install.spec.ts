@@ -68,7 +68,7 @@ describe('dsh hooks install for Claude Code', () => {
     // The user's hooks first, untouched; ours after them.
     expect(commandsOf(settings.hooks.PreToolUse)).toEqual(['./scripts/audit-bash.sh', `${client} PreToolUse 298 60`])
     expect(commandsOf(settings.hooks.PostToolUse)).toEqual(['npx prettier --write "$CLAUDE_FILE"', `${client} PostToolUse 598 60`])
-    expect(settings.hooks.PreToolUse[1]).toEqual({ matcher: 'Write|Edit|NotebookEdit|Bash|mcp__dsh__.*', hooks: [{ type: 'command', command: `${client} PreToolUse 298 60`, timeout: 300 }] })
+    expect(settings.hooks.PreToolUse[1]).toEqual({ matcher: 'Write|Edit|NotebookEdit|Bash|mcp__dsh__.*|mcp__plugin_dsh-guard_dsh__.*', hooks: [{ type: 'command', command: `${client} PreToolUse 298 60`, timeout: 300 }] })
     expect(Object.keys(settings.hooks)).toEqual(['PreToolUse', 'PostToolUse', 'SessionStart', 'UserPromptSubmit', 'PostToolUseFailure', 'Stop'])
     expect(settings.permissions.allow).toEqual(['Bash(npm test:*)', 'mcp__dsh__checkpoint'])
     // The MCP server in Claude Code's local scope (this project, this machine); the project's shared files are not touched.

@@ -9,8 +9,10 @@ import { addToList, editJson, isObject, mergeHookGroups, removeFromList, removeH
 /** The MCP server's name; its tools reach hooks as `mcp__dsh__<tool>`. */
 const MCP_NAME = 'dsh'
 const MCP_PREFIX = `mcp__${MCP_NAME}__`
+/** The same server from the dsh-guard plugin: Claude Code names a plugin's servers `plugin:<plugin>:<server>`. */
+const PLUGIN_MCP_PREFIX = `mcp__plugin_dsh-guard_${MCP_NAME}__`
 const WRITERS: Record<string, string> = { Write: 'file_path', Edit: 'file_path', NotebookEdit: 'notebook_path' }
-const TOOLS = `${Object.keys(WRITERS).join('|')}|Bash|${MCP_PREFIX}.*`
+const TOOLS = `${Object.keys(WRITERS).join('|')}|Bash|${MCP_PREFIX}.*|${PLUGIN_MCP_PREFIX}.*`
 /** Events where Claude Code reads `hookSpecificOutput.additionalContext`. */
 const CONTEXT_EVENTS = new Set(['PostToolUse', 'PostToolUseFailure', 'SessionStart', 'UserPromptSubmit'])
 
@@ -46,7 +48,7 @@ function postResult(event: string, tool: string, p: Record<string, unknown>): To
 const translate = hookTranslator({
   agent: 'Claude Code',
   events: { sessionStart: 'SessionStart', prompt: 'UserPromptSubmit', stop: 'Stop', preTool: 'PreToolUse', postTool: ['PostToolUse', 'PostToolUseFailure'] },
-  mcpPrefix: MCP_PREFIX,
+  mcpPrefix: [MCP_PREFIX, PLUGIN_MCP_PREFIX],
   effects: name => (WRITERS[name] ? 'write' : name === 'Bash' ? 'shell' : undefined),
   callId: (_name, _input, payload) => payloadField('Claude Code', payload, 'tool_use_id'),
   paths: (name, input) => {
