@@ -21,7 +21,7 @@ import { chmodSync, copyFileSync, cpSync, existsSync, mkdirSync, readFileSync, r
 import { createRequire } from 'node:module'
 import { dirname, join, relative, resolve } from 'node:path'
 import { fileURLToPath } from 'node:url'
-import { build, type Plugin } from 'esbuild'
+import { build, type BuildOptions, type Plugin } from 'esbuild'
 import { agentManifests } from './manifests.ts'
 
 const here = dirname(fileURLToPath(import.meta.url))
@@ -66,7 +66,7 @@ function assetPath(file: string): string {
   return relative(repo, file).replace(/\.ts$/, '.mjs')
 }
 
-const common = {
+const common: BuildOptions = {
   bundle: true,
   platform: 'node',
   format: 'esm',
@@ -77,7 +77,7 @@ const common = {
   banner: { js: "import { createRequire as __dshRequire } from 'node:module'; const require = __dshRequire(import.meta.url);" },
   legalComments: 'linked',
   outExtension: { '.js': '.mjs' },
-} as const
+}
 
 async function main(): Promise<void> {
   rmSync(out, { recursive: true, force: true })
