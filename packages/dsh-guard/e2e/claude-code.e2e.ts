@@ -92,7 +92,7 @@ describe.skipIf(!!skip)('dsh-guard, packed and installed, in the real Claude Cod
 
   it('ships the client, the TypeScript worker, the vitest runner files and a cordis.yml naming its own plugin files', () => {
     const { pkg } = installed
-    for (const f of ['assets/packages/dsh-host-hooks/bin/dsh-hook', 'assets/packages/dsh-dstvalid/src/toolchains/typescript/worker.mjs', 'assets/packages/dsh-dstvalid/src/toolchains/vitest/server.mjs', 'assets/packages/dsh-dstvalid/src/toolchains/vitest/reporter.mjs', '.claude-plugin/plugin.json', 'hooks/hooks.json', 'gemini/gemini-extension.json', 'codex/.codex-plugin/plugin.json']) {
+    for (const f of ['assets/packages/dsh-host-hooks/bin/dsh-hook', 'assets/packages/dsh-dstvalid/src/toolchains/typescript/worker.mjs', 'assets/packages/dsh-dstvalid/src/toolchains/vitest/server.mjs', 'assets/packages/dsh-dstvalid/src/toolchains/vitest/reporter.mjs', '.claude-plugin/plugin.json', 'hooks/hooks.json', 'gemini/gemini-extension.json', '.codex-plugin/plugin.json', 'codex/hooks.json', 'hook']) {
       expect(existsSync(join(pkg, f)), f).toBe(true)
     }
     const cordis = readFileSync(join(pkg, 'assets/cordis.yml'), 'utf8')

@@ -15,6 +15,7 @@
  *   `gemini/` a Gemini CLI extension, `codex/` a Codex plugin.
  *
  *   tsx packages/dsh-guard/src/build.ts [--pack]
+ *   tsx packages/dsh-guard/src/build.ts --repo-manifests   # rewrite the repo root's manifests
  */
 import { execFileSync } from 'node:child_process'
 import { chmodSync, copyFileSync, cpSync, existsSync, mkdirSync, readFileSync, readdirSync, rmSync, writeFileSync } from 'node:fs'
@@ -22,7 +23,7 @@ import { createRequire } from 'node:module'
 import { dirname, join, relative, resolve } from 'node:path'
 import { fileURLToPath } from 'node:url'
 import { build, type BuildOptions, type Plugin } from 'esbuild'
-import { agentManifests } from './manifests.ts'
+import { agentManifests, repoManifests } from './manifests.ts'
 
 const here = dirname(fileURLToPath(import.meta.url))
 const pkgDir = resolve(here, '..')
@@ -79,7 +80,16 @@ const common: BuildOptions = {
   outExtension: { '.js': '.mjs' },
 }
 
+/** The repository's own manifests (a marketplace listing the package, a Gemini CLI extension), written at its root. */
+function writeRepoManifests(): void {
+  for (const [file, text] of Object.entries(repoManifests(source.version, source.description))) {
+    mkdirSync(dirname(join(repo, file)), { recursive: true })
+    writeFileSync(join(repo, file), text)
+  }
+}
+
 async function main(): Promise<void> {
+  if (process.argv.includes('--repo-manifests')) return writeRepoManifests()
   rmSync(out, { recursive: true, force: true })
   mkdirSync(out, { recursive: true })
 
@@ -129,7 +139,7 @@ async function main(): Promise<void> {
   for (const [file, text] of Object.entries(agentManifests(source.version, source.description))) {
     mkdirSync(dirname(join(out, file)), { recursive: true })
     writeFileSync(join(out, file), text)
-    if (file.endsWith('/hook')) chmodSync(join(out, file), 0o755)
+    if (file === 'hook' || file.endsWith('/hook')) chmodSync(join(out, file), 0o755)
   }
   process.stdout.write(`built ${relative(process.cwd(), out)} (${plugins.length} plugins, ${assets.size} assets)\n`)
   if (process.argv.includes('--pack')) {

@@ -7,14 +7,19 @@
  *   `${CLAUDE_PLUGIN_ROOT}`, the project through `$CLAUDE_PROJECT_DIR`.
  * - Gemini CLI extension, `gemini/`: `gemini-extension.json` (`mcpServers`)
  *   and `hooks/hooks.json`, through `${extensionPath}`.
- * - Codex plugin, `codex/`: `.codex-plugin/plugin.json`, `hooks/hooks.json`,
- *   `.mcp.json`.
+ * - Codex plugin, at the package root too: `.codex-plugin/plugin.json`
+ *   naming `codex/hooks.json` and `codex/mcp.json`.
  *
- * Gemini CLI and Codex copy an extension or plugin directory when they
- * install it, so theirs carry a small launcher (`hook`) that finds the
- * package: the one around it, else the `dsh-guard` on PATH.
+ * Gemini CLI copies an extension directory when it installs it, so its hooks
+ * run a small launcher (`hook`) that finds the package: the one around it,
+ * else the `dsh-guard` on PATH (Codex's too, whose hook commands are not
+ * verified here yet).
  */
+import { readFileSync } from 'node:fs'
 import { ADAPTERS, hookCommand, type HookAdapter } from 'dsh-host-hooks'
+
+/** The launcher of a copied extension or plugin directory (`hook`, beside this package's package.json). */
+const LAUNCHER = readFileSync(new URL('../hook', import.meta.url), 'utf8')
 
 const CLIENT = 'assets/packages/dsh-host-hooks/bin/dsh-hook'
 
@@ -31,28 +36,6 @@ function hooksFile(a: HookAdapter, client: string, timeoutScale: number, project
 }
 
 const json = (value: unknown) => JSON.stringify(value, null, 2) + '\n'
-
-/**
- * The launcher of a copied extension: `hook ARGS…` runs the hook client with
- * ARGS, `hook mcp ARGS…` the MCP server; without a package to run, a hook
- * passes (exit 0) and says why on stderr.
- */
-const LAUNCHER = `#!/bin/sh
-# The dsh-guard package: the one around this directory, else the dsh-guard on PATH.
-pkg=$(cd "$(dirname "$0")/.." && pwd)
-if [ ! -f "$pkg/cli.mjs" ]; then
-  bin=$(command -v dsh-guard) && pkg=$(dirname "$(readlink -f "$bin")")
-fi
-if [ ! -f "$pkg/cli.mjs" ]; then
-  echo "dsh-guard is not installed (npm i -g dsh-guard): this call is not verified" >&2
-  exit 0
-fi
-if [ "$1" = mcp ]; then
-  shift
-  exec "\${DSH_NODE:-node}" "$pkg/cli.mjs" hooks mcp "$@"
-fi
-exec sh "$pkg/${CLIENT}" "$@"
-`
 
 /** Every manifest file of the package, by its path in the package. */
 export function agentManifests(version: string, description: string): Record<string, string> {
@@ -74,9 +57,31 @@ export function agentManifests(version: string, description: string): Record<str
     // Gemini CLI fills in `${extensionPath}` and `${workspacePath}` when it loads the file.
     'gemini/hooks/hooks.json': hooksFile(gemini, '${extensionPath}/hook', 1000, '"${workspacePath}"'),
     'gemini/hook': LAUNCHER,
-    'codex/.codex-plugin/plugin.json': json({ ...info, hooks: './hooks/hooks.json', mcpServers: './.mcp.json' }),
-    'codex/.mcp.json': json({ mcpServers: { dsh: { command: 'sh', args: ['./hook', 'mcp'], cwd: '${PLUGIN_ROOT}' } } }),
-    'codex/hooks/hooks.json': hooksFile(codex, '${PLUGIN_ROOT}/hook', 1),
-    'codex/hook': LAUNCHER,
+    // Codex reads `.codex-plugin/plugin.json` before `.claude-plugin/plugin.json`; its hooks and MCP server in files of their own.
+    '.codex-plugin/plugin.json': json({ ...info, hooks: './codex/hooks.json', mcpServers: './codex/mcp.json' }),
+    'codex/mcp.json': json({ mcpServers: { dsh: { command: 'sh', args: ['./hook', 'mcp'], cwd: '${PLUGIN_ROOT}' } } }),
+    'codex/hooks.json': hooksFile(codex, '${PLUGIN_ROOT}/hook', 1),
+    'hook': LAUNCHER,
+  }
+}
+
+/**
+ * The files at the root of this repository that make it a Claude Code (and
+ * Codex) plugin marketplace listing the npm package, and a Gemini CLI
+ * extension whose launcher runs the dsh-guard on PATH.
+ */
+export function repoManifests(version: string, description: string): Record<string, string> {
+  const gemini = adapter('gemini')
+  return {
+    '.claude-plugin/marketplace.json': json({
+      name: 'dsh',
+      owner: { name: 'dsh verification suite' },
+      plugins: [{ name: 'dsh-guard', description, version, source: { source: 'npm', package: 'dsh-guard' } }],
+    }),
+    'gemini-extension.json': json({
+      name: 'dsh-guard', version, description,
+      mcpServers: { dsh: { command: 'sh', args: ['${extensionPath}${/}packages${/}dsh-guard${/}hook', 'mcp', '--workspace', '${workspacePath}'] } },
+    }),
+    'hooks/hooks.json': hooksFile(gemini, '${extensionPath}/packages/dsh-guard/hook', 1000, '"${workspacePath}"'),
   }
 }
