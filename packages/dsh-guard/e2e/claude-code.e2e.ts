@@ -20,7 +20,7 @@ import { fileURLToPath } from 'node:url'
 import { afterAll, beforeAll, describe, expect, it } from 'vitest'
 import { ensureAgentCli } from '../../../scripts/agent-clis.ts'
 import { registryReachable } from '../../../scripts/deepseek-harness.ts'
-import { hostStatus } from 'dsh-host-hooks'
+import { hostStatus, MESSAGES } from 'dsh-host-hooks'
 import { anthropicModel, anthropicUserTexts, isClaudeTurnRequest, loopbackUnavailable, runClaude, runInLoopback, startModelServer, tempDir, type AgentRun, type ModelServer } from 'dsh-testkit'
 
 const here = dirname(fileURLToPath(import.meta.url))
@@ -76,8 +76,8 @@ async function session(bin: string, ws: string, home: string): Promise<{ run: Ag
   return { run, server }
 }
 
-/** What the model was shown after each scripted step (its turn requests from the second on). */
-const turnTexts = (server: ModelServer) => server.requests.filter(isClaudeTurnRequest).slice(1).map(r => anthropicUserTexts(r).join('\n'))
+/** Everything the model was shown in the session's turns. */
+const shown = (server: ModelServer) => server.requests.filter(isClaudeTurnRequest).map(r => anthropicUserTexts(r).join('\n')).join('\n')
 
 async function stopHost(ws: string): Promise<void> {
   const status = await hostStatus(join(ws, '.dsh'))
@@ -97,8 +97,7 @@ describe.skipIf(!!skip)('dsh-guard, packed and installed, in the real Claude Cod
     }
     const cordis = readFileSync(join(pkg, 'assets/cordis.yml'), 'utf8')
     for (const name of cordis.matchAll(/name: (\S+)/g)) expect(existsSync(join(pkg, 'assets', name[1]!)), name[1]).toBe(true)
-    expect(readdirSync(pkg).filter(f => f === 'node_modules')).toEqual(['node_modules'])
-    expect(readdirSync(join(pkg, 'node_modules'))).toEqual(['typescript'])
+    expect(readdirSync(join(pkg, 'node_modules')).filter(f => !f.startsWith('.'))).toEqual(['typescript'])
   })
 
   for (const version of CLAUDE_VERSIONS) {
@@ -137,9 +136,9 @@ describe.skipIf(!!skip)('dsh-guard, packed and installed, in the real Claude Cod
       it('rolls back the type break, keeps the good edit, and tells the model why', () => {
         expect(result.run.exitCode, result.run.stderr).toBe(0)
         expect(readFileSync(join(ws, 'src/money.ts'), 'utf8')).toBe(ORIGINAL.replace(ROUNDING, GOOD))
-        const texts = turnTexts(result.server)
-        expect(texts[2]).toContain(TYPE_BREAK)
-        expect(texts[3]).not.toContain('rolled back')
+        expect(shown(result.server)).toContain(TYPE_BREAK)
+        // The guard answered every call: the model never got the "not verified" note.
+        expect(shown(result.server)).not.toContain(MESSAGES.notVerified('').slice(0, 20))
       })
 
       it('writes nothing a team commits, and uninstall leaves the files as they were', () => {
@@ -186,8 +185,7 @@ describe.skipIf(!!skip)('dsh-guard, packed and installed, in the real Claude Cod
       it('rolls back the type break, keeps the good edit, and tells the model why', () => {
         expect(result.run.exitCode, result.run.stderr).toBe(0)
         expect(readFileSync(join(ws, 'src/money.ts'), 'utf8')).toBe(ORIGINAL.replace(ROUNDING, GOOD))
-        const texts = turnTexts(result.server)
-        expect(texts[2]).toContain(TYPE_BREAK)
+        expect(shown(result.server)).toContain(TYPE_BREAK)
       })
 
       it('writes nothing into the project but the vault; uninstall takes the plugin out of Claude Code\'s settings', async () => {

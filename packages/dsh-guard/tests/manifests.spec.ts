@@ -9,7 +9,7 @@ import { dirname, join, resolve } from 'node:path'
 import { fileURLToPath } from 'node:url'
 import { describe, expect, it } from 'vitest'
 import { tempDir } from 'dsh-testkit'
-import { agentManifests, repoManifests } from '../src/manifests.ts'
+import { agentManifests, repoManifests } from 'dsh-guard'
 
 const pkgDir = resolve(dirname(fileURLToPath(import.meta.url)), '..')
 const repo = resolve(pkgDir, '../..')
