@@ -129,6 +129,7 @@ describe.skipIf(!!skip)('dsh-guard, packed and installed, in the real Claude Cod
           '  .claude/settings.local.json: created',
           '  ~/.claude.json: updated',
           `From the next claude-code session in ${ws}, a write that breaks the type-check or the tests is rolled back and the agent is told why.`,
+          'The guard of this project is starting (status says when it is up).',
           '',
         ].join('\n'))
       })

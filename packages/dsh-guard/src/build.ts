@@ -141,6 +141,12 @@ async function main(): Promise<void> {
     writeFileSync(join(out, file), text)
     if (file === 'hook' || file.endsWith('/hook')) chmodSync(join(out, file), 0o755)
   }
+  // A marketplace of this build beside it: `claude plugin marketplace add packages/dsh-guard/dist` before the package is on npm.
+  mkdirSync(join(pkgDir, 'dist/.claude-plugin'), { recursive: true })
+  writeFileSync(join(pkgDir, 'dist/.claude-plugin/marketplace.json'), JSON.stringify({
+    name: 'dsh-local', owner: { name: 'dsh verification suite' },
+    plugins: [{ name: 'dsh-guard', description: source.description, version: source.version, source: './package' }],
+  }, null, 2) + '\n')
   process.stdout.write(`built ${relative(process.cwd(), out)} (${plugins.length} plugins, ${assets.size} assets)\n`)
   if (process.argv.includes('--pack')) {
     const name = execFileSync('npm', ['pack', '--silent', '--pack-destination', join(pkgDir, 'dist')], { cwd: out, encoding: 'utf8' }).trim().split('\n').at(-1)!

@@ -20,7 +20,7 @@ function hooksSub(name: string, sub: string, summary: string, usage: string): Co
   return { name, summary, usage, run: (argv, io) => hooksCommand.run([sub, ...argv], io) }
 }
 
-const setupUsage = `Usage: dsh-guard setup --agent AGENT [--workspace DIR | --user]
+const setupUsage = `Usage: dsh-guard setup --agent AGENT [--workspace DIR | --user] [--no-start]
 
 Guard an agent with dsh: every write it makes is snapshotted before it runs,
 checked after it (type-check, the tests it can affect) and rolled back when it
@@ -30,12 +30,13 @@ Without --user: this project only, in files the agent keeps out of version
 control where it has them (Claude Code: .claude/settings.local.json and the
 project's entry in ~/.claude.json; Codex: .codex/; Gemini CLI: .gemini/).
 With --user: every project (the agent's files in your home directory).
-It prints which files it wrote and starts the project's guard, so the first
-write of the next session is judged warm.
+It prints which files it wrote and starts the project's guard (not with
+--no-start), so the next session's first hook finds it up.
 
   --agent AGENT    claude-code | codex | gemini
   --workspace DIR  the project (default: the current directory)
   --user           every project of this user instead of one
+  --no-start       do not start the project's guard now
 
 Undo it with: dsh-guard uninstall [--agent AGENT] [--workspace DIR | --user]
 `

@@ -10,7 +10,7 @@ import { bool, parseArgs, str, UsageError, withSubcommands, workspaceArg, type C
 
 const agents = ADAPTERS.map(a => a.agent)
 
-const usage = `Usage: dsh hooks install --agent AGENT [--workspace DIR | --user]
+const usage = `Usage: dsh hooks install --agent AGENT [--workspace DIR | --user] [--no-start]
        dsh hooks uninstall [--agent AGENT] [--workspace DIR | --user]
        dsh hooks status [--workspace DIR] [--json]
        dsh hooks serve [--workspace DIR] [--idle MIN]
@@ -28,7 +28,8 @@ install    Write the agent's configuration for this project (Claude Code:
            ~/.claude.json; ~/.codex/…; ~/.gemini/settings.json), merged with
            what is there: the user's own hooks stay. Running it again changes
            nothing. What it changed is recorded in <workspace>/.dsh (--user:
-           ~/.dsh).
+           ~/.dsh). A project install then starts the project's host (not
+           with --no-start), so the first session finds it up.
 uninstall  Take out exactly what install added (a file untouched since is
            restored byte for byte). Without --agent: every installed agent.
 status     What is installed, and whether the workspace's host is up.
@@ -43,6 +44,7 @@ Options:
   --agent AGENT    ${agents.join(' | ')}
   --workspace DIR  the project (default: the current directory)
   --user           install/uninstall: for every project of this user, not one
+  --no-start       install: do not start the project's host now
   --idle MIN       serve: minutes without a hook call before the host exits (default 30)
   --json           status: print it as JSON
   -h, --help       show this help
@@ -73,7 +75,7 @@ function scopeArg(parsed: ReturnType<typeof parseArgs>, command: string): 'user'
 }
 
 async function install(argv: string[], io: CliIO): Promise<number> {
-  const parsed = parseArgs(argv, { flags: { agent: 'string', workspace: 'string', user: 'boolean' } }, 'hooks install')
+  const parsed = parseArgs(argv, { flags: { agent: 'string', workspace: 'string', user: 'boolean', 'no-start': 'boolean' } }, 'hooks install')
   const adapter = agentArg(str(parsed, 'agent'), true)!
   const scope = scopeArg(parsed, 'hooks install')
   const workspace = workspaceArg(parsed, 'hooks install', '.')
@@ -88,6 +90,11 @@ async function install(argv: string[], io: CliIO): Promise<number> {
   }
   const where = scope === 'user' ? 'any project' : workspace
   io.stdout(`From the next ${adapter.agent} session in ${where}, a write that breaks the type-check or the tests is rolled back and the agent is told why.\n`)
+  if (scope === 'project' && !bool(parsed, 'no-start')) {
+    // Booted before the first session, so its first hook finds it up (the session then measures the project's accepted state in the background).
+    startHost(resolve(workspace), join(workspace, '.dsh'))
+    io.stdout('The guard of this project is starting (status says when it is up).\n')
+  }
   return 0
 }
 
