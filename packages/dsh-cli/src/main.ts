@@ -31,7 +31,7 @@ export interface Program {
 }
 
 /** The `dsh` command of this repo. */
-export const DSH: Program = {
+const DSH: Program = {
   name: 'dsh',
   version: VERSION,
   title: 'dsh — a verified agent harness: every write is snapshotted, checked, and rolled back when it makes things worse.',
