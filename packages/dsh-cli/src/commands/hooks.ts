@@ -162,6 +162,8 @@ async function serve(argv: string[], io: CliIO): Promise<number> {
   const stamp = () => new Date().toISOString()
   try {
     dropCredentials(process.env)
+    // Between a session's start and its first write the agent is reading: the host measures what that write needs then (cordis.yml's dstvalid warmMap).
+    process.env.DSH_WARM_MAP ??= '1'
     let harness
     try {
       harness = await bootHarness({
