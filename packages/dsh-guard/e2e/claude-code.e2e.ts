@@ -21,7 +21,7 @@ import { afterAll, beforeAll, describe, expect, it } from 'vitest'
 import { ensureAgentCli } from '../../../scripts/agent-clis.ts'
 import { registryReachable } from '../../../scripts/deepseek-harness.ts'
 import { hostStatus, MESSAGES } from 'dsh-host-hooks'
-import { anthropicModel, anthropicToolResults, anthropicUserTexts, isClaudeTurnRequest, loopbackUnavailable, runClaude, runInLoopback, startModelServer, tempDir, type AgentRun, type ModelServer } from 'dsh-testkit'
+import { anthropicModel, isClaudeTurnRequest, loopbackUnavailable, runClaude, runInLoopback, startModelServer, tempDir, type AgentRun, type ModelServer } from 'dsh-testkit'
 
 const here = dirname(fileURLToPath(import.meta.url))
 const repo = resolve(here, '../../..')
@@ -76,8 +76,17 @@ async function session(bin: string, ws: string, home: string): Promise<{ run: Ag
   return { run, server }
 }
 
-/** Everything the model was shown in the session's turns: user texts, and tool results (where a later Claude Code puts a hook's block). */
-const shown = (server: ModelServer) => server.requests.filter(isClaudeTurnRequest).map(r => [...anthropicUserTexts(r), ...anthropicToolResults(r).map(t => t.content)].join('\n')).join('\n')
+type Block = { type?: string; text?: string; content?: unknown }
+/** A message's text, whatever its role: Claude Code 2.1.332 sends a hook's block as a `system` message, 2.1.197 as a user one. */
+function messageText(content: unknown): string {
+  if (typeof content === 'string') return content
+  if (!Array.isArray(content)) return ''
+  return (content as Block[]).map(b => (typeof b.text === 'string' ? b.text : messageText(b.content))).join('\n')
+}
+
+/** Everything the model was shown in the session's turns. */
+const shown = (server: ModelServer) => server.requests.filter(isClaudeTurnRequest)
+  .flatMap(r => ((r.body as { messages?: { content: unknown }[] }).messages ?? []).map(m => messageText(m.content))).join('\n')
 
 async function stopHost(ws: string): Promise<void> {
   const status = await hostStatus(join(ws, '.dsh'))
