@@ -5,6 +5,7 @@ import {
   ADAPTERS, adapterFor, claimHost, HookHost, HostRunningError, hookPaths, hostStatus, installedAgents, installHooks, listenHooks,
   runMcpServer, SettingsError, startHost, uninstallHooks, writeNoteTemplates, type InstallReport,
 } from 'dsh-host-hooks'
+import type {} from 'dsh-dstvalid'
 import { bootHarness, ConfigError } from '../harness.ts'
 import { bool, parseArgs, str, UsageError, withSubcommands, workspaceArg, type CliIO } from '../command.ts'
 
@@ -131,8 +132,9 @@ async function status(argv: string[], io: CliIO): Promise<number> {
   io.stdout(`workspace ${workspace}\n`)
   const list = [...project.map(a => `${a} (this project)`), ...user.filter(a => !project.includes(a)).map(a => `${a} (every project)`)]
   io.stdout(`installed: ${list.length ? list.join(', ') : 'nothing (hooks install --agent AGENT, or an agent plugin)'}\n`)
+  const warm = host.measuring?.length ? `measuring: ${host.measuring.join('; ')}` : host.sessions?.length ? 'warm' : 'waiting for a session'
   const hostLine = host.state === 'up'
-    ? `up (pid ${host.pid}, ${Math.round((host.rssBytes ?? 0) / 1048576)} MB, ${host.sessions?.length ?? 0} session(s), socket ${hookPaths(vault).socket})`
+    ? `up, ${warm} (pid ${host.pid}, ${Math.round((host.rssBytes ?? 0) / 1048576)} MB, ${host.sessions?.length ?? 0} session(s), socket ${hookPaths(vault).socket})`
     : host.state === 'starting' ? `starting (pid ${host.pid})` : 'down (it starts on the next hook call)'
   io.stdout(`host: ${hostLine}\n`)
   return installed.length ? 0 : 1
@@ -181,6 +183,16 @@ async function serve(argv: string[], io: CliIO): Promise<number> {
     }
     const { ctx } = harness
     const host = new HookHost({ ctx, sessions: ctx.sessions, tools: ctx.tools, workspace, vault })
+    // What dsh-dstvalid is measuring now (its notices open and close a phase): status says warm when nothing is.
+    const measuring = new Map<string, number>()
+    ctx.on('dstvalid/notice', notice => {
+      if (notice.phase === 'start') measuring.set(notice.text, (measuring.get(notice.text) ?? 0) + 1)
+      else if (notice.phase === 'end') {
+        const open = [...measuring.keys()].find(k => measuring.get(k)! > 0)
+        if (open !== undefined) measuring.set(open, measuring.get(open)! - 1)
+        for (const [k, n] of measuring) if (n <= 0) measuring.delete(k)
+      }
+    })
     for (const agent of installedAgents(vault)) {
       const adapter = adapterFor(agent)
       if (adapter) writeNoteTemplates(adapter, vault)
@@ -189,6 +201,7 @@ async function serve(argv: string[], io: CliIO): Promise<number> {
     const done = new Promise<void>(r => { closed = r })
     const server = await listenHooks({
       host, vault, workspace, idleMs: idle * 60_000,
+      status: () => ({ measuring: [...measuring.keys()] }),
       log: line => io.stderr(`${stamp()} ${line}\n`),
       onIdle: async () => {
         await host.shutdown()
