@@ -42,6 +42,8 @@ export interface ListenOptions {
   onIdle(): void | Promise<void>
   adapters?: (agent: string) => HookAdapter | undefined
   log?: (line: string) => void
+  /** More of `GET /status` (what the suite is measuring now). */
+  status?: () => Partial<HostStatus>
 }
 
 export interface HookServer {
@@ -126,7 +128,7 @@ export async function listenHooks(options: ListenOptions): Promise<HookServer> {
     if (req.method === 'GET' && url.pathname === '/status') {
       return send(res, 200, {
         pid: process.pid, workspace: options.workspace, sessions: options.host.sessionIds(),
-        uptimeMs: Date.now() - started, rssBytes: process.memoryUsage().rss,
+        uptimeMs: Date.now() - started, rssBytes: process.memoryUsage().rss, ...options.status?.(),
       })
     }
     send(res, 404, { error: `no route ${req.method} ${url.pathname}` })
@@ -168,6 +170,8 @@ export interface HostStatus {
   sessions?: string[]
   rssBytes?: number
   uptimeMs?: number
+  /** What the suite is measuring now (the accepted state at session start, a write's checks); empty: nothing, warm. */
+  measuring?: string[]
 }
 
 /** Ask the workspace's host over its socket; fall back to its lock (a live holder without a socket is starting). */
