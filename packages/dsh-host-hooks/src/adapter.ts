@@ -55,7 +55,7 @@ export interface HookEntry {
   /**
    * Seconds the client waits for a host that is starting (0: it starts it and
    * fails open at once). A tool event waiting gets its write verified; a
-   * context-taking one that still fails open tells the model once per session.
+   * context-taking one that still fails open tells the model, each time.
    */
   bootWaitSeconds: number
 }

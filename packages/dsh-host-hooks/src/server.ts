@@ -24,11 +24,17 @@ export async function claimHost(vault: string): Promise<FileLock> {
   ensureVault(vault)
   mkdirSync(paths.dir, { recursive: true, mode: 0o700 })
   chmodSync(paths.dir, 0o700)
-  try {
-    return await acquireFileLock(paths.lock, { staleMs: Number.MAX_SAFE_INTEGER, timeoutMs: 0 })
-  } catch (error) {
-    if (error instanceof LockTimeoutError) throw new HostRunningError(error.holder?.pid ?? 0)
-    throw error
+  for (let attempt = 0; ; attempt++) {
+    try {
+      return await acquireFileLock(paths.lock, { staleMs: Number.MAX_SAFE_INTEGER, timeoutMs: 0 })
+    } catch (error) {
+      if (!(error instanceof LockTimeoutError)) throw error
+      const pid = error.holder?.pid ?? 0
+      // A stopped holder (SIGSTOP) answers nothing and takes no signal but SIGKILL: it is replaced, not waited for.
+      if (attempt > 0 || !pid || !/^[Tt]$/.test(schedulerState(pid) ?? '')) throw new HostRunningError(pid)
+      process.kill(pid, 'SIGKILL')
+      for (let i = 0; i < 50 && schedulerState(pid) !== undefined && schedulerState(pid) !== 'Z'; i++) await new Promise(r => setTimeout(r, 20))
+    }
   }
 }
 
@@ -165,7 +171,8 @@ export async function listenHooks(options: ListenOptions): Promise<HookServer> {
 
 /** What `dsh hooks status` reports about a workspace's host. */
 export interface HostStatus {
-  state: 'up' | 'starting' | 'down'
+  /** `stopped`: its process is stopped (SIGSTOP); `unresponsive`: running, socket there, no answer in time. */
+  state: 'up' | 'starting' | 'stopped' | 'unresponsive' | 'down'
   pid?: number
   sessions?: string[]
   rssBytes?: number
@@ -174,21 +181,48 @@ export interface HostStatus {
   measuring?: string[]
 }
 
-/** Ask the workspace's host over its socket; fall back to its lock (a live holder without a socket is starting). */
+/** The scheduler state letter of a process (`R`, `S`, `T` stopped…), undefined when it is gone or there is no /proc. */
+function schedulerState(pid: number): string | undefined {
+  try {
+    const stat = readFileSync(`/proc/${pid}/stat`, 'utf8')
+    return stat.slice(stat.lastIndexOf(')') + 2, stat.lastIndexOf(')') + 3)
+  } catch {
+    // ENOENT: no such process (or not Linux).
+    return undefined
+  }
+}
+
+/** The host's pid from its lock, when that process is alive. */
+function hostPid(vault: string): number | undefined {
+  let owner: LockOwner
+  try {
+    owner = JSON.parse(readFileSync(hookPaths(vault).lock, 'utf8')) as LockOwner
+  } catch {
+    return undefined
+  }
+  const alive = processState(owner)
+  return alive === 'alive' || alive === 'this-process' ? owner.pid : undefined
+}
+
+/**
+ * Ask the workspace's host over its socket; otherwise tell from its lock
+ * and its process: a live holder that is stopped is `stopped`; one with a
+ * socket that did not answer is `unresponsive`; one without is `starting`.
+ */
 export async function hostStatus(vault: string, timeoutMs = 2000): Promise<HostStatus> {
   const paths = hookPaths(vault)
-  if (existsSync(paths.socket)) {
+  const pid = hostPid(vault)
+  const stopped = pid !== undefined && /^[Tt]$/.test(schedulerState(pid) ?? '')
+  if (stopped) return { state: 'stopped', pid }
+  const socket = existsSync(paths.socket)
+  if (socket) {
     const answer = await requestSocket(paths.socket, 'GET', '/status', undefined, timeoutMs).catch(() => undefined)
     if (answer) return { state: 'up', ...(JSON.parse(answer) as Omit<HostStatus, 'state'>) }
   }
-  let owner: LockOwner | undefined
-  try {
-    owner = JSON.parse(readFileSync(paths.lock, 'utf8')) as LockOwner
-  } catch {
-    return { state: 'down' }
-  }
-  const alive = processState(owner)
-  return alive === 'alive' || alive === 'this-process' ? { state: 'starting', pid: owner.pid } : { state: 'down' }
+  if (pid === undefined) return { state: 'down' }
+  // Stopped while it was asked (a signal is not instant).
+  if (/^[Tt]$/.test(schedulerState(pid) ?? '')) return { state: 'stopped', pid }
+  return { state: socket ? 'unresponsive' : 'starting', pid }
 }
 
 /** One HTTP request over a unix socket; resolves with the body of a 200 answer. */

@@ -25,6 +25,7 @@ export const Config = Schema.object({
   recover: Schema.boolean().default(true).description('Resolve journals left by dead processes when a vault is first used.'),
   keepBytes: Schema.natural().default(DEFAULT_KEEP_BYTES).description('Bytes of kept calls\' before and after images held for dsh undo and dsh review past their session (oldest pruned first; 0 keeps none).'),
   keepDays: Schema.number().min(0).default(7).description('Days kept calls\' before and after images are held for dsh undo and dsh review past their session.'),
+  elsewhere: Schema.boolean().default(false).description('The tools run in another process (an agent seen through its hooks): each call\'s post record (snapshot/ran) says what it left; recovery restores a file only while it still holds that, and leaves a call whose result never came as it is.'),
   lockWaitMs: Schema.natural().default(600_000).description('How long a write or shell call waits for another session on the same workspace to finish its write (its judgement included) before it is refused.'),
 })
 export type Config = Schemastery.TypeT<typeof Config>

@@ -1,9 +1,9 @@
 import { homedir } from 'node:os'
-import { join, resolve } from 'node:path'
+import { join, relative, resolve } from 'node:path'
 import { hiddenEnv } from 'dsh-common'
 import {
   ADAPTERS, adapterFor, claimHost, HookHost, HostRunningError, hookPaths, hostStatus, installedAgents, installHooks, listenHooks,
-  runMcpServer, SettingsError, startHost, uninstallHooks, writeNoteTemplates, type InstallReport,
+  liveHooks, runMcpServer, SettingsError, startHost, uninstallHooks, writeNoteTemplates, type HostStatus, type InstallReport, type LiveHooks,
 } from 'dsh-host-hooks'
 import type {} from 'dsh-dstvalid'
 import { bootHarness, ConfigError } from '../harness.ts'
@@ -107,8 +107,12 @@ async function uninstall(argv: string[], io: CliIO): Promise<number> {
   const scope = scopeArg(parsed, 'hooks uninstall')
   const workspace = workspaceArg(parsed, 'hooks uninstall', '.')
   const chosen = agentArg(str(parsed, 'agent'), false)
-  const vault = join(scope === 'user' ? homeOf(io) : workspace, '.dsh')
-  const targets = chosen ? [chosen] : installedAgents(vault).map(a => adapterFor(a)).filter(a => a !== undefined)
+  const home = homeOf(io)
+  const vault = join(scope === 'user' ? home : workspace, '.dsh')
+  const recorded = installedAgents(vault)
+  // Entries of ours in the agent's files count even when the vault's record of them is gone.
+  const live = (a: (typeof ADAPTERS)[number]) => liveHooks(a, workspace, home).entries.some(e => (scope === 'user' ? e.level === 'user' : e.level !== 'user'))
+  const targets = chosen ? [chosen] : ADAPTERS.filter(a => recorded.includes(a.agent) || live(a))
   if (!targets.length) {
     io.stdout(`no dsh hooks installed ${scope === 'user' ? 'for this user' : `in ${workspace}`}\n`)
     return 0
@@ -121,23 +125,54 @@ async function status(argv: string[], io: CliIO): Promise<number> {
   const parsed = parseArgs(argv, { flags: { workspace: 'string', json: 'boolean' } }, 'hooks status')
   const workspace = workspaceArg(parsed, 'hooks status', '.')
   const vault = join(workspace, '.dsh')
+  const home = homeOf(io)
   const project = installedAgents(vault)
-  const user = installedAgents(join(homeOf(io), '.dsh'))
-  const installed = [...new Set([...project, ...user])]
+  const user = installedAgents(join(home, '.dsh'))
+  // What the agents will run is in their own configuration: our record may be gone (rm -rf .dsh) or stale (hooks taken out by hand).
+  const agentsLive = ADAPTERS.map(a => ({ agent: a.agent, recorded: project.includes(a.agent) || user.includes(a.agent), live: liveHooks(a, workspace, home) }))
+    .filter(a => a.recorded || a.live.entries.length || a.live.unreadable.length)
+  const installed = agentsLive.filter(a => a.live.entries.length).map(a => a.agent)
   const host = await hostStatus(vault)
   if (bool(parsed, 'json')) {
-    io.stdout(JSON.stringify({ workspace, installed, project, user, host }, null, 2) + '\n')
+    const agentsJson = agentsLive.map(a => ({
+      agent: a.agent, recorded: a.recorded, entries: a.live.entries.length, missing: a.live.missing,
+      levels: [...new Set(a.live.entries.map(e => e.level))],
+      files: [...new Set(a.live.entries.map(e => relative(workspace, e.file)))], unreadable: a.live.unreadable,
+    }))
+    io.stdout(JSON.stringify({ workspace, installed, project, user, agents: agentsJson, host }, null, 2) + '\n')
     return installed.length ? 0 : 1
   }
   io.stdout(`workspace ${workspace}\n`)
-  const list = [...project.map(a => `${a} (this project)`), ...user.filter(a => !project.includes(a)).map(a => `${a} (every project)`)]
-  io.stdout(`installed: ${list.length ? list.join(', ') : 'nothing (hooks install --agent AGENT, or an agent plugin)'}\n`)
-  const warm = host.measuring?.length ? `measuring: ${host.measuring.join('; ')}` : host.sessions?.length ? 'warm' : 'waiting for a session'
-  const hostLine = host.state === 'up'
-    ? `up, ${warm} (pid ${host.pid}, ${Math.round((host.rssBytes ?? 0) / 1048576)} MB, ${host.sessions?.length ?? 0} session(s), socket ${hookPaths(vault).socket})`
-    : host.state === 'starting' ? `starting (pid ${host.pid})` : 'down (it starts on the next hook call)'
-  io.stdout(`host: ${hostLine}\n`)
+  if (!agentsLive.length) io.stdout('installed: nothing (hooks install --agent AGENT, or an agent plugin)\n')
+  for (const a of agentsLive) io.stdout(`${a.agent}: ${agentLine(workspace, a.recorded, a.live)}\n`)
+  io.stdout(`host: ${hostLine(host, vault)}\n`)
   return installed.length ? 0 : 1
+}
+
+/** One agent's line of `hooks status`: what its live configuration runs of ours, and how that differs from our record. */
+function agentLine(workspace: string, recorded: boolean, live: LiveHooks): string {
+  const n = live.entries.length
+  const files = [...new Set(live.entries.map(e => relative(workspace, e.file) || e.file))].join(', ')
+  const parts: string[] = []
+  if (n) parts.push(`installed (${n} hook ${n === 1 ? 'entry' : 'entries'} live in ${files})`)
+  else parts.push(`NOT guarded: no hook entry of ours in its configuration${recorded ? ' (removed since install)' : ''}; run dsh hooks install --agent ${live.agent}`)
+  if (n && live.missing.length) parts.push(`missing ${live.missing.join(', ')}: run dsh hooks install --agent ${live.agent}`)
+  if (n && !recorded) parts.push(`not recorded in ${join(workspace, '.dsh')} (the vault was removed?): dsh hooks uninstall --agent ${live.agent} still takes them out`)
+  for (const u of live.unreadable) parts.push(`cannot read ${u.file} (${u.problem})`)
+  return parts.join('; ')
+}
+
+function hostLine(host: HostStatus, vault: string): string {
+  switch (host.state) {
+    case 'up': {
+      const warm = host.measuring?.length ? `measuring: ${host.measuring.join('; ')}` : host.sessions?.length ? 'warm' : 'waiting for a session'
+      return `up, ${warm} (pid ${host.pid}, ${Math.round((host.rssBytes ?? 0) / 1048576)} MB, ${host.sessions?.length ?? 0} session(s), socket ${hookPaths(vault).socket})`
+    }
+    case 'starting': return `starting (pid ${host.pid})`
+    case 'stopped': return `STOPPED (pid ${host.pid} is stopped, e.g. kill -STOP): it answers nothing; the next hook call replaces it`
+    case 'unresponsive': return `NOT ANSWERING (pid ${host.pid} is running but did not answer within 2 s): the next hook call replaces it when it stays so`
+    case 'down': return 'down (it starts on the next hook call)'
+  }
 }
 
 /** Take every credential-looking variable out of this process's environment: the checks it runs never see them. */
@@ -171,7 +206,8 @@ async function serve(argv: string[], io: CliIO): Promise<number> {
       harness = await bootHarness({
         workspace, vault,
         // The agent is the model and runs its own tools: no model, no workspace tools of ours.
-        patches: [{ id: 'model', disabled: true }, { id: 'workspace-tools', disabled: true }],
+        // The agent's tools write in its own process: each call's post record tells recovery what the call left (cordis.yml gives dsh-snapshot no config of its own).
+        patches: [{ id: 'model', disabled: true }, { id: 'workspace-tools', disabled: true }, { id: 'snapshot', config: { elsewhere: true } }],
         log: line => io.stderr(`${stamp()} ${line}\n`),
       })
     } catch (error) {
@@ -210,9 +246,21 @@ async function serve(argv: string[], io: CliIO): Promise<number> {
       },
     })
     io.stderr(`${stamp()} dsh hooks host ${process.pid} serving ${workspace} on ${server.socket}\n`)
-    const stop = () => { void server.close() }
-    process.once('SIGTERM', stop)
-    process.once('SIGINT', stop)
+    // A graceful close waits for calls in flight; a second signal, or 5 s, ends the process anyway (its journals are recovered by the next host).
+    let stopping = false
+    const stop = (signal: string) => {
+      if (stopping) process.exit(1)
+      stopping = true
+      io.stderr(`${stamp()} dsh hooks host ${process.pid}: ${signal}, closing\n`)
+      void server.close()
+      setTimeout(() => {
+        io.stderr(`${stamp()} dsh hooks host ${process.pid}: still busy 5 s after ${signal}; exiting\n`)
+        lock.release()
+        process.exit(1)
+      }, 5000).unref()
+    }
+    process.on('SIGTERM', () => stop('SIGTERM'))
+    process.on('SIGINT', () => stop('SIGINT'))
     await done
     io.stderr(`${stamp()} dsh hooks host ${process.pid} exits\n`)
     return 0
