@@ -6,7 +6,10 @@
  * or good (must be kept), run through the real harness: session, tools,
  * workspace tools, dsh-snapshot (with `shell: git`, so a deleting `rm` is
  * undone too) and dsh-dstvalid with its defaults
- * (type-check + related tests, `shell: true`). Per workspace it prints
+ * (type-check + related tests, `shell: true`, turn verdicts). Each edit is a
+ * turn of its own that the agent then ends: a bad edit whose new problems
+ * are only in other files is kept for now, and must be gone by the end of
+ * its turn (the stop refused, then the edit undone, ADR 0037). Per workspace it prints
  * escaped regressions (bad, kept), false rollbacks (good, rolled back),
  * `not verified` verdicts, the median time per judged edit, and the naive
  * per-edit check (cold type-check of every project + the whole test suite)
@@ -34,6 +37,7 @@ import SessionService from 'dsh-session'
 import ToolService, { type ToolResult } from 'dsh-tools'
 import * as WorkspaceTools from 'dsh-tools-workspace'
 import * as Snapshot from 'dsh-snapshot'
+import type { Agent } from 'dsh-agent'
 import DstValidService from 'dsh-dstvalid'
 import { demoCorpus, goCorpus, goModuleFiles, layoutCorpus, pythonCorpus, pythonPackageFiles, setupsCorpus, setupsFiles, type CorpusEdit, type CorpusWorkspace, type ToolCall } from './efficacy-corpus.ts'
 import { generateLayout, LAYOUT_KINDS, repoNodeModules, type Layout } from 'dsh-testkit'
@@ -48,13 +52,16 @@ if (!selected.length) {
   process.exit(2)
 }
 
-type Outcome = 'kept' | 'rolled back' | 'not verified' | 'unrestored'
+type Outcome = 'kept' | 'rolled back' | 'undone at turn end' | 'not verified' | 'unrestored'
+
+/** Gone by the end of its turn: rolled back at once, or kept for now and undone when the turn ended. */
+const goneByTurnEnd = (o: Outcome) => o === 'rolled back' || o === 'undone at turn end'
 
 interface Row {
   workspace: CorpusWorkspace
   edit: CorpusEdit
   outcome: Outcome
-  /** Bytes of the touched files differ from before the call after a rollback. */
+  /** Bytes of the touched files differ from before the call after a rollback (or at the end of the turn that undid it). */
   restoreMismatch: boolean
   ms: number
   content: string
@@ -164,15 +171,20 @@ async function runWorkspace(w: CorpusWorkspace, testSelection: 'functions' | 'fi
       t = performance.now()
       const result = await ctx.tools.execute({ session, callId: `e${++calls}`, name: call.tool, arguments: call.args })
       const ms = performance.now() - t
-      const outcome = classify(result)
+      let outcome = classify(result)
+      // The agent ends its turn (and again, as often as the stop is refused): a change kept for now is undone then.
+      const said = session.ofType('context/message').length
+      const agent = { session } as unknown as Agent
+      for (let refused = 0; refused < 10 && await ctx.serial('agent/stop', agent, calls); refused++);
+      if (session.ofType('context/message').slice(said).some(e => e.data.text.startsWith('undone at the end of the turn:'))) outcome = 'undone at turn end'
       const after = contents(root, paths)
-      const restoreMismatch = outcome === 'rolled back' && JSON.stringify(before) !== JSON.stringify(after)
+      const restoreMismatch = goneByTurnEnd(outcome) && JSON.stringify(before) !== JSON.stringify(after)
       rows.push({ workspace: w, edit, outcome, restoreMismatch, ms, content: String(result.content) })
-      if (verbose || (edit.verdict === 'bad') !== (outcome === 'rolled back') || restoreMismatch) {
+      if (verbose || (edit.verdict === 'bad') !== goneByTurnEnd(outcome) || restoreMismatch) {
         console.log(`  ${edit.verdict} ${edit.kind.padEnd(20)} ${outcome.padEnd(12)} ${(ms / 1000).toFixed(1)} s  ${edit.name}`)
         console.log(`    ${String(result.content).split('\n').slice(0, 6).join('\n    ')}`)
       }
-      if (edit.verdict === 'bad' && outcome !== 'rolled back') {
+      if (edit.verdict === 'bad' && !goneByTurnEnd(outcome)) {
         // An escaped regression: put the files back ourselves so the next edits start from the accepted state.
         paths.forEach((p, i) => {
           const abs = join(root, p)
@@ -208,8 +220,8 @@ for (const w of selected) {
   byWorkspace.set(w, rows)
   const bad = rows.filter(r => r.edit.verdict === 'bad')
   const goodRows = rows.filter(r => r.edit.verdict === 'good')
-  const escaped = bad.filter(r => r.outcome !== 'rolled back').length
-  const falseRollbacks = goodRows.filter(r => r.outcome === 'rolled back' || r.outcome === 'unrestored').length
+  const escaped = bad.filter(r => !goneByTurnEnd(r.outcome)).length
+  const falseRollbacks = goodRows.filter(r => goneByTurnEnd(r.outcome) || r.outcome === 'unrestored').length
   const notVerified = rows.filter(r => r.outcome === 'not verified').length
   const mismatches = rows.filter(r => r.restoreMismatch).length
   const per = median(rows.map(r => r.ms))
@@ -221,12 +233,13 @@ console.log(`\n${all.length} edits: ${bad.length} bad of ${kinds.length} kinds (
 console.log(table.join('\n'))
 const byKind = kinds.map(k => {
   const rows = bad.filter(r => r.edit.kind === k)
-  return `${k} ${rows.filter(r => r.outcome === 'rolled back').length}/${rows.length}`
+  const undone = rows.filter(r => r.outcome === 'undone at turn end').length
+  return `${k} ${rows.filter(r => goneByTurnEnd(r.outcome)).length}/${rows.length}${undone ? ` (${undone} at the turn's end)` : ''}`
 })
-console.log(`\nbad edits rolled back, by kind: ${byKind.join(', ')}`)
+console.log(`\nbad edits gone by the end of their turn, by kind: ${byKind.join(', ')}`)
 const totals = {
-  escaped: bad.filter(r => r.outcome !== 'rolled back').length,
-  falseRollbacks: all.filter(r => r.edit.verdict === 'good' && (r.outcome === 'rolled back' || r.outcome === 'unrestored')).length,
+  escaped: bad.filter(r => !goneByTurnEnd(r.outcome)).length,
+  falseRollbacks: all.filter(r => r.edit.verdict === 'good' && (goneByTurnEnd(r.outcome) || r.outcome === 'unrestored')).length,
   notVerified: all.filter(r => r.outcome === 'not verified').length,
 }
 console.log(`total: ${totals.escaped} escaped / ${totals.falseRollbacks} false rollbacks / ${totals.notVerified} not verified (goal 0 / 0 / 0)`)
@@ -242,7 +255,7 @@ if (process.env.DSH_BENCH_SELECTIONS !== 'functions') {
   ]
   /** The verdict's first line without the workspace path: which check decided it. */
   const head = (row: Row) => row.content.split('\n')[0]!
-  const byTests = (row: Row) => head(row).startsWith('rolled back: test failed')
+  const byTests = (row: Row) => head(row).startsWith('rolled back: test failed') || (row.outcome === 'undone at turn end' && /\nkept for now: \d+ tests? in /.test(row.content))
   let missedTotal = 0
   let apartTotal = 0
   for (const w of selected) {
@@ -260,9 +273,9 @@ if (process.env.DSH_BENCH_SELECTIONS !== 'functions') {
       const fl = problemLines(f)
       const ml = problemLines(m)
       lines = [lines[0]! + fl.size, lines[1]! + ml.size]
-      rolled = [rolled[0]! + (f.outcome === 'rolled back' ? 1 : 0), rolled[1]! + (m.outcome === 'rolled back' ? 1 : 0)]
+      rolled = [rolled[0]! + (goneByTurnEnd(f.outcome) ? 1 : 0), rolled[1]! + (goneByTurnEnd(m.outcome) ? 1 : 0)]
       // Rolled back in both passes, but in one by a check before the tests (a type-check): no selection ran, nothing to compare.
-      const judgedApart = f.outcome === 'rolled back' && m.outcome === 'rolled back' && byTests(f) !== byTests(m)
+      const judgedApart = goneByTurnEnd(f.outcome) && goneByTurnEnd(m.outcome) && byTests(f) !== byTests(m)
       const gone = judgedApart ? [] : [...fl].filter(l => !ml.has(l))
       if (judgedApart || gone.length || ml.size !== fl.size) {
         // Side by side: what each pass reported on this edit.
@@ -274,7 +287,7 @@ if (process.env.DSH_BENCH_SELECTIONS !== 'functions') {
       }
       if (judgedApart) apart++
       missed += gone.length
-      if (byTests(f) && m.outcome !== 'rolled back') kept++
+      if (byTests(f) && !goneByTurnEnd(m.outcome)) kept++
     })
     missedTotal += missed + kept
     apartTotal += apart

@@ -15,6 +15,12 @@ export interface StepBatch {
   results: { call: ToolCallData; result: ToolResult }[]
 }
 
+/** A refused stop: the turn goes on with one more step, the model reading `text` as a notice from `source`. */
+export interface StopRefusal {
+  source: string
+  text: string
+}
+
 export interface AgentOptions {
   maxSteps: number
   systemPrompt?: string
@@ -151,7 +157,11 @@ export class Agent {
         await this.ctx.parallel('agent/step-end', this, turn, step)
         this.session.append('step/end', { turn, step })
         openStep = undefined
-        if (!calls.length) break
+        if (calls.length) continue
+        // The model stopped: a plugin may refuse (the turn is not done), once more, with a reason the model reads.
+        const refusal = await this.ctx.serial('agent/stop', this, turn)
+        if (!refusal) break
+        this.session.append('context/message', refusal)
       }
     } catch (error) {
       // Calls that did run keep their (un-rewritten) results in the log: the

@@ -4,7 +4,7 @@ import type { Session, TurnEndReason } from 'dsh-session'
 import type { ToolResult } from 'dsh-tools'
 import type { ModelRequest } from 'dsh-llm'
 import type { ToolCallData } from 'dsh-session'
-import { Agent, type AgentStatus, type StepBatch } from './agent.ts'
+import { Agent, type AgentStatus, type StepBatch, type StopRefusal } from './agent.ts'
 
 declare module '@deepseek-ai/cordis' {
   interface Context {
@@ -28,6 +28,15 @@ declare module '@deepseek-ai/cordis' {
     'agent/step-start'(agent: Agent, turn: number, step: number): Promise<void>
     /** A step's tool results are logged; `step/end` follows. @mode parallel */
     'agent/step-end'(agent: Agent, turn: number, step: number): Promise<void>
+    /**
+     * The model answered without calling a tool: the turn would end. A
+     * listener that returns a refusal keeps it going with one more step, the
+     * refusal logged as a `context/message` the model reads (a guard whose
+     * turn still leaves the project worse than it began). Whoever refuses
+     * bounds how often; `maxSteps` bounds the turn anyway.
+     * @mode serial
+     */
+    'agent/stop'(agent: Agent, turn: number): Promise<StopRefusal | undefined>
     /** Last chance to change the model request; return the (possibly new) request. @mode waterfall */
     'agent/request'(request: ModelRequest, next: () => Promise<ModelRequest>): Promise<ModelRequest>
     /**
@@ -80,6 +89,6 @@ export namespace AgentService {
 }
 
 export default AgentService
-export { Agent, type AgentStatus, type StepBatch }
+export { Agent, type AgentStatus, type StepBatch, type StopRefusal }
 export { buildMessages } from './messages.ts'
 export type { ToolCallData, ToolResult }

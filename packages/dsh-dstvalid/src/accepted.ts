@@ -79,6 +79,17 @@ export class AcceptedState {
     this._measured = true
   }
 
+  /** An independent copy (the state a turn's change is judged against at its end). */
+  clone(): AcceptedState {
+    const copy = new AcceptedState()
+    copy._problems = [...this._problems]
+    for (const [key, file] of this._passed) copy._passed.set(key, file)
+    for (const file of this._covered) copy._covered.add(file)
+    copy._all = this._all
+    copy._measured = this._measured
+    return copy
+  }
+
   /** Forget everything (disable, or a profile change). */
   reset(): void {
     this._problems = []

@@ -10,6 +10,8 @@ export const DEFAULT_TEST_FILE_PATTERN = String.raw`(^|/)(__tests__|tests?)/|\.(
 export const Config = Schema.object({
   enabled: Schema.boolean().default(true).description('Judge writes at all; disabling at runtime drops pending state.'),
   per: Schema.union(['call', 'step']).default('call').description('call: judge each write call; step: one judgement for all writes of an agent step.'),
+  verdicts: Schema.union(['turn', 'strict']).default('turn').description('turn: a write whose new problems are only in other files (importers, tests) is kept for now and the turn cannot end with them (the stop is refused, then the unfinished change undone as a group; ADR 0037); strict: every write that makes anything worse is rolled back at once.'),
+  stopRefusals: Schema.natural().default(2).description('Turn verdicts: how many times a stop that leaves the project worse than the turn began is refused before the unfinished change is undone.'),
   profiles: Schema.array(Schema.union(['typescript', 'go', 'python', 'rust', 'generic'])).default([]).description('Toolchain profiles to use; empty: detect from the workspace.'),
   tests: Schema.union(['related', 'all', 'off']).default('related').description('related: only tests whose import graph reaches the changed files; all: the whole suite; off: no tests.'),
   testArgs: Schema.array(String).default([]).description('Extra arguments for vitest, go test, pytest and cargo test (e.g. --pool=threads for vitest).'),

@@ -484,6 +484,55 @@ export class Guard {
     io.notice('info', 'accepted state confirmed: every file is back byte for byte (nothing re-checked)')
   }
 
+  /** A copy of every check's accepted state: what a turn's unfinished change is judged against when the turn ends (ADR 0037). */
+  acceptedCopy(): Map<Check, AcceptedState> {
+    return new Map([...this._accepted].map(([check, state]) => [check, state.clone()]))
+  }
+
+  /**
+   * Judge `change` (every path a turn's held writes touched, `before` as it
+   * was before the first of them) against `base` — copies from
+   * {@link acceptedCopy} — instead of the accepted state. No accepted
+   * result is taken as current: every failing test file is measured on the
+   * content before. The accepted state is untouched; `base` advances with
+   * what was measured on the content before. Call inside `queue`.
+   */
+  async judgeAgainst(base: ReadonlyMap<Check, AcceptedState>, change: Change, io: GuardIO, describe: string): Promise<Judgement> {
+    const accepted = new Map(this._accepted)
+    const current = new Map(this._current)
+    for (const [check, state] of base) this._accepted.set(check, state)
+    this._current.clear()
+    try {
+      return await this.judge(change, io, describe)
+    } finally {
+      for (const [check, state] of accepted) this._accepted.set(check, state)
+      this._current.clear()
+      for (const [check, files] of current) this._current.set(check, files)
+    }
+  }
+
+  /**
+   * What the accepted state has that `base` did not, as the judging rules
+   * blame it (`touched`: the files the turn's writes changed): the problems
+   * a turn's earlier writes left open, as last measured. A check not
+   * measured now (its state reset after a partial run) adds nothing.
+   */
+  worseThan(base: ReadonlyMap<Check, AcceptedState>, touched: ReadonlySet<string>): Problem[] {
+    const out: Problem[] = []
+    for (const [check, before] of base) {
+      const now = this._accepted.get(check)
+      if (!now?.measured || !before.measured || check.advisory) continue
+      out.push(...before.compare({ status: 'ok', problems: [...now.problems], scope: 'all' }, this.options.rules, touched).regressions)
+    }
+    return out
+  }
+
+  /** Return to `base` (a turn's change was undone as a group): the next judgement measures what is current first. */
+  resetTo(base: ReadonlyMap<Check, AcceptedState>): void {
+    for (const [check, state] of base) this._accepted.set(check, state)
+    this.markDirty()
+  }
+
   /** The write is kept: the accepted state advances to what was measured. */
   accept(judgement: Judgement): void {
     for (const [check, m] of judgement.measurements) {

@@ -1,7 +1,7 @@
 import { formatProblem } from './problems.ts'
 import type { Guard, GuardIO, Judgement } from './engine.ts'
-import { keptNotes, listFiles, regressionMessage, type MessageLimits, type RollbackOutcome } from './message.ts'
-import type { Change } from './types.ts'
+import { keptNotes, listFiles, provisionalNotes, regressionMessage, type MessageLimits, type RollbackOutcome } from './message.ts'
+import type { Change, CheckVerdict } from './types.ts'
 
 /** The `verify/result` payload: one per check per judged write call. */
 export interface VerifyResult {
@@ -45,6 +45,12 @@ export interface FlowPorts {
   result(result: VerifyResult): void
   /** A kept, verified write (the learnings mode); absent: no learnings. */
   learning?(learning: VerifyLearning): void
+  /**
+   * Turn verdicts (ADR 0037): a regression only in other files than the
+   * written ones is kept for now; called before the accepted state advances
+   * to it. Absent (strict verdicts): every regression is rolled back.
+   */
+  provisional?(verdict: CheckVerdict): void
 }
 
 export interface Conclusion {
@@ -54,6 +60,19 @@ export interface Conclusion {
   replacement?: string
   /** For a kept write: lines to append to its result (test-first warnings, checks that could not judge). */
   notes: string[]
+  /** Kept for now (turn verdicts): its new problems are all in other files. */
+  provisional?: boolean
+}
+
+/**
+ * Whether a check's new problems are only the ripple of a write (ADR 0037):
+ * every one is in a file the write did not touch (an importer, a test that
+ * exercises it) and none is the write's own breakage. A problem with no file
+ * (a command judged by its exit status) cannot be placed: not ripple.
+ */
+function onlyRipple(verdict: CheckVerdict, files: readonly string[]): boolean {
+  const touched = new Set(files)
+  return verdict.regressions.length > 0 && verdict.regressions.every(p => !!p.file && !p.own && !touched.has(p.file))
 }
 
 /** `edit_file` or `edit_file, write_file` — the tools of a judged change. */
@@ -100,6 +119,13 @@ export async function conclude(
     return { kept: true, notes: keptNotes(judgement.checks, limits) }
   }
   const tool = toolsOf(writes)
+  if (ports.provisional && onlyRipple(failed, change.files)) {
+    ports.provisional(failed)
+    guard.accept(judgement)
+    io.notice('warn', `kept for now: ${tool} ${listFiles(change.files)}: ${failed.check} found ${failed.regressions.length} new problem${failed.regressions.length === 1 ? '' : 's'} in other files`)
+    emit((_, pass) => (pass ? 'pass' : 'fail'))
+    return { kept: true, provisional: true, notes: [...provisionalNotes(failed, limits), ...keptNotes(judgement.checks.filter(c => c !== failed), limits)] }
+  }
   const reason = `${failed.check} failed after ${tool} on ${listFiles(change.files)}`
   const stopped = failed.partial ? ' (it stopped at the first new errors)' : ''
   io.notice('warn', `rolling back ${tool} ${listFiles(change.files)}: ${failed.check} found ${failed.regressions.length} new problem${failed.regressions.length === 1 ? '' : 's'}${stopped}`)

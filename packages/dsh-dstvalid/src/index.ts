@@ -67,6 +67,11 @@ export class DstValidService extends Service {
     ctx.on('agent/step-results', (batch: StepBatch, next: () => Promise<StepBatch['results']>) => this.verifier.stepResults(batch, next))
     answerJudge(ctx, exec => this.verifier.judges(exec) || undefined)
     ctx.on('session/created', session => this.verifier.warm(session))
+    // Turn verdicts (ADR 0037): a stop with the turn's change unfinished is refused, then the change undone.
+    ctx.on('agent/stop', agent => this.verifier.stop(agent.session))
+    ctx.on('session/event', (session, event) => {
+      if (event.type === 'turn/end') this.verifier.turnEnded(session.id)
+    })
     ctx.on('snapshot/outside', info => {
       const session = ctx.sessions.get(info.sessionId)
       if (session) this.verifier.outside(session.cwd)

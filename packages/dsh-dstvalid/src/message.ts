@@ -110,3 +110,76 @@ export function keptNotes(verdicts: readonly CheckVerdict[], limits: MessageLimi
   }
   return lines
 }
+
+function plural(n: number, word: string): string {
+  return `${n} ${word}${n === 1 ? '' : 's'}`
+}
+
+/** What a file (one, several) no longer does against a change, by the check that found it. */
+const DIAGNOSTIC_VERB: Record<string, [string, string]> = { typecheck: ['type-checks', 'type-check'], compile: ['compiles', 'compile'], vet: ['passes vet', 'pass vet'] }
+
+/** What a check's new problems in other files are, in one phrase: `2 files no longer type-check`, `3 tests in 1 file fail`. */
+function rippleSummary(check: string, problems: readonly Problem[]): string {
+  const files = new Set(problems.map(p => p.file)).size
+  if (problems.every(p => p.kind === 'diagnostic')) {
+    const [one, many] = DIAGNOSTIC_VERB[check] ?? [`passes ${check}`, `pass ${check}`]
+    return `${plural(files, 'file')} no longer ${files === 1 ? one : many}`
+  }
+  if (problems.every(p => p.kind === 'test')) return `${plural(problems.length, 'test')} in ${plural(files, 'file')} ${problems.length === 1 ? 'fails' : 'fail'}`
+  return `${check} found ${plural(problems.length, 'new problem')} in ${plural(files, 'file')}`
+}
+
+/**
+ * The lines appended to a write kept for now (turn verdicts, ADR 0037):
+ * `kept for now: 2 files no longer type-check against this change:`, the
+ * problems, and what happens when the turn ends with them.
+ */
+export function provisionalNotes(verdict: CheckVerdict, limits: MessageLimits): string[] {
+  const lines = [`kept for now: ${rippleSummary(verdict.check, verdict.regressions)} against this change:`, ...problemLines(verdict.regressions, limits)]
+  if (verdict.partial) lines.push(`(${verdict.check} stopped at the first new errors: possibly more in files not checked)`)
+  lines.push('fix them before you finish, or this change is undone')
+  return lines
+}
+
+/** Appended to a later write's result while problems a kept-for-now write left are open. */
+export function openNotes(open: readonly Problem[], limits: MessageLimits): string[] {
+  if (!open.length) return ['the problems this turn\'s earlier writes left in other files are fixed (the whole change is checked again when you finish)']
+  return [`still to fix before you finish (left by this turn's earlier writes): ${plural(open.length, 'problem')}:`, ...problemLines(open, limits)]
+}
+
+/** One held write, as the turn-end messages name it. */
+export interface HeldWriteName {
+  tool: string
+  files: readonly string[]
+}
+
+function writesPhrase(writes: readonly HeldWriteName[]): string {
+  return writes.map(w => `${w.tool} on ${listFiles(w.files)}`).join('; ')
+}
+
+/**
+ * A refused stop (turn verdicts): what is worse than at the turn's start,
+ * and what the next stop with it open does.
+ */
+export function stopRefusal(verdict: CheckVerdict, group: readonly HeldWriteName[], attempt: number, max: number, limits: MessageLimits): string {
+  return [
+    `not done: this turn leaves the project worse than it began (stop refused, ${attempt} of ${max}): ${rippleSummary(verdict.check, verdict.regressions)}:`,
+    ...problemLines(verdict.regressions, limits),
+    `fix them, then finish; stopping with them open undoes ${writesPhrase(group)}`,
+  ].join('\n')
+}
+
+/**
+ * The unfinished change was undone at the turn's end (turn verdicts): what,
+ * why, what stayed, and how to make the change so it stays.
+ */
+export function undoneMessage(verdict: CheckVerdict, undone: readonly HeldWriteName[], kept: readonly HeldWriteName[], rollback: RollbackOutcome | undefined, limits: MessageLimits): string {
+  const failed = rollback?.failed.length ? `; could not restore ${rollback.failed.map(f => `${f.path} (${f.error})`).join(', ')}` : ''
+  const head = !rollback || !rollback.matched
+    ? `NOT undone (${rollback?.message || 'no snapshot plugin'}): this turn left the project worse than it began, and ${writesPhrase(undone)} could not be put back: ${rippleSummary(verdict.check, verdict.regressions)}:`
+    : `undone at the end of the turn: ${writesPhrase(undone)}${failed}; it left the project worse than the turn began: ${rippleSummary(verdict.check, verdict.regressions)}:`
+  const lines = [head, ...problemLines(verdict.regressions, limits)]
+  if (kept.length) lines.push(`kept: ${writesPhrase(kept)}`)
+  lines.push('to make this change, update every file it breaks in the same turn before you finish')
+  return lines.join('\n')
+}

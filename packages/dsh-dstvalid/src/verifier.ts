@@ -11,7 +11,11 @@ import { conclude, type Conclusion, type JudgedWrite, type VerifyLearning, type 
 import { formatImpact } from './impact.ts'
 import { listFiles } from './message.ts'
 import { buildProfiles } from './profiles.ts'
-import type { Change, RunRecord } from './types.ts'
+import type { AcceptedState } from './accepted.ts'
+import { openNotes, stopRefusal, undoneMessage, type HeldWriteName } from './message.ts'
+import { formatProblem } from './problems.ts'
+import type { StopRefusal } from 'dsh-agent'
+import type { Change, Check, CheckVerdict, Problem, RunRecord } from './types.ts'
 
 /** A progress line for UIs (the CLI shows it as a spinner or a line). */
 export interface DstvalidNotice {
@@ -43,6 +47,37 @@ export interface VerifierHost {
 /** What a call needs: a write with the paths it will touch, or a shell call. */
 export type CallPlan = { kind: 'write'; paths: string[] } | { kind: 'shell' }
 
+/** A write kept while the turn has open debt: its snapshot scope stays open until the turn ends (ADR 0037). */
+interface HeldWrite {
+  callId: string
+  tool: string
+  /** Workspace-relative paths of this call. */
+  files: string[]
+  /** It was kept for now: its new problems were in other files. */
+  debt: boolean
+  /** Kept for now: the check that found them, and what it found (said again as rolled back when it is undone). */
+  failed?: CheckVerdict
+}
+
+/** A turn's unfinished change: the writes held since its first write kept for now, and what they are judged against at the stop. */
+interface TurnDebt {
+  session: Session
+  guard: Guard
+  /** The accepted states before the first write kept for now. */
+  base: Map<Check, AcceptedState>
+  held: HeldWrite[]
+  /** Per absolute path: its content before the first held write to it (null: absent). */
+  before: Map<string, Buffer | null>
+  /** Some held write's content before is not known (a shell call). */
+  unknownBefore: boolean
+  /** Problems the writes kept for now reported, still in the accepted state when last looked. */
+  open: Problem[]
+  /** Stops refused so far. */
+  refusals: number
+  /** The last stop's judgement, with the number of held writes it saw: a stop with nothing written since (nor changed outside) is not judged again. */
+  last?: { held: number; failed: CheckVerdict }
+}
+
 /** Writes of an agent step awaiting the step's judgement (per: 'step'). */
 interface PendingStep {
   session: Session
@@ -64,6 +99,8 @@ export class Verifier {
   private _enabled: boolean
   private readonly _guards = new Map<string, Guard>()
   private readonly _steps = new Map<string, PendingStep>()
+  /** Per session: the turn's open debt (turn verdicts). */
+  private readonly _debts = new Map<string, TurnDebt>()
 
   constructor(private readonly config: Config, private readonly host: VerifierHost) {
     this._enabled = config.enabled
@@ -169,6 +206,8 @@ export class Verifier {
     if (plan.kind === 'shell' && !this.config.shell) {
       const result = await next()
       guard.markDirty()
+      const debt = this._debts.get(session.id)
+      if (debt) debt.last = undefined
       return result
     }
     const io = this.io(session, exec.signal)
@@ -228,6 +267,8 @@ export class Verifier {
       return
     }
     this._guards.get(key)?.markDirty()
+    // A turn's change is judged again at its next stop: the workspace moved under it.
+    for (const debt of this._debts.values()) if (debt.guard.options.root === key) debt.last = undefined
   }
 
   /**
@@ -239,12 +280,21 @@ export class Verifier {
     const guard = this.guardFor(session.cwd, session.vault)
     try {
       const judgement = await guard.judge(change, io, describe)
-      return await conclude(guard, judgement, change, writes, session.id, {
+      const hold = (kept?: CheckVerdict) => this.hold(session, change, writes, kept)
+      const conclusion = await conclude(guard, judgement, change, writes, session.id, {
         rollback: reason => this.host.rollback({ sessionId: session.id, ...scope, reason }),
-        commit: () => this.host.commit({ sessionId: session.id, ...scope }),
+        commit: () => (this._debts.has(session.id) ? hold() : this.host.commit({ sessionId: session.id, ...scope })),
         result: r => this.host.result(r),
         ...(this.config.learnings ? { learning: (l: VerifyLearning) => this.host.learning(l) } : {}),
+        ...(this.config.verdicts === 'turn' ? { provisional: (verdict: CheckVerdict) => this.owe(session, guard, verdict, hold) } : {}),
       }, io, this.limits())
+      const debt = this._debts.get(session.id)
+      if (debt && conclusion.kept && !conclusion.provisional) {
+        const was = debt.open.length
+        debt.open = stillOpen(debt)
+        if (was || debt.open.length) conclusion.notes.push(...openNotes(debt.open, { ...this.limits(), maxLines: Math.min(5, this.limits().maxLines) }))
+      }
+      return conclusion
     } catch (error) {
       const message = (error as Error)?.message ?? String(error)
       guard.markDirty()
@@ -253,6 +303,122 @@ export class Verifier {
       this.host.warn(`dsh-dstvalid failed while judging ${describe}: ${(error as Error)?.stack ?? message}`)
       return { kept: true, notes: [`warning: not verified: dsh-dstvalid failed: ${message}`] }
     }
+  }
+
+  /** A write kept for now (turn verdicts): the turn's debt opens (its base measured before the accepted state advances) or grows. */
+  private owe(session: Session, guard: Guard, verdict: CheckVerdict, hold: (kept?: CheckVerdict) => void): void {
+    if (!this._debts.has(session.id)) {
+      this._debts.set(session.id, { session, guard, base: guard.acceptedCopy(), held: [], before: new Map(), unknownBefore: false, open: [], refusals: 0 })
+    }
+    const debt = this._debts.get(session.id)!
+    hold(verdict)
+    const seen = new Set(verdict.regressions.map(p => p.key))
+    debt.open = [...verdict.regressions, ...stillOpen(debt).filter(p => !seen.has(p.key))]
+  }
+
+  /** Keep a write's snapshot scope open until the turn ends (the turn has debt). */
+  private hold(session: Session, change: Change, writes: readonly JudgedWrite[], kept?: CheckVerdict): void {
+    const d = this._debts.get(session.id)!
+    for (const w of writes) d.held.push({ callId: w.callId, tool: w.tool, files: [...w.files], debt: !!kept, ...(kept ? { failed: kept } : {}) })
+    if (!change.before) d.unknownBefore = true
+    for (const [path, bytes] of change.before ?? []) if (!d.before.has(path)) d.before.set(path, bytes)
+    // A shell call's paths: their content before is not known here (the snapshot holds it).
+    for (const path of change.paths) if (!change.before?.has(path) && !d.before.has(path)) d.unknownBefore = true
+  }
+
+  /**
+   * The `agent/stop` answer (turn verdicts): with debt open, judge every
+   * held write together against the turn's base. No worse: every held
+   * write is committed. Worse: the stop is refused (`stopRefusals` times),
+   * then the unfinished change is undone as a group and the model told.
+   */
+  async stop(session: Session): Promise<StopRefusal | undefined> {
+    const debt = this._debts.get(session.id)
+    if (!debt || !this._enabled) return undefined
+    const { guard } = debt
+    const io = this.io(session)
+    return guard.queue.run(async () => {
+      const again = debt.last?.held === debt.held.length ? debt.last.failed : undefined
+      const judged = again ? undefined : await this.judgeTurn(debt, debt.held, io)
+      const failed = again ?? judged?.checks.find(c => c.outcome === 'fail')
+      if (failed) debt.last = { held: debt.held.length, failed }
+      if (!failed) {
+        if (judged) guard.accept(judged)
+        this.host.commit({ sessionId: session.id, callIds: debt.held.map(w => w.callId) })
+        this._debts.delete(session.id)
+        io.notice('info', `the turn's change is no worse than the turn's start: ${plural(debt.held.length, 'held write')} kept`)
+        return undefined
+      }
+      const group = groupOf(debt, failed)
+      if (debt.refusals < this.config.stopRefusals) {
+        debt.refusals++
+        io.notice('warn', `stop refused (${debt.refusals} of ${this.config.stopRefusals}): ${failed.check} found ${plural(failed.regressions.length, 'problem')} the turn began without`)
+        return { source: 'dsh-dstvalid', text: stopRefusal(failed, names(group), debt.refusals, this.config.stopRefusals, this.limits()) }
+      }
+      await this.undo(debt, failed, group, io)
+      return undefined
+    })
+  }
+
+  /** Every `writes`' path judged together against the turn's base; undefined when there is nothing to judge. */
+  private async judgeTurn(debt: TurnDebt, writes: readonly HeldWrite[], io: GuardIO) {
+    const files = [...new Set(writes.flatMap(w => w.files))]
+    if (!files.length) return undefined
+    const paths = files.map(f => resolveInside(debt.guard.options.root, f))
+    const before = new Map<string, Buffer | null>()
+    let known = !debt.unknownBefore
+    for (const p of paths) {
+      const b = debt.before.get(p)
+      if (b === undefined) known = false
+      else before.set(p, b)
+    }
+    const change: Change = { paths, files, ...(known ? { before } : {}) }
+    return debt.guard.judgeAgainst(debt.base, change, io, `the turn's change (${listFiles(files)})`)
+  }
+
+  /**
+   * Undo the unfinished change as a group (every write the debt traces to
+   * and every later one that built on it), then judge what stays against
+   * the turn's base: still worse (a kept write used what was undone), the
+   * rest is undone too. The model reads what was undone at its next request.
+   */
+  private async undo(debt: TurnDebt, failed: CheckVerdict, group: HeldWrite[], io: GuardIO): Promise<void> {
+    const { session, guard } = debt
+    const reason = `the turn ended worse than it began: ${failed.check} found ${failed.regressions.map(formatProblem).slice(0, 3).join('; ')}`
+    let undone = group
+    let rest = debt.held.filter(w => !group.includes(w))
+    let rollback = await this.host.rollback({ sessionId: session.id, callIds: undone.map(w => w.callId), reason })
+    if (rollback?.matched && rest.length) {
+      const again = await this.judgeTurn(debt, rest, io)
+      if (again?.checks.some(c => c.outcome === 'fail')) {
+        const more = await this.host.rollback({ sessionId: session.id, callIds: rest.map(w => w.callId), reason })
+        if (more) rollback = { ...more, restored: [...rollback.restored, ...more.restored], deleted: [...rollback.deleted, ...more.deleted], failed: [...rollback.failed, ...more.failed] }
+        undone = debt.held
+        rest = []
+      }
+    }
+    if (rest.length) this.host.commit({ sessionId: session.id, callIds: rest.map(w => w.callId) })
+    this._debts.delete(session.id)
+    guard.resetTo(debt.base)
+    for (const w of undone) {
+      // The turn's verdict, and the check that kept it for now when that was another (a test after a type-check's turn verdict).
+      for (const v of w.failed && w.failed.check !== failed.check ? [failed, w.failed] : [failed]) {
+        this.host.result({ sessionId: session.id, callId: w.callId, tool: w.tool, paths: w.files, check: v.check, outcome: rollback?.matched ? 'rolled-back' : 'fail', newProblems: v.regressions.map(formatProblem), durationMs: v.durationMs })
+      }
+    }
+    const text = undoneMessage(failed, names(undone), names(rest), rollback, this.limits())
+    io.notice(rollback?.matched && !rollback.failed.length ? 'warn' : 'error', text.split('\n')[0]!, 'end')
+    session.append('context/message', { source: 'dsh-dstvalid', text })
+  }
+
+  /** The turn ended without a stop this verifier answered (aborted, an error): its held writes stay as they are. */
+  turnEnded(sessionId: string): void {
+    const debt = this._debts.get(sessionId)
+    if (!debt) return
+    this._debts.delete(sessionId)
+    this.host.commit({ sessionId, callIds: debt.held.map(w => w.callId) })
+    debt.guard.markDirty()
+    this.host.warn(`session ${sessionId}: the turn ended before its change was finished; ${plural(debt.held.length, 'held write')} kept as they are`)
   }
 
   /**
@@ -316,8 +482,10 @@ export class Verifier {
     return { maxLines: this.config.maxProblemLines, maxBytes: this.config.maxProblemBytes }
   }
 
-  /** Drop pending step state (committing its captures, since nobody will judge them) and release every guard. */
+  /** Drop pending step state and open debts (committing their captures, since nobody will judge them) and release every guard. */
   async release(): Promise<void> {
+    for (const [id, debt] of this._debts) this.host.commit({ sessionId: id, callIds: debt.held.map(w => w.callId) })
+    this._debts.clear()
     for (const pending of this._steps.values()) this.host.commit({ sessionId: pending.session.id, step: pending.step })
     this._steps.clear()
     const guards = [...this._guards.values()]
@@ -357,4 +525,33 @@ function withNotes(result: ToolResult, lines: readonly string[] | undefined): To
 function rewrite(result: ToolResult, conclusion: Conclusion): ToolResult {
   if (conclusion.replacement !== undefined) return { ...result, content: conclusion.replacement, isError: true }
   return conclusion.notes.length ? { ...result, content: `${result.content}\n${conclusion.notes.join('\n')}` } : result
+}
+
+function plural(n: number, word: string): string {
+  return `${n} ${word}${n === 1 ? '' : 's'}`
+}
+
+function names(writes: readonly HeldWrite[]): HeldWriteName[] {
+  return writes.map(w => ({ tool: w.tool, files: w.files }))
+}
+
+/** What the turn's held writes leave worse than the turn's base, as last measured (the problems still open). */
+function stillOpen(debt: TurnDebt): Problem[] {
+  return debt.guard.worseThan(debt.base, new Set(debt.held.flatMap(w => w.files)))
+}
+
+/**
+ * The unfinished change: every held write kept for now, and every later
+ * one that touched a file the group touched or a file that is broken
+ * (an importer updated for it). Writes of unrelated files stay.
+ */
+function groupOf(debt: TurnDebt, failed: CheckVerdict): HeldWrite[] {
+  const files = new Set([...failed.regressions, ...debt.open].map(p => p.file))
+  const group: HeldWrite[] = []
+  for (const w of debt.held) {
+    if (!w.debt && !w.files.some(f => files.has(f))) continue
+    group.push(w)
+    for (const f of w.files) files.add(f)
+  }
+  return group
 }

@@ -41,6 +41,8 @@ export type HookAnswer =
   | { kind: 'deny'; reason: string }
   /** After a tool: its effect was undone; `reason` is the suite's `rolled back: …` text. */
   | { kind: 'block'; reason: string }
+  /** At a stop: the turn is not done (it leaves the project worse than it began); the agent goes on with `reason`. */
+  | { kind: 'refuse'; reason: string }
 
 /** One hook entry an adapter installs: which event, which tools (a matcher), how long the agent waits. */
 export interface HookEntry {
@@ -174,7 +176,9 @@ export function hookTranslator(p: HookProtocol): HookAdapter['translate'] {
  * `hookSpecificOutput.additionalContext` on the events in `contextEvents`
  * (nothing on the others); a deny as Claude Code's `permissionDecision`
  * (Claude Code, Codex CLI) or, `denyAsDecision`, as `decision: "deny"`
- * (Gemini CLI).
+ * (Gemini CLI); a refused stop as the stop event's `decision: "block"`
+ * (Claude Code `Stop`, Codex `Stop`) or, `denyAsDecision`, `decision:
+ * "deny"` (Gemini CLI `AfterAgent`, which sends the reason as the next prompt).
  */
 export function hookReplier(contextEvents: ReadonlySet<string>, denyAsDecision = false): HookAdapter['reply'] {
   return (event, answer) => {
@@ -185,6 +189,8 @@ export function hookReplier(contextEvents: ReadonlySet<string>, denyAsDecision =
           : { hookSpecificOutput: { hookEventName: event, permissionDecision: 'deny', permissionDecisionReason: answer.reason } }
       case 'block':
         return { decision: 'block', reason: answer.reason }
+      case 'refuse':
+        return { decision: denyAsDecision ? 'deny' : 'block', reason: answer.reason }
       case 'continue':
         return answer.context && contextEvents.has(event) ? { hookSpecificOutput: { hookEventName: event, additionalContext: answer.context } } : undefined
     }

@@ -52,6 +52,8 @@ interface Hosted {
   calls: Map<string, Pending>
   /** Calls settled without their post hook, until it comes (if ever). */
   settled: Map<string, Pending>
+  /** The reason the last stop was refused with: an agent that sends it back as a prompt (Gemini CLI) goes on with the same turn. */
+  refused?: string
   lastSeen: number
 }
 
@@ -188,11 +190,19 @@ export class HookHost {
         this.ensureSession(h, call.sessionId)
         return { kind: 'continue' }
       case 'prompt':
+        if (h.open && h.refused !== undefined && call.text === h.refused) {
+          // The refused stop's reason, sent back as the prompt that continues the turn (Gemini CLI's AfterAgent deny).
+          h.refused = undefined
+          return { kind: 'continue' }
+        }
         await this.openTurn(h, call.sessionId, call.text)
         return { kind: 'continue' }
-      case 'stop':
+      case 'stop': {
+        const refusal = await this.refuseStop(h)
+        if (refusal) return { kind: 'refuse', reason: refusal }
         await this.closeTurn(h, 'completed')
         return { kind: 'continue' }
+      }
       case 'suite-tool':
         this.ensureSession(h, call.sessionId)
         this.awaited.push({ sessionId: call.sessionId, name: call.name, key: canonical(call.arguments) })
@@ -265,6 +275,28 @@ export class HookHost {
     await this.emit('agent/step-start', agent, h.turn, h.step)
   }
 
+  /**
+   * The agent stopped: the suite may refuse (`agent/stop`, as the lean
+   * harness asks it), e.g. while the turn leaves the project worse than it
+   * began. The refusal is logged as the model's context and answered as the
+   * agent's stop block; the turn stays open.
+   */
+  private async refuseStop(h: Hosted): Promise<string | undefined> {
+    const session = h.session
+    if (!session || !h.open) return undefined
+    // Calls whose post hook never came are settled first: their verdicts are part of what the stop is judged on.
+    await this.settleOpen(h)
+    const serial = this.p.ctx.serial as unknown as (name: string, ...args: unknown[]) => Promise<{ source: string; text: string } | undefined>
+    const refusal = await serial.call(this.p.ctx, 'agent/stop', this.agent(h, session.id), h.turn)
+    if (!refusal) return undefined
+    session.append('context/message', refusal)
+    // Said as the stop's answer, not again at the next hook.
+    const at = h.context.lastIndexOf(refusal.text)
+    if (at !== -1) h.context.splice(at, 1)
+    h.refused = refusal.text
+    return refusal.text
+  }
+
   private async closeTurn(h: Hosted, reason: 'completed' | 'disposed'): Promise<void> {
     const session = h.session
     if (!session || !h.open) return
@@ -273,6 +305,7 @@ export class HookHost {
     session.append('step/end', { turn: h.turn, step: h.step })
     session.append('turn/end', { turn: h.turn, reason })
     h.open = false
+    h.refused = undefined
     await this.emit('agent/turn-end', this.agent(h, session.id), h.turn, reason)
     await session.flush()
   }

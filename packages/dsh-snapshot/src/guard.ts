@@ -344,7 +344,7 @@ export class SnapshotGuard {
   }
 
   async rollback(req: RollbackRequest): Promise<RollbackResult> {
-    const selector = definedOnly({ callId: req.callId, step: req.step })
+    const selector = definedOnly({ callId: req.callId, step: req.step, callIds: req.callIds })
     const snaps = this._sessions.get(req.sessionId)
     if (!snaps) return { matched: false, restored: [], deleted: [], failed: [], message: nothingToRestore(selector, req.sessionId) }
     const result = await snaps.rollback(selector, req.reason)
@@ -361,7 +361,7 @@ export class SnapshotGuard {
     const snaps = this._sessions.get(req.sessionId)
     if (!snaps) return
     try {
-      snaps.commit(definedOnly({ callId: req.callId, step: req.step }))
+      snaps.commit(definedOnly({ callId: req.callId, step: req.step, callIds: req.callIds }))
     } catch (error) {
       if (!(error instanceof SnapshotError)) throw error
       this.host.warn(`snapshot commit for session ${req.sessionId} failed: ${error.message}`)

@@ -11,7 +11,7 @@ import type { ShellChanges } from './shell/tracker.ts'
 
 declare module '@deepseek-ai/cordis' {
   interface Events {
-    /** Put back the open scope(s) a request names (callId, else step, else all of the session); `matched: false` with a `nothing to restore:` message when none. @mode serial */
+    /** Put back the open scope(s) a request names (callIds: a group, newest first; else callId, else step, else all of the session); `matched: false` with a `nothing to restore:` message when none. @mode serial */
     'snapshot/rollback'(req: RollbackRequest): Promise<RollbackResult | undefined>
     /** Close the scope(s) a request names, keeping the files; their captures are dropped. @mode emit */
     'snapshot/commit'(req: CommitRequest): void

@@ -16,6 +16,7 @@ export function listPaths(paths: readonly string[]): string {
 
 /** `nothing to restore: no open snapshot for call c9` */
 export function nothingToRestore(selector: ScopeSelector, sessionId: string): string {
+  if (selector.callIds !== undefined) return `nothing to restore: no open snapshot for calls ${listPaths(selector.callIds)}`
   if (selector.callId !== undefined) return `nothing to restore: no open snapshot for call ${selector.callId}`
   if (selector.step !== undefined) return `nothing to restore: no open snapshot for step ${selector.step}`
   return `nothing to restore: no open snapshot in session ${sessionId}`
@@ -25,6 +26,7 @@ export function nothingToRestore(selector: ScopeSelector, sessionId: string): st
 export function describeScopes(selector: ScopeSelector, scopes: readonly ScopeState[], sessionId: string): string {
   const calls = [...new Set(scopes.slice().reverse().flatMap(s => s.callIds))]
   const withCalls = (what: string) => (calls.length ? `${what} (${calls.length === 1 ? 'call' : 'calls'} ${listPaths(calls)})` : what)
+  if (selector.callIds !== undefined) return `${calls.length === 1 ? 'call' : 'calls'} ${listPaths(calls)}`
   if (selector.callId !== undefined) {
     const stepScope = scopes.find(s => s.key.startsWith('step:'))
     return stepScope ? withCalls(`step ${stepScope.step}`) : `call ${selector.callId}`

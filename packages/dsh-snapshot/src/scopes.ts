@@ -71,13 +71,17 @@ export function replayScopes(records: readonly ParsedRecord[]): ScopeState[] {
 }
 
 /**
- * The open scopes a selector means, newest first. `callId` wins over
+ * The open scopes a selector means, newest first. `callIds` (a group)
+ * wins over `callId`, which wins over
  * `step`; `step` means that step of the newest turn that has one open
  * (steps are numbered per turn); neither means every open scope.
  */
 export function selectScopes(open: readonly ScopeState[], selector: ScopeSelector = {}): ScopeState[] {
   let chosen: ScopeState[]
-  if (selector.callId !== undefined) {
+  if (selector.callIds !== undefined) {
+    const calls = new Set(selector.callIds)
+    chosen = open.filter(s => s.callIds.some(c => calls.has(c)))
+  } else if (selector.callId !== undefined) {
     chosen = open.filter(s => s.callIds.includes(selector.callId!))
   } else if (selector.step !== undefined) {
     const ofStep = open.filter(s => s.step === selector.step)

@@ -37,6 +37,8 @@ export interface ScopeSelector {
   callId?: string
   /** The open scopes of this step (of the newest turn that has one). */
   step?: number
+  /** Every open scope that captured for one of these calls (a group: the unfinished change of a turn). Wins over `callId` and `step`. */
+  callIds?: readonly string[]
 }
 
 /** Where a capture goes: the scope with this `key`, opened on first use. */
@@ -121,6 +123,8 @@ export interface RollbackRequest {
   sessionId: string
   callId?: string
   step?: number
+  /** A group: every open scope of these calls, put back newest first (so each path ends as before the oldest). */
+  callIds?: readonly string[]
   reason: string
 }
 
@@ -129,6 +133,8 @@ export interface CommitRequest {
   sessionId: string
   callId?: string
   step?: number
+  /** A group: every open scope of these calls. */
+  callIds?: readonly string[]
 }
 
 /** `snapshot/restored`: a rollback that matched, and what it did. */
@@ -136,6 +142,7 @@ export interface RestoredInfo {
   sessionId: string
   callId?: string
   step?: number
+  callIds?: readonly string[]
   reason: string
   restored: string[]
   deleted: string[]

@@ -4,6 +4,7 @@ import { loadavg, tmpdir } from 'node:os'
 import { join, posix, sep } from 'node:path'
 import { processTreeCpuMs, processTreeRssKb } from 'dsh-common'
 import type { SessionEvent } from 'dsh-session'
+import type { Agent } from 'dsh-agent'
 import type { DstvalidNotice } from 'dsh-dstvalid'
 import { UsageError } from '../command.ts'
 import { bootHarness } from '../harness.ts'
@@ -217,6 +218,9 @@ async function runProbes(dir: string, planned: readonly Probe[], current: (probe
         clearTimeout(timer)
       }
       const ms = timedOut ? limit! : performance.now() - t
+      // Each probe is a turn the agent then ends: a write kept for now (turn verdicts, ADR 0037) is undone when the stop is refused no more.
+      const agent = { session } as unknown as Agent
+      for (let refused = 0; refused < 10 && await harness.ctx.serial('agent/stop', agent, n); refused++);
       const cpuAfter = processTreeCpuMs(process.pid)
       const events = session.events.slice(session.events.findIndex(e => e.seq >= from)) as SessionEvent[]
       const outcome = judgeOutcome(probe, result, events, ms, callId)

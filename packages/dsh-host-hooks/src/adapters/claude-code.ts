@@ -24,7 +24,8 @@ const HOOKS: HookEntry[] = [
   { event: 'PreToolUse', matcher: TOOLS, timeoutSeconds: 300, context: false, bootWaitSeconds: 60 },
   { event: 'PostToolUse', matcher: TOOLS, timeoutSeconds: 600, context: true, bootWaitSeconds: 60 },
   { event: 'PostToolUseFailure', matcher: TOOLS, timeoutSeconds: 600, context: true, bootWaitSeconds: 60 },
-  { event: 'Stop', timeoutSeconds: 30, context: false, bootWaitSeconds: 0 },
+  // A stop may be judged: the turn's change checked as a whole, and undone when refused too often.
+  { event: 'Stop', timeoutSeconds: 600, context: false, bootWaitSeconds: 0 },
 ]
 
 /** A tool's result as text: a string as is; Bash's `{stdout, stderr}` joined; anything else as JSON. */

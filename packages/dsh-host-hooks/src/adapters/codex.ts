@@ -23,7 +23,8 @@ const HOOKS: HookEntry[] = [
   // The first write of a session measures the accepted state (type-check, tests) before it runs.
   { event: 'PreToolUse', matcher: TOOLS, timeoutSeconds: 300, context: false, bootWaitSeconds: 60 },
   { event: 'PostToolUse', matcher: TOOLS, timeoutSeconds: 600, context: true, bootWaitSeconds: 60 },
-  { event: 'Stop', timeoutSeconds: 30, context: false, bootWaitSeconds: 0 },
+  // A stop may be judged: the turn's change checked as a whole, and undone when refused too often.
+  { event: 'Stop', timeoutSeconds: 600, context: false, bootWaitSeconds: 0 },
 ]
 
 const PATCH_PATH = /^\*\*\* (?:Add File|Update File|Delete File|Move to): (.+)$/gm

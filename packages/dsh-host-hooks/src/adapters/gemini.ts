@@ -24,7 +24,8 @@ const HOOKS: HookEntry[] = [
   // The first write of a session measures the accepted state (type-check, tests) before it runs.
   { event: 'BeforeTool', matcher: TOOLS, timeoutSeconds: 300, context: false, bootWaitSeconds: 60 },
   { event: 'AfterTool', matcher: TOOLS, timeoutSeconds: 600, context: true, bootWaitSeconds: 60 },
-  { event: 'AfterAgent', timeoutSeconds: 30, context: false, bootWaitSeconds: 0 },
+  // A stop may be judged: the turn's change checked as a whole, and undone when refused too often.
+  { event: 'AfterAgent', timeoutSeconds: 600, context: false, bootWaitSeconds: 0 },
 ]
 
 /**

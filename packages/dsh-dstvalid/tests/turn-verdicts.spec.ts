@@ -1,0 +1,144 @@
+import { readFileSync } from 'node:fs'
+import { join } from 'node:path'
+import { describe, expect, it } from 'vitest'
+import { boot, breakDiscount, discountTestFails, makeWorkspace, readText } from './helpers.ts'
+
+/** The first write of a rename of `add` to `sum` in the shop fixture, made one file per call, definition first (as agents make it). */
+const RENAME = [
+  { path: 'src/money.ts', old_string: 'export function add(', new_string: 'export function sum(' },
+] as const
+
+/** src/cart.ts after the rename, written whole (its import and its use in one call: each file consistent in itself). */
+const CART = `import { sum, applyDiscount, type Cents } from './money.ts'
+
+export interface Line {
+  sku: string
+  price: Cents
+  qty: number
+}
+
+export function subtotal(lines: Line[]): Cents {
+  return lines.reduce((acc, line) => sum(acc, line.price * line.qty), 0)
+}
+
+export function total(lines: Line[], discountPercent = 0): Cents {
+  return applyDiscount(subtotal(lines), discountPercent)
+}
+`
+
+const call = (id: string, args: object, name = 'edit_file') => ({ id, name, arguments: args })
+const script = (...steps: object[]) => steps.map(s => JSON.stringify(s)).join('\n')
+
+const KEPT_FOR_NOW = [
+  'edited src/money.ts',
+  'kept for now: 1 file no longer type-checks against this change:',
+  "src/cart.ts:1 TS2305 Module '\"./money.ts\"' has no exported member 'add'.",
+  '(typecheck stopped at the first new errors: possibly more in files not checked)',
+  'fix them before you finish, or this change is undone',
+].join('\n')
+
+function results(h: { session: { ofType(t: 'tool/result'): { data: { callId: string; content: string; isError: boolean } }[] } }) {
+  return h.session.ofType('tool/result').map(e => [e.data.callId, e.data.isError, e.data.content])
+}
+
+function notices(h: { session: { ofType(t: 'context/message'): { data: { source: string; text: string } }[] } }) {
+  return h.session.ofType('context/message').filter(e => e.data.source === 'dsh-dstvalid').map(e => e.data.text)
+}
+
+describe('turn verdicts (ADR 0037)', { timeout: 180_000 }, () => {
+  it('a rename across files, one file per call, definition first: every write kept, nothing rolled back', async () => {
+    const root = makeWorkspace()
+    const s = script(
+      { toolCalls: [call('def', RENAME[0])] },
+      { toolCalls: [call('imp', { path: 'src/cart.ts', content: CART }, 'write_file')] },
+      { toolCalls: [call('test', { path: 'tests/money.test.ts', old_string: "import { add, applyDiscount } from '../src/money.ts'", new_string: "import { sum as add, applyDiscount } from '../src/money.ts'" })] },
+      { text: 'Renamed.' },
+    )
+    const h = await boot(root, { verdicts: 'turn' }, { snapshot: { real: {} }, script: s })
+    await h.ctx.agents.create(h.session).send('Rename add to sum.')
+    const r = results(h)
+    expect(r[0]).toEqual(['def', false, KEPT_FOR_NOW])
+    expect(r.slice(1)).toEqual([
+      ['imp', false, "wrote src/cart.ts (382 bytes)\nthe problems this turn's earlier writes left in other files are fixed (the whole change is checked again when you finish)"],
+      ['test', false, 'edited tests/money.test.ts\nnot type-checked: tests/money.test.ts is in no tsconfig program'],
+    ])
+    expect(r.every(([, isError]) => !isError)).toBe(true)
+    expect(r.some(([, , content]) => String(content).includes('rolled back'))).toBe(false)
+    expect(notices(h)).toEqual([])
+    expect(h.notices.map(n => n.text)).toContain("the turn's change is no worse than the turn's start: 3 held writes kept")
+    expect(readText(root, 'src/money.ts')).toContain('export function sum(')
+    expect(readText(root, 'src/cart.ts')).toContain('sum(acc, line.price * line.qty)')
+    expect(readText(root, 'tests/money.test.ts')).toContain('sum as add')
+    // Nothing left open in the snapshot journal: every held write was committed at the stop.
+    expect(h.results.filter(x => x.outcome === 'rolled-back')).toEqual([])
+  })
+
+  it('the rename stopped after its first write: the stop refused with the breakage, then the definition undone byte for byte, unrelated work kept', async () => {
+    const root = makeWorkspace()
+    const money = readFileSync(join(root, 'src/money.ts'))
+    const cart = readFileSync(join(root, 'src/cart.ts'))
+    const s = script(
+      { toolCalls: [call('def', RENAME[0])] },
+      { toolCalls: [call('other', { path: 'src/greeting.ts', old_string: 'Hello', new_string: 'Hi' })] },
+      // Half an importer update, through the shell: it built on the change, so it goes with it.
+      { toolCalls: [call('sh', { command: "sed -i 's/^import { add,/import { sum, add,/' src/cart.ts" }, 'bash')] },
+      { text: 'Done.' },
+      { text: 'Done, really.' },
+      { text: 'Done.' },
+    )
+    const h = await boot(root, { verdicts: 'turn', tests: 'off' }, { snapshot: { real: {} }, script: s })
+    await h.ctx.agents.create(h.session).send('Rename add to sum.')
+    const refusal = (n: number) => [
+      `not done: this turn leaves the project worse than it began (stop refused, ${n} of 2): 1 file no longer type-checks:`,
+      "src/cart.ts:1 TS2305 Module '\"./money.ts\"' has no exported member 'add'.",
+      'fix them, then finish; stopping with them open undoes edit_file on src/money.ts; bash on src/cart.ts',
+    ].join('\n')
+    expect(notices(h)).toEqual([
+      refusal(1),
+      refusal(2),
+      [
+        'undone at the end of the turn: edit_file on src/money.ts; bash on src/cart.ts; it left the project worse than the turn began: 1 file no longer type-checks:',
+        "src/cart.ts:1 TS2305 Module '\"./money.ts\"' has no exported member 'add'.",
+        'kept: edit_file on src/greeting.ts',
+        'to make this change, update every file it breaks in the same turn before you finish',
+      ].join('\n'),
+    ])
+    expect(readFileSync(join(root, 'src/money.ts'))).toEqual(money)
+    expect(readFileSync(join(root, 'src/cart.ts'))).toEqual(cart)
+    expect(readText(root, 'src/greeting.ts')).toContain('Hi, ${name}!')
+    expect(h.results.filter(x => x.outcome === 'rolled-back').map(x => [x.callId, x.check])).toEqual([['def', 'typecheck'], ['sh', 'typecheck']])
+    // The next write is judged against the state the turn began with.
+    expect(await h.exec('edit_file', { path: 'src/money.ts', old_string: 'return a + b', new_string: 'return b + a' })).toEqual({ content: 'edited src/money.ts' })
+  })
+
+  it('a behaviour change its tests catch, never fixed: kept for now, gone by the end of the turn', async () => {
+    const root = makeWorkspace()
+    const money = readFileSync(join(root, 'src/money.ts'))
+    const h = await boot(root, { verdicts: 'turn', stopRefusals: 1 }, { snapshot: { real: {} }, script: script({ toolCalls: [call('bug', breakDiscount)] }, { text: 'Done.' }, { text: 'Done.' }) })
+    await h.ctx.agents.create(h.session).send('Round the discount up.')
+    const [first] = results(h)
+    expect(first).toEqual(['bug', false, ['edited src/money.ts', 'kept for now: 1 test in 1 file fails against this change:', discountTestFails, 'fix them before you finish, or this change is undone'].join('\n')])
+    const said = notices(h)
+    expect(said).toHaveLength(2)
+    expect(said[0]).toBe([
+      'not done: this turn leaves the project worse than it began (stop refused, 1 of 1): 1 test in 1 file fails:',
+      discountTestFails,
+      'fix them, then finish; stopping with them open undoes edit_file on src/money.ts',
+    ].join('\n'))
+    expect(said[1]!.split('\n')[0]).toBe('undone at the end of the turn: edit_file on src/money.ts; it left the project worse than the turn began: 1 test in 1 file fails:')
+    expect(readFileSync(join(root, 'src/money.ts'))).toEqual(money)
+  })
+
+  it("strict verdicts: the rename's first write is rolled back at once, as before", async () => {
+    const root = makeWorkspace()
+    const money = readFileSync(join(root, 'src/money.ts'))
+    const h = await boot(root, { verdicts: 'strict', tests: 'off' }, { snapshot: { real: {} } })
+    const r = await h.exec('edit_file', RENAME[0])
+    expect(r).toEqual({ isError: true, content: [
+      'rolled back: typecheck failed after edit_file on src/money.ts',
+      "src/cart.ts:1 TS2305 Module '\"./money.ts\"' has no exported member 'add'.",
+      '(typecheck stopped at the first new errors: possibly more in files not checked)',
+    ].join('\n') })
+    expect(readFileSync(join(root, 'src/money.ts'))).toEqual(money)
+  })
+})
