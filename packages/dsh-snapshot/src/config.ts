@@ -20,6 +20,7 @@ export const Config = Schema.object({
   ignore: Schema.array(String).default([]).description('More gitignore patterns a directory capture skips, after exclude (a !pattern re-includes what exclude skipped).'),
   shell: Schema.union(['track', 'git', 'off'] as const).default('track').description('track: keep a warm picture of the workspace so each shell call\'s changes are known and can be rolled back; git: snapshot the working tree of a git workspace before each shell call; off: shell calls are not snapshotted.'),
   shellMaxFileBytes: Schema.natural().default(1_048_576).description('track: files larger than this are watched for changes but their bytes are not kept (a change to one cannot be rolled back).'),
+  gitRefs: Schema.boolean().default(true).description('Before each shell call, record git HEAD, refs and index (read from .git, no git process); rolling the call back puts back what it moved (a commit, an amend, a reset, a branch move), and a kept call that put uncommitted files back to their committed content is noted.'),
   recover: Schema.boolean().default(true).description('Resolve journals left by dead processes when a vault is first used.'),
   lockWaitMs: Schema.natural().default(600_000).description('How long a write or shell call waits for another session on the same workspace to finish its write (its judgement included) before it is refused.'),
 })
