@@ -51,6 +51,9 @@ export function findGitDirs(root: string): GitDirs | undefined {
   }
 }
 
+/** Loose refs per directory, by the directory's stat: a shell call reads only the directories that changed. */
+const looseCache = new Map<string, { key: string; files: [string, string][]; dirs: string[] }>()
+
 /** Every ref of the repository: packed ones, overridden by loose ones. Values as the files hold them (an object id, or `ref: …`). */
 export function readRefs(commonDir: string): Record<string, string> {
   const refs: Record<string, string> = {}
@@ -66,32 +69,55 @@ export function readRefs(commonDir: string): Record<string, string> {
     if (space > 0) refs[line.slice(space + 1)] = line.slice(0, space)
   }
   const visit = (dir: string, prefix: string) => {
-    let names: string[]
+    let st
     try {
-      names = readdirSync(dir)
+      st = statSync(dir, { bigint: true })
     } catch {
       // Gone meanwhile (a concurrent pack-refs): what packed-refs said stands.
       return
     }
+    // A ref is written by renaming a lock file into its directory, so a directory whose stat is unchanged (and not too recent to tell) holds the same refs.
+    const key = `${st.ino}:${st.mtimeNs}:${st.ctimeNs}`
+    const cached = looseCache.get(dir)
+    const fresh = Date.now() - Number(st.mtimeNs / 1_000_000n) < 2000
+    if (cached && cached.key === key && !fresh) {
+      for (const [rel, value] of cached.files) refs[rel] = value
+      for (const sub of cached.dirs) visit(join(dir, sub), `${prefix}/${sub}`)
+      return
+    }
+    let names: string[]
+    try {
+      names = readdirSync(dir)
+    } catch {
+      return
+    }
+    const files: [string, string][] = []
+    const dirs: string[] = []
     for (const name of names) {
       const abs = join(dir, name)
       const rel = `${prefix}/${name}`
-      let st
+      let entry
       try {
-        st = lstatSync(abs)
+        entry = lstatSync(abs)
       } catch {
         continue
       }
-      if (st.isDirectory()) visit(abs, rel)
-      else if (st.isFile() && !name.endsWith('.lock')) {
+      if (entry.isDirectory()) {
+        dirs.push(name)
+        visit(abs, rel)
+      } else if (entry.isFile() && !name.endsWith('.lock')) {
         try {
           const value = readFileSync(abs, 'utf8').trim()
-          if (value) refs[rel] = value
+          if (value) {
+            refs[rel] = value
+            files.push([rel, value])
+          }
         } catch {
           // Removed between listing and reading: it is gone.
         }
       }
     }
+    looseCache.set(dir, { key, files, dirs })
   }
   visit(join(commonDir, 'refs'), 'refs')
   return refs
@@ -105,13 +131,8 @@ export function readRefs(commonDir: string): Record<string, string> {
 export function captureRefs(root: string, store: string): RefsEntry | undefined {
   const dirs = findGitDirs(root)
   if (!dirs) return undefined
-  let head: string
-  try {
-    head = readFileSync(join(dirs.gitDir, 'HEAD'), 'utf8').trim()
-  } catch {
-    return undefined
-  }
-  const refs = readRefs(dirs.commonDir)
+  const { head, refs } = readGitState(dirs)
+  if (!head) return undefined
   const entry: RefsEntry = { kind: 'refs', path: '.git', gitDir: dirs.gitDir, commonDir: dirs.commonDir, head, refs }
   const index = join(dirs.gitDir, 'index')
   let ino: number
@@ -156,7 +177,17 @@ export function readGitState(entry: Pick<RefsEntry, 'gitDir' | 'commonDir'>): { 
   } catch {
     // HEAD removed: restored below like any moved ref.
   }
-  return { head, refs: readRefs(entry.commonDir) }
+  const refs = readRefs(entry.commonDir)
+  // The branch HEAD is on is read whatever the cache says (a hand-written ref file keeps its directory's stat).
+  if (head.startsWith('ref: refs/')) {
+    try {
+      const value = readFileSync(join(entry.commonDir, head.slice(5)), 'utf8').trim()
+      if (value) refs[head.slice(5)] = value
+    } catch {
+      // Not loose: packed-refs holds it, or the branch is unborn.
+    }
+  }
+  return { head, refs }
 }
 
 /** What putting the git state back did: lines for the model, and failures. */

@@ -76,6 +76,17 @@ describe.each(['track', 'git'] as const)("a rolled-back shell call takes its com
   })
 })
 
+describe('refs read from .git', () => {
+  it('a tag made by a kept call, then one made by a rolled-back call: only the second is removed (loose refs re-read where they changed)', async () => {
+    const root = repo()
+    const h = await judged(root)
+    await h.call('bash', { command: 'git tag v1' }, { callId: 'c1' })
+    const r = await h.call('bash', { command: 'git tag v2 && echo BREAK > src/a.ts' }, { callId: 'c2' })
+    expect(r.content.split('\n')[1]).toBe(`git: removed tag v2 (was ${git(root, 'rev-parse', '--short=7', 'HEAD')}) (the undone commits stay in git reflog)`)
+    expect(git(root, 'tag')).toBe('v1')
+  })
+})
+
 describe("shell: 'track' (the default): what a kept call discarded", () => {
   it('a kept call that discards uncommitted work is kept, and the model is told what it discarded', async () => {
     const root = repo()
