@@ -21,6 +21,7 @@ export const Config = Schema.object({
   shell: Schema.union(['track', 'git', 'off'] as const).default('track').description('track: keep a warm picture of the workspace so each shell call\'s changes are known and can be rolled back; git: snapshot the working tree of a git workspace before each shell call; off: shell calls are not snapshotted.'),
   shellMaxFileBytes: Schema.natural().default(1_048_576).description('track: files larger than this are watched for changes but their bytes are not kept (a change to one cannot be rolled back).'),
   recover: Schema.boolean().default(true).description('Resolve journals left by dead processes when a vault is first used.'),
+  elsewhere: Schema.boolean().default(false).description('The tools run in another process (an agent seen through its hooks): each call\'s post record (snapshot/ran) says what it left; recovery restores a file only while it still holds that, and leaves a call whose result never came as it is.'),
   lockWaitMs: Schema.natural().default(600_000).description('How long a write or shell call waits for another session on the same workspace to finish its write (its judgement included) before it is refused.'),
 })
 export type Config = Schemastery.TypeT<typeof Config>

@@ -170,7 +170,8 @@ async function serve(argv: string[], io: CliIO): Promise<number> {
       harness = await bootHarness({
         workspace, vault,
         // The agent is the model and runs its own tools: no model, no workspace tools of ours.
-        patches: [{ id: 'model', disabled: true }, { id: 'workspace-tools', disabled: true }],
+        // The agent's tools write in its own process: each call's post record tells recovery what the call left (cordis.yml gives dsh-snapshot no config of its own).
+        patches: [{ id: 'model', disabled: true }, { id: 'workspace-tools', disabled: true }, { id: 'snapshot', config: { elsewhere: true } }],
         log: line => io.stderr(`${stamp()} ${line}\n`),
       })
     } catch (error) {
