@@ -10,5 +10,8 @@ export const MESSAGES = {
   unseen: (tool: string) => `${tool} ran while the guard was starting, so no snapshot of it was taken`,
   late: (tool: string) => `the guard was still measuring the project when ${tool} ran (longer than the hook's timeout)`,
   noResult: 'the agent reported no result for this call (it did not run, or failed before writing anything)',
+  noResultButWrote: (files: readonly string[]) => `the agent reported no result for this call, but ${files.join(', ')} changed after its snapshot`,
+  settled: (tool: string, what: string) => `dsh: ${tool} (no result reported by the agent): ${what}`,
+  afterSettle: (tool: string, files: readonly string[]) => `${tool} wrote ${files.join(', ')} after the guard had settled it as not run (its result came only after the agent's next call)`,
   noSession: 'no session of this workspace has reached the guard yet (are the hooks installed? see `dsh hooks status`)',
 } as const

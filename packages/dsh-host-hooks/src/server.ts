@@ -163,28 +163,54 @@ export async function listenHooks(options: ListenOptions): Promise<HookServer> {
 
 /** What `dsh hooks status` reports about a workspace's host. */
 export interface HostStatus {
-  state: 'up' | 'starting' | 'down'
+  /** `stopped`: its process is stopped (SIGSTOP); `unresponsive`: running, socket there, no answer in time. */
+  state: 'up' | 'starting' | 'stopped' | 'unresponsive' | 'down'
   pid?: number
   sessions?: string[]
   rssBytes?: number
   uptimeMs?: number
 }
 
-/** Ask the workspace's host over its socket; fall back to its lock (a live holder without a socket is starting). */
+/** The scheduler state letter of a process (`R`, `S`, `T` stopped…), undefined when it is gone or there is no /proc. */
+export function schedulerState(pid: number): string | undefined {
+  try {
+    const stat = readFileSync(`/proc/${pid}/stat`, 'utf8')
+    return stat.slice(stat.lastIndexOf(')') + 2, stat.lastIndexOf(')') + 3)
+  } catch {
+    // ENOENT: no such process (or not Linux).
+    return undefined
+  }
+}
+
+/** The host's pid from its lock, when that process is alive. */
+export function hostPid(vault: string): number | undefined {
+  let owner: LockOwner
+  try {
+    owner = JSON.parse(readFileSync(hookPaths(vault).lock, 'utf8')) as LockOwner
+  } catch {
+    return undefined
+  }
+  const alive = processState(owner)
+  return alive === 'alive' || alive === 'this-process' ? owner.pid : undefined
+}
+
+/**
+ * Ask the workspace's host over its socket; otherwise tell from its lock
+ * and its process: a live holder that is stopped is `stopped`; one with a
+ * socket that did not answer is `unresponsive`; one without is `starting`.
+ */
 export async function hostStatus(vault: string, timeoutMs = 2000): Promise<HostStatus> {
   const paths = hookPaths(vault)
-  if (existsSync(paths.socket)) {
+  const pid = hostPid(vault)
+  const stopped = pid !== undefined && /^[Tt]$/.test(schedulerState(pid) ?? '')
+  if (stopped) return { state: 'stopped', pid }
+  const socket = existsSync(paths.socket)
+  if (socket) {
     const answer = await requestSocket(paths.socket, 'GET', '/status', undefined, timeoutMs).catch(() => undefined)
     if (answer) return { state: 'up', ...(JSON.parse(answer) as Omit<HostStatus, 'state'>) }
   }
-  let owner: LockOwner | undefined
-  try {
-    owner = JSON.parse(readFileSync(paths.lock, 'utf8')) as LockOwner
-  } catch {
-    return { state: 'down' }
-  }
-  const alive = processState(owner)
-  return alive === 'alive' || alive === 'this-process' ? { state: 'starting', pid: owner.pid } : { state: 'down' }
+  if (pid === undefined) return { state: 'down' }
+  return { state: socket ? 'unresponsive' : 'starting', pid }
 }
 
 /** One HTTP request over a unix socket; resolves with the body of a 200 answer. */

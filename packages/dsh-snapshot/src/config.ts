@@ -22,6 +22,7 @@ export const Config = Schema.object({
   shellMaxFileBytes: Schema.natural().default(1_048_576).description('track: files larger than this are watched for changes but their bytes are not kept (a change to one cannot be rolled back).'),
   gitRefs: Schema.boolean().default(true).description('Before each shell call, record git HEAD, refs and index (read from .git, no git process); rolling the call back puts back what it moved (a commit, an amend, a reset, a branch move), and a kept call that put uncommitted files back to their committed content is noted.'),
   recover: Schema.boolean().default(true).description('Resolve journals left by dead processes when a vault is first used.'),
+  elsewhere: Schema.boolean().default(false).description('The tools run in another process (an agent seen through its hooks): each call\'s post record (snapshot/ran) says what it left; recovery restores a file only while it still holds that, and leaves a call whose result never came as it is.'),
   lockWaitMs: Schema.natural().default(600_000).description('How long a write or shell call waits for another session on the same workspace to finish its write (its judgement included) before it is refused.'),
 })
 export type Config = Schemastery.TypeT<typeof Config>

@@ -89,8 +89,8 @@ export class SnapshotGuard {
   }
 
   private options(vault: string) {
-    const { fsync, maxFileBytes, maxDirBytes, exclude, ignore } = this.settings
-    return { vault, fsync, maxFileBytes, maxDirBytes, exclude, ignore }
+    const { fsync, maxFileBytes, maxDirBytes, exclude, ignore, elsewhere } = this.settings
+    return { vault, fsync, maxFileBytes, maxDirBytes, exclude, ignore, elsewhere }
   }
 
   /** The session's snapshots (its vault prepared first). */
@@ -290,6 +290,23 @@ export class SnapshotGuard {
   tracked(req: ChangesRequest): boolean {
     const snaps = this._sessions.get(req.sessionId)
     return !!snaps?.captured({ callId: req.callId }).some(c => c.kind === 'manifest')
+  }
+
+  /**
+   * `snapshot/ran`: the call ran in another process and returned; what its
+   * files hold now is what it left (a shell call's changes are measured
+   * first, so each changed path has its own capture).
+   */
+  async ran(req: ChangesRequest): Promise<void> {
+    const snaps = this._sessions.get(req.sessionId)
+    if (!snaps) return
+    try {
+      if (snaps.captured({ callId: req.callId }).some(c => c.kind === 'manifest')) await snaps.measureShell(req.callId)
+      snaps.notePost(req.callId)
+    } catch (error) {
+      if (!(error instanceof SnapshotError)) throw error
+      this.host.warn(`could not record what call ${req.callId} left: ${error.message}`)
+    }
   }
 
   /** `snapshot/changes`: what a tracked shell call changed (measured once, its pre-images journalled). */

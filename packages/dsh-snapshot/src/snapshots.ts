@@ -17,6 +17,7 @@ export { snapshotDir } from './layout.ts'
 import { removeTreeStore, snapshotTree } from './git-tree.ts'
 import { captureRefs, releaseRefs, type RefsEntry } from './git-refs.ts'
 import { removeMarkers } from './shell/watch.ts'
+import { pathState, postable } from './post-image.ts'
 import { markerOf, packOf } from './layout.ts'
 import { rmSync } from 'node:fs'
 import { WorkspaceTracker, type Difference, type ShellChanges, type TrackerStart } from './shell/tracker.ts'
@@ -59,6 +60,7 @@ export class Snapshots {
   private readonly _ignore: readonly string[]
   private readonly _skip: PathMatcher
   private readonly _owner: JournalOwner
+  private readonly _elsewhere: boolean
   private _journal?: JournalWriter
   private _open: ScopeState[] = []
   private _nextScope = 1
@@ -78,6 +80,7 @@ export class Snapshots {
     const vaultRel = isInside(this.root, this.vault) ? [toPosixRelative(this.root, this.vault)] : []
     this._skip = compileIgnore([...ALWAYS_SKIPPED, ...this._ignore], vaultRel)
     this._owner = owner
+    this._elsewhere = settings.elsewhere
   }
 
   /**
@@ -255,6 +258,19 @@ export class Snapshots {
     scope.measured = true
     this._measured.set(callId, changes)
     return changes
+  }
+
+  /**
+   * Record what the call `callId` left (its tool returned): the content of
+   * each path its open scope captured, durably, before it is judged.
+   * Recovery then restores a path only while it still holds that.
+   */
+  notePost(callId: string): void {
+    for (const scope of selectScopes(this._open, { callId })) {
+      const items = scope.items.filter(i => postable(i.entry)).map(i => ({ path: i.entry.path, sha: pathState(this.root, i.entry.path) }))
+      this.journal().append([{ record: { t: 'post', scope: scope.id, items } }], true)
+      scope.post = new Map(items.map(i => [i.path, i.sha]))
+    }
   }
 
   /** Close the selected open scopes, keeping the files as they are. */
@@ -446,7 +462,7 @@ export class Snapshots {
   private journal(): JournalWriter {
     if (!this._journal) {
       const file = journalFileFor(this.vault, this.sessionId, this._owner.instance)
-      this._journal = JournalWriter.create(file, { sessionId: this.sessionId, root: this.root, owner: this._owner, created: Date.now() }, this._sync)
+      this._journal = JournalWriter.create(file, { sessionId: this.sessionId, root: this.root, owner: this._owner, created: Date.now(), ...(this._elsewhere ? { elsewhere: true as const } : {}) }, this._sync)
     }
     return this._journal
   }

@@ -1,8 +1,8 @@
-import { join, resolve } from 'node:path'
+import { join, relative, resolve } from 'node:path'
 import { hiddenEnv } from 'dsh-common'
 import {
   ADAPTERS, adapterFor, claimHost, HookHost, HostRunningError, hookPaths, hostStatus, installedAgents, installHooks, listenHooks,
-  runMcpServer, SettingsError, startHost, uninstallHooks, writeNoteTemplates, type InstallReport,
+  liveHooks, runMcpServer, SettingsError, startHost, uninstallHooks, writeNoteTemplates, type HostStatus, type InstallReport, type LiveHooks,
 } from 'dsh-host-hooks'
 import { bootHarness, ConfigError } from '../harness.ts'
 import { bool, parseArgs, str, UsageError, withSubcommands, workspaceArg, type CliIO } from '../command.ts'
@@ -82,7 +82,9 @@ async function uninstall(argv: string[], io: CliIO): Promise<number> {
   const parsed = parseArgs(argv, { flags: { agent: 'string', workspace: 'string' } }, 'hooks uninstall')
   const workspace = workspaceArg(parsed, 'hooks uninstall', '.')
   const chosen = agentArg(str(parsed, 'agent'), false)
-  const targets = chosen ? [chosen] : installedAgents(join(workspace, '.dsh')).map(a => adapterFor(a)).filter(a => a !== undefined)
+  const recorded = installedAgents(join(workspace, '.dsh'))
+  // Entries of ours in the project's files count even when the vault's record of them is gone.
+  const targets = chosen ? [chosen] : ADAPTERS.filter(a => recorded.includes(a.agent) || liveHooks(a, workspace).entries.some(e => e.level !== 'user'))
   if (!targets.length) {
     io.stdout(`no dsh hooks installed in ${workspace}\n`)
     return 0
@@ -95,19 +97,48 @@ async function status(argv: string[], io: CliIO): Promise<number> {
   const parsed = parseArgs(argv, { flags: { workspace: 'string', json: 'boolean' } }, 'hooks status')
   const workspace = workspaceArg(parsed, 'hooks status', '.')
   const vault = join(workspace, '.dsh')
-  const installed = installedAgents(vault)
+  const recorded = installedAgents(vault)
+  // What the agents will run is in their own configuration: our record may be gone (rm -rf .dsh) or stale (hooks taken out by hand).
+  const agentsLive = ADAPTERS.map(a => ({ agent: a.agent, recorded: recorded.includes(a.agent), live: liveHooks(a, workspace) }))
+    .filter(a => a.recorded || a.live.entries.length || a.live.unreadable.length)
+  const installed = agentsLive.filter(a => a.live.entries.length).map(a => a.agent)
   const host = await hostStatus(vault)
   if (bool(parsed, 'json')) {
-    io.stdout(JSON.stringify({ workspace, installed, host }, null, 2) + '\n')
+    const agentsJson = agentsLive.map(a => ({
+      agent: a.agent, recorded: a.recorded, entries: a.live.entries.length, missing: a.live.missing,
+      files: [...new Set(a.live.entries.map(e => relative(workspace, e.file)))], unreadable: a.live.unreadable,
+    }))
+    io.stdout(JSON.stringify({ workspace, installed, agents: agentsJson, host }, null, 2) + '\n')
     return installed.length ? 0 : 1
   }
   io.stdout(`workspace ${workspace}\n`)
-  io.stdout(`installed: ${installed.length ? installed.join(', ') : 'nothing (dsh hooks install --agent AGENT)'}\n`)
-  const hostLine = host.state === 'up'
-    ? `up (pid ${host.pid}, ${Math.round((host.rssBytes ?? 0) / 1048576)} MB, ${host.sessions?.length ?? 0} session(s), socket ${hookPaths(vault).socket})`
-    : host.state === 'starting' ? `starting (pid ${host.pid})` : 'down (it starts on the next hook call)'
-  io.stdout(`host: ${hostLine}\n`)
+  if (!agentsLive.length) io.stdout('installed: nothing (dsh hooks install --agent AGENT)\n')
+  for (const a of agentsLive) io.stdout(`${a.agent}: ${agentLine(workspace, a.recorded, a.live)}\n`)
+  io.stdout(`host: ${hostLine(host, vault)}\n`)
   return installed.length ? 0 : 1
+}
+
+/** One agent's line of `hooks status`: what its live configuration runs of ours, and how that differs from our record. */
+function agentLine(workspace: string, recorded: boolean, live: LiveHooks): string {
+  const n = live.entries.length
+  const files = [...new Set(live.entries.map(e => relative(workspace, e.file) || e.file))].join(', ')
+  const parts: string[] = []
+  if (n) parts.push(`installed (${n} hook ${n === 1 ? 'entry' : 'entries'} live in ${files})`)
+  else parts.push(`NOT guarded: no hook entry of ours in its configuration${recorded ? ' (removed since install)' : ''}; run dsh hooks install --agent ${live.agent}`)
+  if (n && live.missing.length) parts.push(`missing ${live.missing.join(', ')}: run dsh hooks install --agent ${live.agent}`)
+  if (n && !recorded) parts.push(`not recorded in ${join(workspace, '.dsh')} (the vault was removed?): dsh hooks uninstall --agent ${live.agent} still takes them out`)
+  for (const u of live.unreadable) parts.push(`cannot read ${u.file} (${u.problem})`)
+  return parts.join('; ')
+}
+
+function hostLine(host: HostStatus, vault: string): string {
+  switch (host.state) {
+    case 'up': return `up (pid ${host.pid}, ${Math.round((host.rssBytes ?? 0) / 1048576)} MB, ${host.sessions?.length ?? 0} session(s), socket ${hookPaths(vault).socket})`
+    case 'starting': return `starting (pid ${host.pid})`
+    case 'stopped': return `STOPPED (pid ${host.pid} is stopped, e.g. kill -STOP): it answers nothing; the next hook call replaces it`
+    case 'unresponsive': return `NOT ANSWERING (pid ${host.pid} is running but did not answer within 2 s): the next hook call replaces it when it stays so`
+    case 'down': return 'down (it starts on the next hook call)'
+  }
 }
 
 /** Take every credential-looking variable out of this process's environment: the checks it runs never see them. */
@@ -139,7 +170,8 @@ async function serve(argv: string[], io: CliIO): Promise<number> {
       harness = await bootHarness({
         workspace, vault,
         // The agent is the model and runs its own tools: no model, no workspace tools of ours.
-        patches: [{ id: 'model', disabled: true }, { id: 'workspace-tools', disabled: true }],
+        // The agent's tools write in its own process: each call's post record tells recovery what the call left (cordis.yml gives dsh-snapshot no config of its own).
+        patches: [{ id: 'model', disabled: true }, { id: 'workspace-tools', disabled: true }, { id: 'snapshot', config: { elsewhere: true } }],
         log: line => io.stderr(`${stamp()} ${line}\n`),
       })
     } catch (error) {
