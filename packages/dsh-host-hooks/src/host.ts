@@ -5,6 +5,7 @@ import { PathEscapeError, resolveInside } from 'dsh-common'
 import { readSessionLog, sessionLogPath, type RawSessionEvent, type Session, type SessionService } from 'dsh-session'
 import type { ToolResult, ToolService } from 'dsh-tools'
 import type { HookAdapter, HookAnswer, HookCall, PlannedTool } from './adapter.ts'
+import { configName, pictureConfig, restoreConfig, type ConfigPicture } from './config-guard.ts'
 import { MESSAGES } from './messages.ts'
 
 export interface HookHostParts {
@@ -40,6 +41,8 @@ interface Pending {
   /** The post hook came before the waterfall reached the tool (the pre hook gave up waiting). */
   stale: boolean
   final: Promise<ToolResult>
+  /** The guard's own entries in the agent's configuration when the call was let run. */
+  config?: ConfigPicture
 }
 
 interface Hosted {
@@ -50,6 +53,8 @@ interface Hosted {
   /** Context the suite appended that the model has not been shown. */
   context: string[]
   calls: Map<string, Pending>
+  /** The agent whose hooks this session's calls come from. */
+  adapter?: HookAdapter
   /** Calls settled without their post hook, until it comes (if ever). */
   settled: Map<string, Pending>
   lastSeen: number
@@ -86,6 +91,7 @@ interface AwaitedSuiteCall {
 
 type AgentView = { id: string; session: Session }
 type Emit = (name: string, ...args: unknown[]) => Promise<void>
+type Serial = (name: string, ...args: unknown[]) => Promise<unknown>
 
 /** JSON with sorted keys: the pre hook's `tool_input` and the MCP call's arguments are the same value, not always the same text. */
 function canonical(value: unknown): string {
@@ -145,6 +151,7 @@ export class HookHost {
     }
     if (call.kind === 'ignore') return undefined
     const h = this.hostedOf(call.sessionId)
+    h.adapter = adapter
     let answer: HookAnswer
     try {
       // The agent moved on: a call of this session still without its post hook was refused or failed before it ran (or ran without one).
@@ -372,11 +379,32 @@ export class HookHost {
       parameters: { type: 'object' },
       effects: tool.effects,
       ...(tool.effects === 'write' ? { paths: (args: unknown) => this.planned.get(args as object) ?? [] } : {}),
-      execute: (_args, exec) => {
-        const pending = this.hosted.get(exec.session.id)?.calls.get(exec.callId)
-        return pending ? this.awaitAgent(pending) : { content: `${tool.name} runs only in the agent`, isError: true }
+      execute: async (_args, exec) => {
+        const h = this.hosted.get(exec.session.id)
+        const pending = h?.calls.get(exec.callId)
+        if (!pending) return { content: `${tool.name} runs only in the agent`, isError: true }
+        return this.guardConfig(h!, exec.session.id, exec.callId, pending, await this.awaitAgent(pending))
       },
     })
+  }
+
+  /**
+   * A call that changed the guard's own entries in the agent's configuration
+   * is rolled back like a regression: those files are put back, then the
+   * rest of the call (through dsh-snapshot), and the model is told why.
+   */
+  private async guardConfig(h: Hosted, sessionId: string, callId: string, pending: Pending, result: ToolResult): Promise<ToolResult> {
+    if (!pending.config || !h.adapter) return result
+    let restored: string[] | undefined
+    try {
+      restored = restoreConfig(h.adapter, this.p.workspace, pending.config)
+    } catch (error) {
+      return { content: MESSAGES.configNotRestored(pending.name, (error as Error).message), isError: true }
+    }
+    if (!restored) return result
+    const names = restored.map(f => configName(f, this.p.workspace))
+    await (this.p.ctx.serial as unknown as Serial).call(this.p.ctx, 'snapshot/rollback', { sessionId, callId, reason: `${pending.name} changed the guard's configuration` })
+    return { content: MESSAGES.configGuarded(pending.name, names), isError: true }
   }
 
   private awaitAgent(pending: Pending): Promise<ToolResult> {
@@ -416,6 +444,7 @@ export class HookHost {
     if (first === 'entered') {
       // Nothing runs between the snapshot and this answer: what the files hold now is what the call found.
       pending.before = hashes(files)
+      if (h.adapter) pending.config = pictureConfig(h.adapter, this.p.workspace)
       pending.answeredAt = Date.now()
       pending.cap = setTimeout(() => { void this.settle(h, callId) }, CAP_MS)
       pending.cap.unref()
