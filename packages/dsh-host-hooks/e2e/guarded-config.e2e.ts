@@ -11,7 +11,7 @@ import { join } from 'node:path'
 import { afterAll, beforeAll, describe, expect, it } from 'vitest'
 import { ADAPTERS, liveHooks, MESSAGES } from 'dsh-host-hooks'
 import { tempDir } from 'dsh-testkit'
-import { ADD, ADD_BROKEN, ClaudeSession, killHost, ROUNDING, GOOD, runHook, shopWorkspace, shown, type HookRun } from './claude-hooks.ts'
+import { ADD, ADD_BROKEN, ClaudeSession, killHost, repoRoot, ROUNDING, GOOD, runHook, shopWorkspace, shown, type HookRun } from './claude-hooks.ts'
 
 const claude = ADAPTERS.find(a => a.agent === 'claude-code')!
 const home = tempDir('dsh-guarded-home-')
@@ -29,6 +29,11 @@ async function bash(s: ClaudeSession, command: string): Promise<HookRun & { pre:
     tool_response: { stdout: r.stdout, stderr: r.stderr, interrupted: false, isImage: false },
   })
   return { ...post, pre }
+}
+
+function dshVerify(ws: string) {
+  const r = spawnSync(process.execPath, [join(repoRoot, 'packages/dsh-cli/bin/dsh.mjs'), 'proof', 'verify', '--vault', join(ws, '.dsh')], { encoding: 'utf8' })
+  return { status: r.status, stdout: r.stdout }
 }
 
 const git = (ws: string, ...args: string[]) => execFileSync('git', ['-c', 'user.name=t', '-c', 'user.email=t@x', ...args], { cwd: ws, encoding: 'utf8' }).trim()
@@ -49,6 +54,10 @@ describe('the guard guards its own configuration and takes back commits', () => 
   let committed: HookRun & { pre: HookRun }
   let committedHead = ''
   let committedMoney = ''
+  let verifiedBefore: ReturnType<typeof dshVerify>
+  let verifiedAfter: ReturnType<typeof dshVerify>
+  let forged = ''
+  let afterForge: HookRun
 
   beforeAll(async () => {
     ws = shopWorkspace('dsh-guarded-config-')
@@ -83,6 +92,12 @@ describe('the guard guards its own configuration and takes back commits', () => 
     committedHead = git(ws, 'rev-parse', 'HEAD')
     committedMoney = readFileSync(join(ws, 'src/money.ts'), 'utf8')
     await s2.stop()
+
+    // The chain as the agent's shell can forge it: failures turned into passes, hashes recomputed, re-sealed with the key store's key.
+    verifiedBefore = dshVerify(ws)
+    forged = spawnSync(process.execPath, [join(repoRoot, 'packages/dsh-host-hooks/e2e/forge-chain.mjs'), join(ws, '.dsh'), repoRoot], { encoding: 'utf8' }).stdout
+    verifiedAfter = dshVerify(ws)
+    afterForge = await s2.prompt('Anything else?')
   }, 500_000)
 
   afterAll(() => killHost(ws))
@@ -120,5 +135,17 @@ describe('the guard guards its own configuration and takes back commits', () => 
     expect(lines[0]).toBe('rolled back: typecheck failed after Bash on src/money.ts')
     expect(lines.at(-1)).toMatch(new RegExp(`^git: main back to ${head.slice(0, 7)} \\(from [0-9a-f]{7}\\), index restored \\(the undone commits stay in git reflog\\)$`))
     expect(git(ws, 'reflog', '--format=%gs', 'main').split('\n')).toEqual(['dsh: rolled back (typecheck failed after Bash on src/money.ts)', 'commit: wip', 'commit (initial): shop'])
+  })
+
+  it('a chain forged from the agent\'s shell and re-sealed does not verify while the host that wrote it runs', () => {
+    expect(verifiedBefore.status).toBe(0)
+    expect(verifiedBefore.stdout).toMatch(/\n  checked against the live hooks host \(pid \d+\), which holds the head its suite wrote: seq \d+\n/)
+    expect(forged).toMatch(/^forged [1-9]\d* failed entries/)
+    expect(verifiedAfter.status).toBe(1)
+    expect(verifiedAfter.stdout).toMatch(/^FAILED .*proofchain\.jsonl\n  not what dsh wrote: it ends at seq \d+ \w{12}, but the live hooks host \(pid \d+\) that writes it last wrote seq \d+ \w{12}: rewritten outside dsh/)
+  })
+
+  it('the host notices the rewrite at the next hook call and tells the model', () => {
+    expect(shown(afterForge).split('\n\n')[0]).toMatch(/^dsh: .*proofchain\.jsonl ends at seq \d+ \w{12}, but this host's suite last wrote seq \d+ \w{12}: the chain was rewritten outside dsh; its entries are no longer evidence of what ran \(dsh proof verify reports it\)$/)
   })
 })

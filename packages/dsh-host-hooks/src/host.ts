@@ -5,6 +5,7 @@ import { PathEscapeError, resolveInside } from 'dsh-common'
 import { readSessionLog, sessionLogPath, type RawSessionEvent, type Session, type SessionService } from 'dsh-session'
 import type { ToolResult, ToolService } from 'dsh-tools'
 import type { HookAdapter, HookAnswer, HookCall, PlannedTool } from './adapter.ts'
+import { ChainWitness, type WitnessHead } from './chain-witness.ts'
 import { configName, pictureConfig, restoreConfig, type ConfigPicture } from './config-guard.ts'
 import { MESSAGES } from './messages.ts'
 
@@ -16,6 +17,8 @@ export interface HookHostParts {
   /** The one workspace this host serves. */
   workspace: string
   vault: string
+  /** The host's log (what it found that the model is told too). */
+  log?: (line: string) => void
 }
 
 /** A guarded call between its pre and post hooks. */
@@ -92,6 +95,7 @@ interface AwaitedSuiteCall {
 type AgentView = { id: string; session: Session }
 type Emit = (name: string, ...args: unknown[]) => Promise<void>
 type Serial = (name: string, ...args: unknown[]) => Promise<unknown>
+type On = (name: string, listener: (...args: never[]) => void) => () => void
 
 /** JSON with sorted keys: the pre hook's `tool_input` and the MCP call's arguments are the same value, not always the same text. */
 function canonical(value: unknown): string {
@@ -116,9 +120,12 @@ export class HookHost {
   private readonly awaited: AwaitedSuiteCall[] = []
   private suiteCalls = 0
   private readonly p: HookHostParts
+  /** The proof chain's head as the suite wrote it, held where the agent's shell cannot rewrite it. */
+  readonly witness = new ChainWitness()
 
   constructor(parts: HookHostParts) {
     this.p = parts
+    ;(parts.ctx.on as unknown as On).call(parts.ctx, 'proofchain/appended', (entry: WitnessHead, file: string) => this.witness.appended(file, entry))
     parts.ctx.on('session/event', (session, event) => {
       if (event.type === 'context/message') this.hosted.get(session.id)?.context.push(event.data.text)
     })
@@ -152,6 +159,10 @@ export class HookHost {
     if (call.kind === 'ignore') return undefined
     const h = this.hostedOf(call.sessionId)
     h.adapter = adapter
+    for (const why of await this.witness.check()) {
+      this.p.log?.(`proof chain: ${why}`)
+      for (const other of this.hosted.values()) other.context.push(MESSAGES.chainRewritten(why))
+    }
     let answer: HookAnswer
     try {
       // The agent moved on: a call of this session still without its post hook was refused or failed before it ran (or ran without one).

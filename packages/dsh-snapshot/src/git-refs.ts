@@ -22,7 +22,7 @@ interface GitDirs {
 }
 
 /** The git directories of the repository `root` is in (its own `.git`, a `.git` file of a linked worktree, or an ancestor's). */
-export function findGitDirs(root: string): GitDirs | undefined {
+function findGitDirs(root: string): GitDirs | undefined {
   for (let dir = resolve(root); ; dir = dirname(dir)) {
     const dotGit = join(dir, '.git')
     let gitDir: string | undefined
@@ -55,7 +55,7 @@ export function findGitDirs(root: string): GitDirs | undefined {
 const looseCache = new Map<string, { key: string; files: [string, string][]; dirs: string[] }>()
 
 /** Every ref of the repository: packed ones, overridden by loose ones. Values as the files hold them (an object id, or `ref: …`). */
-export function readRefs(commonDir: string): Record<string, string> {
+function readRefs(commonDir: string): Record<string, string> {
   const refs: Record<string, string> = {}
   let packed = ''
   try {

@@ -182,7 +182,7 @@ async function serve(argv: string[], io: CliIO): Promise<number> {
       throw error
     }
     const { ctx } = harness
-    const host = new HookHost({ ctx, sessions: ctx.sessions, tools: ctx.tools, workspace, vault })
+    const host = new HookHost({ ctx, sessions: ctx.sessions, tools: ctx.tools, workspace, vault, log: line => io.stderr(`${stamp()} ${line}\n`) })
     for (const agent of installedAgents(vault)) {
       const adapter = adapterFor(agent)
       if (adapter) writeNoteTemplates(adapter, vault)
