@@ -85,6 +85,11 @@ interface AwaitedSuiteCall {
 }
 
 type AgentView = { id: string; session: Session }
+/** What the host reads of dsh-snapshot's `snapshot/recovered` report (it does not depend on the plugin). */
+interface RecoveredReport {
+  journals: { sessionId?: string; scopes: { restored: string[]; deleted: string[]; left?: { path: string }[] }[] }[]
+}
+type On = (name: string, listener: (report: RecoveredReport) => void) => void
 type Emit = (name: string, ...args: unknown[]) => Promise<void>
 
 /** JSON with sorted keys: the pre hook's `tool_input` and the MCP call's arguments are the same value, not always the same text. */
@@ -115,6 +120,17 @@ export class HookHost {
     this.p = parts
     parts.ctx.on('session/event', (session, event) => {
       if (event.type === 'context/message') this.hosted.get(session.id)?.context.push(event.data.text)
+    })
+    // A restart after the host died: the model of each session whose call was cut short is told what recovery did.
+    ;(parts.ctx.on as unknown as On).call(parts.ctx, 'snapshot/recovered', report => {
+      for (const j of report.journals) {
+        if (!j.sessionId) continue
+        const undone = [...new Set(j.scopes.flatMap(s => [...s.restored, ...s.deleted]))]
+        const left = [...new Set(j.scopes.flatMap(s => (s.left ?? []).map(l => l.path)))]
+        if (!undone.length && !left.length) continue
+        const h = this.hosted.get(j.sessionId) ?? this.hostedOf(j.sessionId)
+        h.context.push(MESSAGES.recovered(undone, left))
+      }
     })
   }
 
