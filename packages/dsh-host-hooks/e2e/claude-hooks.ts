@@ -87,19 +87,19 @@ export class ClaudeSession {
   }
 
   /** PreToolUse, the Edit itself, PostToolUse: the post hook's run (the pre hook's in `pre`). */
-  async edit(file: string, from: string, to: string, options: { post?: boolean } = {}): Promise<HookRun & { pre: HookRun }> {
+  async edit(file: string, from: string, to: string, options: { post?: boolean } = {}): Promise<HookRun & { pre: HookRun; sendPost: () => Promise<HookRun> }> {
     const id = `toolu_${++calls}`
     const path = join(this.ws, file)
     const tool_input = { file_path: path, old_string: from, new_string: to }
     const pre = await runHook(this.ws, 'PreToolUse', { session_id: this.id, tool_name: 'Edit', tool_use_id: id, tool_input })
     const denied = (pre.answer?.hookSpecificOutput as { permissionDecision?: string } | undefined)?.permissionDecision === 'deny'
-    if (denied) return { ...pre, pre }
+    const sendPost = () => runHook(this.ws, 'PostToolUse', { session_id: this.id, tool_name: 'Edit', tool_use_id: id, tool_input, tool_response: { filePath: path, oldString: from, newString: to } })
+    if (denied) return { ...pre, pre, sendPost }
     const text = readFileSync(path, 'utf8')
     if (!text.includes(from)) throw new Error(`${file} does not contain ${from}`)
     writeFileSync(path, text.replace(from, to))
-    if (options.post === false) return { answer: undefined, stdout: '', ms: 0, pre }
-    const post = await runHook(this.ws, 'PostToolUse', { session_id: this.id, tool_name: 'Edit', tool_use_id: id, tool_input, tool_response: { filePath: path, oldString: from, newString: to } })
-    return { ...post, pre }
+    if (options.post === false) return { answer: undefined, stdout: '', ms: 0, pre, sendPost }
+    return { ...await sendPost(), pre, sendPost }
   }
 }
 

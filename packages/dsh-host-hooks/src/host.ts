@@ -93,6 +93,11 @@ interface AwaitedSuiteCall {
 }
 
 type AgentView = { id: string; session: Session }
+/** What the host reads of dsh-snapshot's `snapshot/recovered` report (it does not depend on the plugin). */
+interface RecoveredReport {
+  journals: { sessionId?: string; scopes: { restored: string[]; deleted: string[]; left?: { path: string }[] }[] }[]
+}
+type On = (name: string, listener: (report: RecoveredReport) => void) => void
 type Emit = (name: string, ...args: unknown[]) => Promise<void>
 type Serial = (name: string, ...args: unknown[]) => Promise<unknown>
 type On = (name: string, listener: (...args: never[]) => void) => () => void
@@ -128,6 +133,17 @@ export class HookHost {
     ;(parts.ctx.on as unknown as On).call(parts.ctx, 'proofchain/appended', (entry: WitnessHead, file: string) => this.witness.appended(file, entry))
     parts.ctx.on('session/event', (session, event) => {
       if (event.type === 'context/message') this.hosted.get(session.id)?.context.push(event.data.text)
+    })
+    // A restart after the host died: the model of each session whose call was cut short is told what recovery did.
+    ;(parts.ctx.on as unknown as On).call(parts.ctx, 'snapshot/recovered', report => {
+      for (const j of report.journals) {
+        if (!j.sessionId) continue
+        const undone = [...new Set(j.scopes.flatMap(s => [...s.restored, ...s.deleted]))]
+        const left = [...new Set(j.scopes.flatMap(s => (s.left ?? []).map(l => l.path)))]
+        if (!undone.length && !left.length) continue
+        const h = this.hosted.get(j.sessionId) ?? this.hostedOf(j.sessionId)
+        h.context.push(MESSAGES.recovered(undone, left))
+      }
     })
   }
 

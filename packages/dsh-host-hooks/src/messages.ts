@@ -7,7 +7,12 @@ export const MESSAGES = {
   notVerified: (why: string) => `dsh: not verified: ${why}. What was written meanwhile is kept unchecked; check the project yourself (type-check, tests) before relying on it.`,
   unreadable: (problem: string) => `dsh: not verified: the guard could not read this hook's input (${problem}).`,
   outside: (path: string, workspace: string) => `refused: path "${path}" is outside the workspace ${workspace}`,
-  unseen: (tool: string) => `${tool} ran while the guard was starting, so no snapshot of it was taken`,
+  unseen: (tool: string) => `${tool} ran while the guard was starting or restarting, so no snapshot of it was taken and it was not checked`,
+  recovered: (undone: readonly string[], left: readonly string[]) => [
+    'dsh: the guard stopped in the middle of a call and was restarted.',
+    ...(undone.length ? [`Undone, never judged: the write to ${undone.join(', ')} (redo it if you still want it).`] : []),
+    ...(left.length ? [`Kept unchecked, written after the guard stopped: ${left.join(', ')}; check the project yourself (type-check, tests) before relying on it.`] : []),
+  ].join(' '),
   late: (tool: string) => `the guard was still measuring the project when ${tool} ran (longer than the hook's timeout)`,
   noResult: 'the agent reported no result for this call (it did not run, or failed before writing anything)',
   noResultButWrote: (files: readonly string[]) => `the agent reported no result for this call, but ${files.join(', ')} changed after its snapshot`,

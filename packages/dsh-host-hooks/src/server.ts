@@ -25,11 +25,17 @@ export async function claimHost(vault: string): Promise<FileLock> {
   ensureVault(vault)
   mkdirSync(paths.dir, { recursive: true, mode: 0o700 })
   chmodSync(paths.dir, 0o700)
-  try {
-    return await acquireFileLock(paths.lock, { staleMs: Number.MAX_SAFE_INTEGER, timeoutMs: 0 })
-  } catch (error) {
-    if (error instanceof LockTimeoutError) throw new HostRunningError(error.holder?.pid ?? 0)
-    throw error
+  for (let attempt = 0; ; attempt++) {
+    try {
+      return await acquireFileLock(paths.lock, { staleMs: Number.MAX_SAFE_INTEGER, timeoutMs: 0 })
+    } catch (error) {
+      if (!(error instanceof LockTimeoutError)) throw error
+      const pid = error.holder?.pid ?? 0
+      // A stopped holder (SIGSTOP) answers nothing and takes no signal but SIGKILL: it is replaced, not waited for.
+      if (attempt > 0 || !pid || !/^[Tt]$/.test(schedulerState(pid) ?? '')) throw new HostRunningError(pid)
+      process.kill(pid, 'SIGKILL')
+      for (let i = 0; i < 50 && schedulerState(pid) !== undefined && schedulerState(pid) !== 'Z'; i++) await new Promise(r => setTimeout(r, 20))
+    }
   }
 }
 
@@ -212,6 +218,8 @@ export async function hostStatus(vault: string, timeoutMs = 2000): Promise<HostS
     if (answer) return { state: 'up', ...(JSON.parse(answer) as Omit<HostStatus, 'state'>) }
   }
   if (pid === undefined) return { state: 'down' }
+  // Stopped while it was asked (a signal is not instant).
+  if (/^[Tt]$/.test(schedulerState(pid) ?? '')) return { state: 'stopped', pid }
   return { state: socket ? 'unresponsive' : 'starting', pid }
 }
 

@@ -199,9 +199,21 @@ async function serve(argv: string[], io: CliIO): Promise<number> {
       },
     })
     io.stderr(`${stamp()} dsh hooks host ${process.pid} serving ${workspace} on ${server.socket}\n`)
-    const stop = () => { void server.close() }
-    process.once('SIGTERM', stop)
-    process.once('SIGINT', stop)
+    // A graceful close waits for calls in flight; a second signal, or 5 s, ends the process anyway (its journals are recovered by the next host).
+    let stopping = false
+    const stop = (signal: string) => {
+      if (stopping) process.exit(1)
+      stopping = true
+      io.stderr(`${stamp()} dsh hooks host ${process.pid}: ${signal}, closing\n`)
+      void server.close()
+      setTimeout(() => {
+        io.stderr(`${stamp()} dsh hooks host ${process.pid}: still busy 5 s after ${signal}; exiting\n`)
+        lock.release()
+        process.exit(1)
+      }, 5000).unref()
+    }
+    process.on('SIGTERM', () => stop('SIGTERM'))
+    process.on('SIGINT', () => stop('SIGINT'))
     await done
     io.stderr(`${stamp()} dsh hooks host ${process.pid} exits\n`)
     return 0
