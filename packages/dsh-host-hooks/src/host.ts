@@ -100,7 +100,7 @@ interface RecoveredReport {
 type On = (name: string, listener: (report: RecoveredReport) => void) => void
 type Emit = (name: string, ...args: unknown[]) => Promise<void>
 type Serial = (name: string, ...args: unknown[]) => Promise<unknown>
-type On = (name: string, listener: (...args: never[]) => void) => () => void
+type OnAppended = (name: 'proofchain/appended', listener: (entry: WitnessHead, file: string) => void) => () => void
 
 /** JSON with sorted keys: the pre hook's `tool_input` and the MCP call's arguments are the same value, not always the same text. */
 function canonical(value: unknown): string {
@@ -130,7 +130,7 @@ export class HookHost {
 
   constructor(parts: HookHostParts) {
     this.p = parts
-    ;(parts.ctx.on as unknown as On).call(parts.ctx, 'proofchain/appended', (entry: WitnessHead, file: string) => this.witness.appended(file, entry))
+    ;(parts.ctx.on as unknown as OnAppended).call(parts.ctx, 'proofchain/appended', (entry, file) => this.witness.appended(file, entry))
     parts.ctx.on('session/event', (session, event) => {
       if (event.type === 'context/message') this.hosted.get(session.id)?.context.push(event.data.text)
     })
