@@ -2,11 +2,11 @@ import { readdirSync, readFileSync } from 'node:fs'
 import { join } from 'node:path'
 
 /**
- * Workspace-relative files below `root` whose names end with `ext`, hidden
- * directories and those named in `skip` left out, at most `max` of them (a
- * huge tree cannot stall a write).
+ * Workspace-relative files below `root` whose names end with `ext` (or whose
+ * workspace-relative path `ext` accepts), hidden directories and those named
+ * in `skip` left out, at most `max` of them (a huge tree cannot stall a write).
  */
-export function sourceFiles(root: string, ext: string, skip: ReadonlySet<string>, max: number, dir = '.', out: string[] = []): string[] {
+export function sourceFiles(root: string, ext: string | ((rel: string) => boolean), skip: ReadonlySet<string>, max: number, dir = '.', out: string[] = []): string[] {
   let entries
   try {
     entries = readdirSync(join(root, dir), { withFileTypes: true })
@@ -18,7 +18,7 @@ export function sourceFiles(root: string, ext: string, skip: ReadonlySet<string>
     if (out.length >= max) break
     const rel = dir === '.' ? entry.name : `${dir}/${entry.name}`
     if (entry.isDirectory() && !entry.name.startsWith('.') && !skip.has(entry.name)) sourceFiles(root, ext, skip, max, rel, out)
-    else if (entry.isFile() && entry.name.endsWith(ext)) out.push(rel)
+    else if (entry.isFile() && (typeof ext === 'string' ? entry.name.endsWith(ext) : ext(rel))) out.push(rel)
   }
   return out
 }

@@ -172,7 +172,7 @@ describe('a test that fails only by its own time limit', { timeout: 300_000 }, (
       'warning: kept, but 1 test passed only when given more time than its limit (slowed by load, or by this write?):',
     ])
     expect(lines[2]).toMatch(new RegExp(`^example\\.com/wait::TestWaits: ${TOOK}$`))
-    expect(testRuns(h).filter(r => r[0].startsWith('go test')).slice(-1)).toEqual([['go test -json -timeout=300ms -run ^(TestWaits)$ -timeout=1200ms .', 'pass']])
+    expect(testRuns(h).filter(r => r[0].startsWith('go test')).slice(-1)).toEqual([['go test -json -timeout=300ms -vet=off -run ^(TestWaits)$ -timeout=1200ms .', 'pass']])
 
     rmSync(marker)
     await expectRolledBack(h, 'edit_file', { path: 'wait.go', old_string: '\ttime.Sleep(time.Duration(ms) * time.Millisecond)', new_string: '\ttime.Sleep(time.Hour)' },

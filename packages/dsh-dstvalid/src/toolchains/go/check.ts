@@ -119,6 +119,13 @@ const LIST_FORMAT = '{{.ImportPath}}\t{{.Dir}}\t{{join .Deps " "}} {{join .TestI
  *
  * No `-count=1`: Go's test cache is keyed by the content of the files and
  * the environment, so a cached result is the result of this content.
+ *
+ * Every run is `-vet=off` (after `testArgs`, so it wins): the accepted
+ * content is served through `-overlay`, which vet does not read, so a test
+ * binary's vet would judge the after-state's files in both measurements.
+ * Vet's findings are the vet check's (`go vet ./...`, a superset of the
+ * analyzers go test runs), judged against its own accepted state; and a
+ * package whose code vet already faulted still has its tests run.
  */
 export class GoTestCheck implements Check, CoverageSource {
   readonly name = 'test'
@@ -199,14 +206,14 @@ export class GoTestCheck implements Check, CoverageSource {
    * whose declared tests no longer run): `go test -overlay` maps each path
    * of the write to the bytes it held before (a created file to none), so
    * the compiler builds the accepted content while the workspace keeps the
-   * write. `-vet=off`: vet does not read overlays (go vet is its own check).
+   * write; vet is off there as in every run (see {@link GoTestCheck}).
    */
   async measureAccepted(files: string[], change: Change, io: CheckIO): Promise<Measurement | undefined> {
     if (!change.before || !this.servable(change)) return undefined
     const packages = files.map(label => this._packages.find(p => p.label === label)).filter((p): p is GoPackage => !!p)
     if (!packages.length) return { status: 'ok', problems: [], passed: [], scope: files }
     const leaveOut = this.overlayFor(packages)
-    const m = await this.runTests(packages.map(p => target(p.dir)), ['-vet=off'], io, undefined, leaveOut, change.before)
+    const m = await this.runTests(packages.map(p => target(p.dir)), [], io, undefined, leaveOut, change.before)
     if (m.status !== 'ok') return m
     // A test file left out because it never built is pending in the accepted content too (not compiled there).
     const existed = (file: string) => change.before!.get(join(this.root, file)) !== null
@@ -285,7 +292,7 @@ export class GoTestCheck implements Check, CoverageSource {
     return this.rerunAlone(problems, io)
   }
 
-  /** The same re-runs on the accepted content (`-overlay`, vet off: it ignores overlays), as {@link measureAccepted} builds it. */
+  /** The same re-runs on the accepted content (`-overlay`), as {@link measureAccepted} builds it. */
   async confirmAccepted(problems: Problem[], change: Change, io: CheckIO): Promise<Confirmation | undefined> {
     if (!change.before || !this.servable(change)) return undefined
     return this.rerunAlone(problems, io, change.before)
@@ -307,7 +314,7 @@ export class GoTestCheck implements Check, CoverageSource {
       const whole = group.some(p => p.key.endsWith(FILE_LEVEL))
       // A test binary that hit `-timeout`: again with a longer one (the last `-timeout` given wins).
       const limit = Math.max(0, ...group.map(p => p.timeout?.limitMs ?? 0))
-      const extra = [...(accepted ? ['-vet=off'] : []), ...(whole ? [] : ['-run', `^(${tops.join('|')})$`]), ...(limit ? [`-timeout=${longerLimit(limit)}ms`] : [])]
+      const extra = [...(whole ? [] : ['-run', `^(${tops.join('|')})$`]), ...(limit ? [`-timeout=${longerLimit(limit)}ms`] : [])]
       const m = await this.runTests([target(pkg.dir)], extra, io, undefined, this.overlayFor([pkg]), accepted)
       if (m.status !== 'ok') return undefined
       const judged = rerunResult(group, m)
@@ -390,7 +397,7 @@ export class GoTestCheck implements Check, CoverageSource {
         overlay = join(tmp, 'overlay.json')
         writeFileSync(overlay, JSON.stringify({ Replace: replace }))
       }
-      const argv = ['go', 'test', '-json', ...(overlay ? [`-overlay=${overlay}`] : []), ...(profile ? [`-coverprofile=${profile}`] : []), ...this.extraArgs, ...extra, ...targets]
+      const argv = ['go', 'test', '-json', ...(overlay ? [`-overlay=${overlay}`] : []), ...(profile ? [`-coverprofile=${profile}`] : []), ...this.extraArgs, '-vet=off', ...extra, ...targets]
       const r = await runRecorded(this.name, argv, this.root, io)
       if (r.outcome === 'timeout' || r.outcome === 'error') {
         if (cover) this._coverage = { status: 'error', error: 'coverage: go test did not finish' }

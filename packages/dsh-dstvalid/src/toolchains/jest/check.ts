@@ -10,6 +10,7 @@ import { servableByMount, withAcceptedContent } from '../../served.ts'
 import type { Change, Check, CheckIO, Confirmation, Measurement, Problem } from '../../types.ts'
 import { SCRIPT_GRAPH } from '../../deleted.ts'
 import { testsUnchanged } from '../../types-unchanged.ts'
+import type { FsReaders } from '../fs-readers.ts'
 
 /** Jest's `--json` report. */
 type JestReport = JsonTestReport
@@ -22,6 +23,8 @@ export interface JestCheckOptions {
   mode: 'related' | 'all'
   /** Appended to every Jest invocation. */
   extraArgs?: string[]
+  /** Test files chosen by their source for the file-system reads Jest does not relate (see {@link FsReaders}). */
+  fsReaders?: FsReaders
 }
 
 /** The first line of a Jest failure that says what went wrong ("Test suite failed to run" is only a heading). */
@@ -61,9 +64,10 @@ export class JestCheck implements Check {
 
   async measure(change: Change | undefined, io: CheckIO): Promise<Measurement> {
     if (!change || this.options.mode === 'all') return this.runReport([], io, [])
-    // Nothing can import a file that does not exist yet (the accepted state of a file a write creates).
-    if (!change.paths.some(p => existsSync(p))) return { status: 'ok', problems: [], passed: [], scope: [] }
-    return this.runReport(['--findRelatedTests', ...change.files, ...await this.rootArgs(change, io)], io, change.files)
+    const readers = this.options.fsReaders?.readersOf(change) ?? []
+    // Nothing can import a file that does not exist yet (the accepted state of a file a write creates); only a test that reads it as a file sees it.
+    if (!readers.length && !change.paths.some(p => existsSync(p))) return { status: 'ok', problems: [], passed: [], scope: [] }
+    return this.runReport(['--findRelatedTests', ...change.files, ...readers, ...await this.rootArgs(change, io)], io, change.files)
   }
 
   /**

@@ -3,6 +3,7 @@ import { dirname, join, resolve } from 'node:path'
 import { resolveFromWorkspace } from '../../workspace-modules.ts'
 import type { Toolchain } from '../toolchain.ts'
 import { JestCheck } from './check.ts'
+import { FsReaders } from '../fs-readers.ts'
 
 /** `[node, <jest>/bin/jest.js]` for the workspace's own Jest, without a package runner. */
 function jestCommand(root: string): string[] | undefined {
@@ -43,6 +44,6 @@ export const jest: Toolchain = {
       note('the workspace configures Jest but jest is not installed in it; its tests are not run')
       return undefined
     }
-    return { tests: [new JestCheck({ root, command, mode: config.tests === 'all' ? 'all' : 'related', extraArgs: config.jestArgs })] }
+    return { tests: [new JestCheck({ root, command, mode: config.tests === 'all' ? 'all' : 'related', extraArgs: config.jestArgs, fsReaders: new FsReaders(root, new RegExp(config.testFilePattern)) })] }
   },
 }

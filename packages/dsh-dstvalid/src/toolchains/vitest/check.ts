@@ -16,6 +16,7 @@ import { testsUnchanged } from '../../types-unchanged.ts'
 import { DiskHashes, type TestMap } from '../../test-map.ts'
 import { keepCurrentAfterComments, measureByMap, RERUN_ALL, type MapRunner } from './by-map.ts'
 import { loadReads, readersOf, type TestReads } from './reads.mjs'
+import type { FsReaders } from '../fs-readers.ts'
 
 /** What `reporter.mjs` writes (and the warm runner answers): every test module with its project, every test, the unhandled errors. */
 export interface DshVitestReport {
@@ -73,6 +74,8 @@ export interface VitestCheckOptions {
   coverage?: boolean
   /** Major version of the workspace's vitest: the CLI options it accepts (undefined: the newest). */
   major?: number
+  /** Test files chosen by their source for the file-system reads the CLI does not record (see {@link FsReaders}). */
+  fsReaders?: FsReaders
   /**
    * The map of the functions each test file executed (ADR 0021, 0034):
    * recorded from the runs on the disk's content through a config of ours
@@ -317,10 +320,13 @@ export class VitestCheck implements Check, CoverageSource {
   }
 
   async measure(change: Change | undefined, io: CheckIO): Promise<Measurement> {
-    const args = change && this.options.mode === 'related' ? ['related', ...change.files, '--run'] : ['run']
+    const related = !!change && this.options.mode === 'related'
+    // Of the test files whose source may read the change, those this session's recorded reads (where there are any) say do.
+    const readers = related && this.options.fsReaders ? this.readers(this.options.fsReaders.readersOf(change), change) : []
+    const args = related ? ['related', ...change.files, ...readers, '--run'] : ['run']
     this._coverage = undefined
-    // Nothing can import a file that does not exist yet (the accepted state of a file a write creates).
-    if (change && this.options.mode === 'related' && !change.paths.some(p => existsSync(p))) return { status: 'ok', problems: [], passed: [], scope: [] }
+    // Nothing can import a file that does not exist yet (the accepted state of a file a write creates); only a test that reads it as a file sees it.
+    if (related && !readers.length && !change.paths.some(p => existsSync(p))) return { status: 'ok', problems: [], passed: [], scope: [] }
     const map = this.options.coverage ? undefined : this.options.testMap
     // A judgement's re-recordings can be undone by a byte-identical rollback (see restore).
     if (change) map?.begin()

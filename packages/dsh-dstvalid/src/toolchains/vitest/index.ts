@@ -5,6 +5,7 @@ import type { Toolchain } from '../toolchain.ts'
 import { VitestCheck } from './check.ts'
 import { WarmVitestCheck } from './warm.ts'
 import { TestMap } from '../../test-map.ts'
+import { FsReaders } from '../fs-readers.ts'
 
 /** `[node, <vitest.mjs>]` for the workspace's own vitest, without a package runner. */
 export function vitestCommand(root: string): string[] | undefined {
@@ -69,7 +70,9 @@ export const vitest: Toolchain = {
     const vitestNode = config.warmTests && !covered && !older ? resolveFromWorkspace(root, 'vitest/node') : undefined
     // One map per workspace, kept by whichever runs the tests: the warm runner, or the CLI without it (not the coverage mode's).
     const testMap = config.testSelection === 'functions' && !covered ? new TestMap(vault ? join(resolve(vault), 'test-map', 'vitest.json') : undefined) : undefined
-    const tests = new VitestCheck({ root, command, mode: config.tests, extraArgs: config.testArgs, coverage: covered, ...(major === undefined || Number.isNaN(major) ? {} : { major }), ...(testMap && !vitestNode ? { testMap } : {}) })
+    // The warm runner records what tests read; the CLI relates tests only by imports, so its readers are chosen by their source.
+    const fsReaders = vitestNode ? undefined : new FsReaders(root, new RegExp(config.testFilePattern))
+    const tests = new VitestCheck({ root, command, mode: config.tests, extraArgs: config.testArgs, coverage: covered, ...(fsReaders ? { fsReaders } : {}), ...(major === undefined || Number.isNaN(major) ? {} : { major }), ...(testMap && !vitestNode ? { testMap } : {}) })
     const run = vitestNode ? new WarmVitestCheck({ root, vitestNode, mode: config.tests, extraArgs: config.testArgs, cli: tests, maxRssMb: config.warmTestsMaxRssMb, ...(vault ? { vault } : {}), ...(testMap ? { testMap } : {}) }) : tests
     return { tests: [run], ...(covered ? { coverage: tests } : {}) }
   },
