@@ -1,5 +1,5 @@
 import { join, resolve } from 'node:path'
-import { acquireFileLock, definedOnly, ensureVault, processState, readLockOwner, type FileLock, type LockOwner } from 'dsh-common'
+import { acquireFileLock, definedOnly, ensureVault, processState, readLockOwner, resolveInside, toPosixRelative, type FileLock, type LockOwner } from 'dsh-common'
 import type { Session } from 'dsh-session'
 import type { ToolExecution, ToolResult } from 'dsh-tools'
 import { SnapshotError } from './errors.ts'
@@ -11,7 +11,8 @@ import { Snapshots } from './snapshots.ts'
 import type { ChangesRequest, CommitRequest, OutsideChanges, RestoredInfo, RollbackRequest, RollbackResult, ScopeRef } from './types.ts'
 import type { Config } from './config.ts'
 import type { ShellChanges } from './shell/tracker.ts'
-import { outsideNote } from './messages.ts'
+import { otherSessionNote, outsideNote } from './messages.ts'
+import { pathState } from './post-image.ts'
 
 /** What the guard needs from its host (the Cordis adapter): events out, a logger. */
 export interface GuardHost {
@@ -38,6 +39,8 @@ export class SnapshotGuard {
   private readonly _vaults = new Map<string, Promise<void>>()
   private readonly _notGit = new Set<string>()
   private readonly _untracked = new Set<string>()
+  /** Per workspace root: the last guarded call's session that wrote each path, and what it left (so a later change by anyone else is not put on it). */
+  private readonly _written = new Map<string, Map<string, { sessionId: string; state: string | null }>>()
   private _disposed = false
 
   constructor(private readonly settings: Config, private readonly host: GuardHost) {
@@ -142,7 +145,7 @@ export class SnapshotGuard {
     } catch (error) {
       return { content: captureRefused((error as Error).message, write ? 'write' : 'command'), isError: true }
     }
-    let outside: string[] = []
+    let outside: { outside: string[]; others: Map<string, string[]> } = { outside: [], others: new Map() }
     try {
       if (shell && this.settings.shell === 'track' && !snaps.tracking && !this.startTracking(snaps)) return next()
       outside = await this.outOfBand(exec, snaps)
@@ -168,9 +171,14 @@ export class SnapshotGuard {
       if (shell && snaps.isOpen(ref.key)) await this.measureOpen(snaps, exec.callId)
       // What this call (and its judgement) changed is the workspace's picture now, not out of band.
       if (snaps.tracking) await this.adoptOwn(snaps)
+      if (write) this.noteWritten(snaps, exec.session.id, paths)
       this.unlockIfIdle(snaps)
     }
-    const notes = [...(waited ? [waited] : []), ...(outside.length ? [outsideNote(outside)] : [])]
+    const notes = [
+      ...(waited ? [waited] : []),
+      ...(outside.outside.length ? [outsideNote(outside.outside)] : []),
+      ...(outside.others.size ? [otherSessionNote(outside.others)] : []),
+    ]
     return notes.length ? { ...result, content: `${result.content}\n${notes.join('\n')}` } : result
   }
 
@@ -230,18 +238,51 @@ export class SnapshotGuard {
     }
   }
 
-  /** Changes found before a call that no call made: adopted, announced, and returned (files) for the model's note. */
-  private async outOfBand(exec: ToolExecution, snaps: Snapshots): Promise<string[]> {
-    if (!snaps.tracking) return []
+  /**
+   * Changes found before a call that this session's calls did not make:
+   * adopted and announced; returned for the model's note, those another
+   * session's guarded call left (and nobody changed since) apart.
+   */
+  private async outOfBand(exec: ToolExecution, snaps: Snapshots): Promise<{ outside: string[]; others: Map<string, string[]> }> {
+    const none = { outside: [], others: new Map<string, string[]>() }
+    if (!snaps.tracking) return none
     const diffs = await snaps.refresh()
     const files = diffs.filter(d => d.now?.k !== 'dir' && !(d.now === undefined && d.before?.k === 'dir')).map(d => d.path)
-    if (files.length) this.host.outside({ sessionId: exec.session.id, callId: exec.callId, paths: files })
-    return files
+    if (!files.length) return none
+    this.host.outside({ sessionId: exec.session.id, callId: exec.callId, paths: files })
+    const written = this._written.get(snaps.root)
+    const out = { outside: [] as string[], others: new Map<string, string[]>() }
+    for (const file of files) {
+      const by = written?.get(file)
+      if (by && by.sessionId !== exec.session.id && by.state === pathState(snaps.root, file)) {
+        out.others.set(by.sessionId, [...(out.others.get(by.sessionId) ?? []), file])
+      } else {
+        out.outside.push(file)
+      }
+    }
+    return out
+  }
+
+  /** What a guarded call of a session wrote (a writer's paths, a command's measured changes), as it left them. */
+  private noteWritten(snaps: Snapshots, sessionId: string, paths: readonly string[]): void {
+    const touched: string[] = []
+    for (const p of paths) {
+      try {
+        touched.push(toPosixRelative(snaps.root, resolveInside(snaps.root, p)))
+      } catch {
+        // Outside the workspace: refused before it ran.
+      }
+    }
+    if (!touched.length) return
+    let written = this._written.get(snaps.root)
+    if (!written) this._written.set(snaps.root, written = new Map())
+    for (const file of touched) written.set(file, { sessionId, state: pathState(snaps.root, file) })
   }
 
   private async measureOpen(snaps: Snapshots, callId: string) {
     try {
-      await snaps.measureShell(callId)
+      const c = await snaps.measureShell(callId)
+      if (c) this.noteWritten(snaps, snaps.sessionId, [...c.created, ...c.modified, ...c.deleted])
     } catch (error) {
       if (!(error instanceof SnapshotError)) throw error
       this.host.warn(`measuring shell call ${callId}: ${error.message}`)
@@ -283,7 +324,9 @@ export class SnapshotGuard {
   /** `snapshot/changes`: what a tracked shell call changed (measured once, its pre-images journalled). */
   async changes(req: ChangesRequest): Promise<ShellChanges | undefined> {
     const snaps = this._sessions.get(req.sessionId)
-    return snaps?.measureShell(req.callId)
+    const changes = await snaps?.measureShell(req.callId)
+    if (snaps && changes) this.noteWritten(snaps, req.sessionId, [...changes.created, ...changes.modified, ...changes.deleted])
+    return changes
   }
 
   /** After the tool returned: a scope nobody judged (and nobody will) is committed now. */

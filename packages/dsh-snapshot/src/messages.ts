@@ -57,3 +57,8 @@ export function escapeRefused(why: string): string {
 export function outsideNote(paths: readonly string[]): string {
   return `note: files changed outside any tool call: ${listPaths(paths)}`
 }
+
+/** Files another session's guarded calls wrote since this session last looked, by session. */
+export function otherSessionNote(bySession: ReadonlyMap<string, readonly string[]>): string {
+  return `note: written meanwhile by another session's checked calls: ${[...bySession].map(([s, paths]) => `${listPaths(paths)} (session ${s})`).join('; ')}`
+}
