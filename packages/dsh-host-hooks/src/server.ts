@@ -180,7 +180,7 @@ export interface HostStatus {
 }
 
 /** The scheduler state letter of a process (`R`, `S`, `T` stopped…), undefined when it is gone or there is no /proc. */
-export function schedulerState(pid: number): string | undefined {
+function schedulerState(pid: number): string | undefined {
   try {
     const stat = readFileSync(`/proc/${pid}/stat`, 'utf8')
     return stat.slice(stat.lastIndexOf(')') + 2, stat.lastIndexOf(')') + 3)
@@ -191,7 +191,7 @@ export function schedulerState(pid: number): string | undefined {
 }
 
 /** The host's pid from its lock, when that process is alive. */
-export function hostPid(vault: string): number | undefined {
+function hostPid(vault: string): number | undefined {
   let owner: LockOwner
   try {
     owner = JSON.parse(readFileSync(hookPaths(vault).lock, 'utf8')) as LockOwner

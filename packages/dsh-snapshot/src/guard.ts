@@ -1,5 +1,5 @@
 import { join, resolve } from 'node:path'
-import { acquireFileLock, definedOnly, ensureVault, processState, readLockOwner, type FileLock, type LockOwner } from 'dsh-common'
+import { acquireFileLock, definedOnly, ensureVault, processState, readLockOwner, resolveInside, toPosixRelative, type FileLock, type LockOwner } from 'dsh-common'
 import type { Session } from 'dsh-session'
 import type { ToolExecution, ToolResult } from 'dsh-tools'
 import { SnapshotError } from './errors.ts'
@@ -11,9 +11,10 @@ import { Snapshots } from './snapshots.ts'
 import type { ChangesRequest, CommitRequest, OutsideChanges, RestoredInfo, RollbackRequest, RollbackResult, ScopeRef } from './types.ts'
 import type { Config } from './config.ts'
 import type { ShellChanges } from './shell/tracker.ts'
-import { discardedNote, gitRestored, outsideNote } from './messages.ts'
+import { discardedNote, gitRestored, otherSessionNote, outsideNote } from './messages.ts'
 import { committedBlobs, gitBlobId, readGitState, type RefsEntry } from './git-refs.ts'
 import type { Difference } from './shell/tracker.ts'
+import { pathState } from './post-image.ts'
 
 /** What the guard needs from its host (the Cordis adapter): events out, a logger. */
 export interface GuardHost {
@@ -43,6 +44,8 @@ export class SnapshotGuard {
   /** What a rollback put back in git, for the rolled-back call's result. */
   private readonly _gitNotes = new Map<string, string>()
   private readonly _inflight = new Set<string>()
+  /** Per workspace root: the last guarded call's session that wrote each path, and what it left (so a later change by anyone else is not put on it). */
+  private readonly _written = new Map<string, Map<string, { sessionId: string; state: string | null }>>()
   private _disposed = false
 
   constructor(private readonly settings: Config, private readonly host: GuardHost) {
@@ -147,7 +150,7 @@ export class SnapshotGuard {
     } catch (error) {
       return { content: captureRefused((error as Error).message, write ? 'write' : 'command'), isError: true }
     }
-    let outside: string[] = []
+    let outside: { outside: string[]; others: Map<string, string[]> } = { outside: [], others: new Map() }
     let gitBefore: RefsEntry | undefined
     try {
       if (shell && this.settings.shell === 'track' && !snaps.tracking && !this.startTracking(snaps)) return next()
@@ -178,12 +181,19 @@ export class SnapshotGuard {
       if (shell && snaps.isOpen(ref.key)) await this.measureOpen(snaps, exec.callId)
       // What this call (and its judgement) changed is the workspace's picture now, not out of band.
       if (snaps.tracking) own = await this.adoptOwn(snaps)
+      if (write) this.noteWritten(snaps, exec.session.id, paths)
       this.unlockIfIdle(snaps)
     }
     const git = this._gitNotes.get(exec.callId)
     this._gitNotes.delete(exec.callId)
     const discarded = !git && gitBefore ? await this.discarded(snaps, gitBefore, own) : undefined
-    const notes = [...(git ? [git] : []), ...(discarded ? [discarded] : []), ...(waited ? [waited] : []), ...(outside.length ? [outsideNote(outside)] : [])]
+    const notes = [
+      ...(git ? [git] : []),
+      ...(discarded ? [discarded] : []),
+      ...(waited ? [waited] : []),
+      ...(outside.outside.length ? [outsideNote(outside.outside)] : []),
+      ...(outside.others.size ? [otherSessionNote(outside.others)] : []),
+    ]
     return notes.length ? { ...result, content: `${result.content}\n${notes.join('\n')}` } : result
   }
 
@@ -243,18 +253,51 @@ export class SnapshotGuard {
     }
   }
 
-  /** Changes found before a call that no call made: adopted, announced, and returned (files) for the model's note. */
-  private async outOfBand(exec: ToolExecution, snaps: Snapshots): Promise<string[]> {
-    if (!snaps.tracking) return []
+  /**
+   * Changes found before a call that this session's calls did not make:
+   * adopted and announced; returned for the model's note, those another
+   * session's guarded call left (and nobody changed since) apart.
+   */
+  private async outOfBand(exec: ToolExecution, snaps: Snapshots): Promise<{ outside: string[]; others: Map<string, string[]> }> {
+    const none = { outside: [], others: new Map<string, string[]>() }
+    if (!snaps.tracking) return none
     const diffs = await snaps.refresh()
     const files = diffs.filter(d => d.now?.k !== 'dir' && !(d.now === undefined && d.before?.k === 'dir')).map(d => d.path)
-    if (files.length) this.host.outside({ sessionId: exec.session.id, callId: exec.callId, paths: files })
-    return files
+    if (!files.length) return none
+    this.host.outside({ sessionId: exec.session.id, callId: exec.callId, paths: files })
+    const written = this._written.get(snaps.root)
+    const out = { outside: [] as string[], others: new Map<string, string[]>() }
+    for (const file of files) {
+      const by = written?.get(file)
+      if (by && by.sessionId !== exec.session.id && by.state === pathState(snaps.root, file)) {
+        out.others.set(by.sessionId, [...(out.others.get(by.sessionId) ?? []), file])
+      } else {
+        out.outside.push(file)
+      }
+    }
+    return out
+  }
+
+  /** What a guarded call of a session wrote (a writer's paths, a command's measured changes), as it left them. */
+  private noteWritten(snaps: Snapshots, sessionId: string, paths: readonly string[]): void {
+    const touched: string[] = []
+    for (const p of paths) {
+      try {
+        touched.push(toPosixRelative(snaps.root, resolveInside(snaps.root, p)))
+      } catch {
+        // Outside the workspace: refused before it ran.
+      }
+    }
+    if (!touched.length) return
+    let written = this._written.get(snaps.root)
+    if (!written) this._written.set(snaps.root, written = new Map())
+    for (const file of touched) written.set(file, { sessionId, state: pathState(snaps.root, file) })
   }
 
   private async measureOpen(snaps: Snapshots, callId: string) {
     try {
-      await snaps.measureShell(callId)
+      const c = await snaps.measureShell(callId)
+      if (c) this.noteWritten(snaps, snaps.sessionId, [...c.created, ...c.modified, ...c.deleted])
     } catch (error) {
       if (!(error instanceof SnapshotError)) throw error
       this.host.warn(`measuring shell call ${callId}: ${error.message}`)
@@ -312,7 +355,9 @@ export class SnapshotGuard {
   /** `snapshot/changes`: what a tracked shell call changed (measured once, its pre-images journalled). */
   async changes(req: ChangesRequest): Promise<ShellChanges | undefined> {
     const snaps = this._sessions.get(req.sessionId)
-    return snaps?.measureShell(req.callId)
+    const changes = await snaps?.measureShell(req.callId)
+    if (snaps && changes) this.noteWritten(snaps, req.sessionId, [...changes.created, ...changes.modified, ...changes.deleted])
+    return changes
   }
 
   /** After the tool returned: a scope nobody judged (and nobody will) is committed now. */

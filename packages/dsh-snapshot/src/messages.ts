@@ -69,3 +69,8 @@ export function gitRestored(lines: readonly string[]): string {
 export function discardedNote(paths: readonly string[], stashed: boolean): string {
   return `note: this call discarded the uncommitted changes to ${listPaths(paths)} (${stashed ? 'they are in the new stash entry: git stash list' : 'git kept no copy of them'}); kept, not a regression — if that was not intended, write them again`
 }
+
+/** Files another session's guarded calls wrote since this session last looked, by session. */
+export function otherSessionNote(bySession: ReadonlyMap<string, readonly string[]>): string {
+  return `note: written meanwhile by another session's checked calls: ${[...bySession].map(([s, paths]) => `${listPaths(paths)} (session ${s})`).join('; ')}`
+}
