@@ -6,14 +6,14 @@
  * next session then makes a type-breaking Edit.
  */
 import { execFileSync, spawnSync } from 'node:child_process'
-import { cpSync, readFileSync, symlinkSync, writeFileSync } from 'node:fs'
+import { cpSync, existsSync, readFileSync, symlinkSync, writeFileSync } from 'node:fs'
 import { join } from 'node:path'
 import { afterAll, beforeAll, describe, expect, it } from 'vitest'
 import { ensureAgentCli } from '../../../scripts/agent-clis.ts'
 import { ADAPTERS, hostStatus, installHooks, MESSAGES } from 'dsh-host-hooks'
 import { anthropicModel, anthropicUserTexts, isClaudeTurnRequest, runClaude, startModelServer, tempDir, type AgentRun, type ModelServer } from 'dsh-testkit'
 import { e2eSkip } from '../tests/agent-e2e.ts'
-import { ADD, ADD_BROKEN, repoRoot } from './claude-hooks.ts'
+import { ADD, ADD_BROKEN, killHost, repoRoot } from './claude-hooks.ts'
 
 const skip = await e2eSkip('Claude Code')
 const DROP_HOOKS = `python3 -c "import json;p='.claude/settings.json';d=json.load(open(p));d.pop('hooks');json.dump(d,open(p,'w'))"`
@@ -69,7 +69,10 @@ describe.skipIf(!!skip)('the real Claude Code cannot switch the guard off, keep 
   afterAll(async () => {
     await server?.close()
     const status = ws ? await hostStatus(join(ws, '.dsh')) : undefined
-    if (status?.pid) process.kill(status.pid, 'SIGTERM')
+    if (!status?.pid) return
+    await killHost(ws)
+    // Gone before the temp dir is removed (a host still writing its log makes that fail).
+    for (let i = 0; i < 50 && existsSync(`/proc/${status.pid}`); i++) await new Promise(r => setTimeout(r, 100))
   })
 
   it('runs both sessions to their end', () => {
