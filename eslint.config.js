@@ -8,7 +8,7 @@ import { createTypeScriptImportResolver } from 'eslint-import-resolver-typescrip
 export default tseslint.config(
   { ignores: ['**/node_modules/**', '**/fixtures/**', 'examples/**', '**/*.d.ts'] },
   {
-    files: ['packages/*/src/**/*.ts', 'scripts/**/*.ts', 'bench/**/*.ts'],
+    files: ['packages/*/src/**/*.ts', 'packages/*/src/**/*.tsx', 'scripts/**/*.ts', 'bench/**/*.ts'],
     languageOptions: {
       parser: tseslint.parser,
       parserOptions: { projectService: true, tsconfigRootDir: import.meta.dirname },

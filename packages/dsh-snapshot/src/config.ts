@@ -4,6 +4,8 @@ import { DEFAULT_EXCLUDES } from './internal/ignore.ts'
 
 export const DEFAULT_MAX_FILE_BYTES = 16 * 1024 * 1024
 export const DEFAULT_MAX_DIR_BYTES = 256 * 1024 * 1024
+/** A day of work on a 10,000-file project (8 KiB a file): a repo-wide rewrite's before and after (~160 MiB) and hundreds of edits. */
+const DEFAULT_KEEP_BYTES = 512 * 1024 * 1024
 
 /**
  * The plugin's options: the one source of their text and defaults. The
@@ -23,6 +25,8 @@ export const Config = Schema.object({
   gitRefs: Schema.boolean().default(true).description('Before each shell call, record git HEAD, refs and index (read from .git, no git process); rolling the call back puts back what it moved (a commit, an amend, a reset, a branch move), and a kept call that put uncommitted files back to their committed content is noted.'),
   recover: Schema.boolean().default(true).description('Resolve journals left by dead processes when a vault is first used.'),
   elsewhere: Schema.boolean().default(false).description('The tools run in another process (an agent seen through its hooks): each call\'s post record (snapshot/ran) says what it left; recovery restores a file only while it still holds that, and leaves a call whose result never came as it is.'),
+  keepBytes: Schema.natural().default(DEFAULT_KEEP_BYTES).description('Bytes of kept calls\' before and after images held for dsh undo and dsh review past their session (oldest pruned first; 0 keeps none).'),
+  keepDays: Schema.number().min(0).default(7).description('Days kept calls\' before and after images are held for dsh undo and dsh review past their session.'),
   lockWaitMs: Schema.natural().default(600_000).description('How long a write or shell call waits for another session on the same workspace to finish its write (its judgement included) before it is refused.'),
 })
 export type Config = Schemastery.TypeT<typeof Config>

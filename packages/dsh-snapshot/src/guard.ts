@@ -92,8 +92,8 @@ export class SnapshotGuard {
   }
 
   private options(vault: string) {
-    const { fsync, maxFileBytes, maxDirBytes, exclude, ignore, elsewhere } = this.settings
-    return { vault, fsync, maxFileBytes, maxDirBytes, exclude, ignore, elsewhere }
+    const { fsync, maxFileBytes, maxDirBytes, exclude, ignore, elsewhere, keepBytes, keepDays } = this.settings
+    return { vault, fsync, maxFileBytes, maxDirBytes, exclude, ignore, elsewhere, keepBytes, keepDays }
   }
 
   /** The session's snapshots (its vault prepared first). */
@@ -176,7 +176,7 @@ export class SnapshotGuard {
       result = await next()
     } finally {
       this._inflight.delete(exec.callId)
-      this.settle(snaps, ref, exec)
+      await this.settle(snaps, ref, exec, shell)
       // A verdict still to come (a judge that promised one): the call's changes are measured before the picture moves on.
       if (shell && snaps.isOpen(ref.key)) await this.measureOpen(snaps, exec.callId)
       // What this call (and its judgement) changed is the workspace's picture now, not out of band.
@@ -361,9 +361,11 @@ export class SnapshotGuard {
   }
 
   /** After the tool returned: a scope nobody judged (and nobody will) is committed now. */
-  private settle(snaps: Snapshots, ref: ScopeRef, exec: ToolExecution) {
+  private async settle(snaps: Snapshots, ref: ScopeRef, exec: ToolExecution, shell: boolean) {
     if (!snaps.isOpen(ref.key)) return
     if (this.host.judge(exec)) return
+    // A shell call's changes are measured first, so what it changed is kept (for dsh undo and dsh review).
+    if (shell) await this.measureOpen(snaps, exec.callId)
     try {
       snaps.commit({ callId: exec.callId })
     } catch (error) {

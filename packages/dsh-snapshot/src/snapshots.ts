@@ -12,6 +12,7 @@ import { describeScopes, nothingToRestore, rolledBack } from './messages.ts'
 import { currentOwner, type JournalOwner } from './owner.ts'
 import { mergeOutcome, restoreScope, syncParents } from './restore.ts'
 import { newScope, replayScopes, selectScopes, type ScopeState } from './scopes.ts'
+import { keepScopes, type KeepSettings } from './keep.ts'
 
 export { snapshotDir } from './layout.ts'
 import { removeTreeStore, snapshotTree } from './git-tree.ts'
@@ -67,6 +68,7 @@ export class Snapshots {
   private _closed = false
   private _tracker?: WorkspaceTracker
   private readonly _measured = new Map<string, ShellChanges>()
+  private readonly _keep: KeepSettings
 
   constructor(options: SnapshotsOptions, owner: JournalOwner = currentOwner()) {
     const settings = Config(options)
@@ -81,6 +83,7 @@ export class Snapshots {
     this._skip = compileIgnore([...ALWAYS_SKIPPED, ...this._ignore], vaultRel)
     this._owner = owner
     this._elsewhere = settings.elsewhere
+    this._keep = { maxBytes: settings.keepBytes, maxAgeMs: settings.keepDays * 86_400_000, maxFileBytes: settings.maxFileBytes, fsync: settings.fsync !== 'off', written: 0, pruned: false }
   }
 
   /**
@@ -277,6 +280,7 @@ export class Snapshots {
   commit(selector: ScopeSelector = {}): ScopeSummary[] {
     const chosen = selectScopes(this._open, selector)
     if (!chosen.length) return []
+    this.keep(chosen, 'commit')
     this.close(chosen, 'commit')
     this.forgetMeasured(chosen)
     return chosen.reverse().map(summary)
@@ -292,6 +296,8 @@ export class Snapshots {
     const chosen = selectScopes(this._open, selector)
     if (!chosen.length) return { matched: false, restored: [], deleted: [], failed: [], message: nothingToRestore(selector, this.sessionId) }
     const what = describeScopes(selector, chosen, this.sessionId)
+    // What the rolled-back calls wrote, for the record (a person reviewing the session sees its diff).
+    this.keep(chosen, 'rollback', reason)
     // The verdict goes first: a crash mid-restore leaves a rollback for recovery to finish
     // (and were the verdict lost, a scope without one is rolled back all the same).
     this.appendVerdicts(chosen, 'rollback', reason)
@@ -308,6 +314,20 @@ export class Snapshots {
     const failedOf = (i: number) => outcomes[outcomes.length - 1 - i]!.failed.length
     this.finish(chosen.map((s, i) => ({ record: { t: 'done', scope: s.id, failed: failedOf(i) } as JournalRecord })))
     return { matched: true, ...total, message: rolledBack(what, total) }
+  }
+
+  /**
+   * Keep what the closing scopes changed, before and after, for `dsh undo`
+   * and `dsh review`. Best effort: a commit or rollback stands when this
+   * fails (a full disk); the call then shows as having nothing kept.
+   */
+  private keep(scopes: readonly ScopeState[], kind: 'commit' | 'rollback', reason?: string) {
+    if (!this._keep.maxBytes) return
+    try {
+      keepScopes(this, scopes, kind, reason, this._keep, (offset, size, sum) => this._journal!.readPayload(offset, size, sum))
+    } catch {
+      // Retention is not the verdict: nothing kept for these calls, and the review page shows none.
+    }
   }
 
   /** Drop every capture of every scope and delete the journal. */

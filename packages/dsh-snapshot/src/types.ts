@@ -115,7 +115,7 @@ export type SyncMode = Config['fsync']
  * and the capture settings of the plugin's {@link Config} (described there;
  * one left out takes its default).
  */
-export interface SnapshotsOptions extends Partial<Pick<Config, 'fsync' | 'maxFileBytes' | 'maxDirBytes' | 'exclude' | 'ignore' | 'elsewhere'>> {
+export interface SnapshotsOptions extends Partial<Pick<Config, 'fsync' | 'maxFileBytes' | 'maxDirBytes' | 'exclude' | 'ignore' | 'elsewhere' | 'keepBytes' | 'keepDays'>> {
   /** Workspace root; every captured path must resolve inside it. */
   root: string
   /** Vault directory; the journal lives in `<vault>/snapshots/`. */

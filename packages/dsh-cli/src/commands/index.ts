@@ -9,6 +9,8 @@ import { recoverCommand } from './recover.ts'
 import { claimsCommand } from './claims.ts'
 import { hooksCommand } from './hooks.ts'
 import { tryCommand } from './try.ts'
+import { reviewCommand } from './review.ts'
+import { undoCommand } from './undo.ts'
 
 /** Every `dsh` subcommand, in the order `dsh --help` lists them. Add one import + one entry per command. */
 export const commands: Command[] = [
@@ -22,4 +24,6 @@ export const commands: Command[] = [
   claimsCommand,
   hooksCommand,
   tryCommand,
+  reviewCommand,
+  undoCommand,
 ]
