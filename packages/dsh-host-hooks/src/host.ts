@@ -5,6 +5,8 @@ import { PathEscapeError, resolveInside } from 'dsh-common'
 import { readSessionLog, sessionLogPath, type RawSessionEvent, type Session, type SessionService } from 'dsh-session'
 import type { ToolResult, ToolService } from 'dsh-tools'
 import type { HookAdapter, HookAnswer, HookCall, PlannedTool } from './adapter.ts'
+import { ChainWitness, type WitnessHead } from './chain-witness.ts'
+import { configName, pictureConfig, restoreConfig, type ConfigPicture } from './config-guard.ts'
 import { MESSAGES } from './messages.ts'
 
 export interface HookHostParts {
@@ -15,6 +17,8 @@ export interface HookHostParts {
   /** The one workspace this host serves. */
   workspace: string
   vault: string
+  /** The host's log (what it found that the model is told too). */
+  log?: (line: string) => void
 }
 
 /** A guarded call between its pre and post hooks. */
@@ -40,6 +44,8 @@ interface Pending {
   /** The post hook came before the waterfall reached the tool (the pre hook gave up waiting). */
   stale: boolean
   final: Promise<ToolResult>
+  /** The guard's own entries in the agent's configuration when the call was let run. */
+  config?: ConfigPicture
 }
 
 interface Hosted {
@@ -50,6 +56,8 @@ interface Hosted {
   /** Context the suite appended that the model has not been shown. */
   context: string[]
   calls: Map<string, Pending>
+  /** The agent whose hooks this session's calls come from. */
+  adapter?: HookAdapter
   /** Calls settled without their post hook, until it comes (if ever). */
   settled: Map<string, Pending>
   /** The reason the last stop was refused with: an agent that sends it back as a prompt (Gemini CLI) goes on with the same turn. */
@@ -93,6 +101,8 @@ interface RecoveredReport {
 }
 type On = (name: string, listener: (report: RecoveredReport) => void) => void
 type Emit = (name: string, ...args: unknown[]) => Promise<void>
+type Serial = (name: string, ...args: unknown[]) => Promise<unknown>
+type OnAppended = (name: 'proofchain/appended', listener: (entry: WitnessHead, file: string) => void) => () => void
 
 /** JSON with sorted keys: the pre hook's `tool_input` and the MCP call's arguments are the same value, not always the same text. */
 function canonical(value: unknown): string {
@@ -117,9 +127,12 @@ export class HookHost {
   private readonly awaited: AwaitedSuiteCall[] = []
   private suiteCalls = 0
   private readonly p: HookHostParts
+  /** The proof chain's head as the suite wrote it, held where the agent's shell cannot rewrite it. */
+  readonly witness = new ChainWitness()
 
   constructor(parts: HookHostParts) {
     this.p = parts
+    ;(parts.ctx.on as unknown as OnAppended).call(parts.ctx, 'proofchain/appended', (entry, file) => this.witness.appended(file, entry))
     parts.ctx.on('session/event', (session, event) => {
       if (event.type === 'context/message') this.hosted.get(session.id)?.context.push(event.data.text)
     })
@@ -163,6 +176,11 @@ export class HookHost {
     }
     if (call.kind === 'ignore') return undefined
     const h = this.hostedOf(call.sessionId)
+    h.adapter = adapter
+    for (const why of await this.witness.check()) {
+      this.p.log?.(`proof chain: ${why}`)
+      for (const other of this.hosted.values()) other.context.push(MESSAGES.chainRewritten(why))
+    }
     let answer: HookAnswer
     try {
       // The agent moved on: a call of this session still without its post hook was refused or failed before it ran (or ran without one).
@@ -421,11 +439,32 @@ export class HookHost {
       parameters: { type: 'object' },
       effects: tool.effects,
       ...(tool.effects === 'write' ? { paths: (args: unknown) => this.planned.get(args as object) ?? [] } : {}),
-      execute: (_args, exec) => {
-        const pending = this.hosted.get(exec.session.id)?.calls.get(exec.callId)
-        return pending ? this.awaitAgent(pending) : { content: `${tool.name} runs only in the agent`, isError: true }
+      execute: async (_args, exec) => {
+        const h = this.hosted.get(exec.session.id)
+        const pending = h?.calls.get(exec.callId)
+        if (!pending) return { content: `${tool.name} runs only in the agent`, isError: true }
+        return this.guardConfig(h!, exec.session.id, exec.callId, pending, await this.awaitAgent(pending))
       },
     })
+  }
+
+  /**
+   * A call that changed the guard's own entries in the agent's configuration
+   * is rolled back like a regression: those files are put back, then the
+   * rest of the call (through dsh-snapshot), and the model is told why.
+   */
+  private async guardConfig(h: Hosted, sessionId: string, callId: string, pending: Pending, result: ToolResult): Promise<ToolResult> {
+    if (!pending.config || !h.adapter) return result
+    let restored: string[] | undefined
+    try {
+      restored = restoreConfig(h.adapter, this.p.workspace, pending.config)
+    } catch (error) {
+      return { content: MESSAGES.configNotRestored(pending.name, (error as Error).message), isError: true }
+    }
+    if (!restored) return result
+    const names = restored.map(f => configName(f, this.p.workspace))
+    await (this.p.ctx.serial as unknown as Serial).call(this.p.ctx, 'snapshot/rollback', { sessionId, callId, reason: `${pending.name} changed the guard's configuration` })
+    return { content: MESSAGES.configGuarded(pending.name, names), isError: true }
   }
 
   private awaitAgent(pending: Pending): Promise<ToolResult> {
@@ -465,6 +504,7 @@ export class HookHost {
     if (first === 'entered') {
       // Nothing runs between the snapshot and this answer: what the files hold now is what the call found.
       pending.before = hashes(files)
+      if (h.adapter) pending.config = pictureConfig(h.adapter, this.p.workspace)
       pending.answeredAt = Date.now()
       pending.cap = setTimeout(() => { void this.settle(h, callId) }, CAP_MS)
       pending.cap.unref()

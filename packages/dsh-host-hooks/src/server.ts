@@ -4,6 +4,7 @@ import { acquireFileLock, ensureVault, LockTimeoutError, processState, type File
 import type { HookAdapter } from './adapter.ts'
 import { adapterFor } from './adapters/index.ts'
 import type { HookHost } from './host.ts'
+import type { WitnessReport } from './chain-witness.ts'
 import { hookPaths, MAX_SOCKET_PATH } from './paths.ts'
 
 /** The host's lock is held by a live process: at most one host per workspace. */
@@ -131,6 +132,7 @@ export async function listenHooks(options: ListenOptions): Promise<HookServer> {
       const { name, arguments: args } = JSON.parse(await readBody(req)) as { name: string; arguments?: unknown }
       return send(res, 200, await options.host.callSuiteTool(name, args))
     }
+    if (req.method === 'GET' && url.pathname === '/proof/head') return send(res, 200, options.host.witness.report())
     if (req.method === 'GET' && url.pathname === '/status') {
       return send(res, 200, {
         pid: process.pid, workspace: options.workspace, sessions: options.host.sessionIds(),
@@ -242,4 +244,15 @@ export function requestSocket(socket: string, method: string, path: string, body
     req.on('error', reject)
     req.end(body)
   })
+}
+
+/**
+ * The live host's record of the proof chains its suite writes (see
+ * `ChainWitness`); undefined when no host of this workspace answers.
+ */
+export async function askWitness(vault: string, timeoutMs = 2000): Promise<WitnessReport | undefined> {
+  const paths = hookPaths(vault)
+  if (!existsSync(paths.socket)) return undefined
+  const answer = await requestSocket(paths.socket, 'GET', '/proof/head', undefined, timeoutMs).catch(() => undefined)
+  return answer ? JSON.parse(answer) as WitnessReport : undefined
 }

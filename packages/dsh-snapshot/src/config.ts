@@ -22,10 +22,11 @@ export const Config = Schema.object({
   ignore: Schema.array(String).default([]).description('More gitignore patterns a directory capture skips, after exclude (a !pattern re-includes what exclude skipped).'),
   shell: Schema.union(['track', 'git', 'off'] as const).default('track').description('track: keep a warm picture of the workspace so each shell call\'s changes are known and can be rolled back; git: snapshot the working tree of a git workspace before each shell call; off: shell calls are not snapshotted.'),
   shellMaxFileBytes: Schema.natural().default(1_048_576).description('track: files larger than this are watched for changes but their bytes are not kept (a change to one cannot be rolled back).'),
+  gitRefs: Schema.boolean().default(true).description('Before each shell call, record git HEAD, refs and index (read from .git, no git process); rolling the call back puts back what it moved (a commit, an amend, a reset, a branch move), and a kept call that put uncommitted files back to their committed content is noted.'),
   recover: Schema.boolean().default(true).description('Resolve journals left by dead processes when a vault is first used.'),
+  elsewhere: Schema.boolean().default(false).description('The tools run in another process (an agent seen through its hooks): each call\'s post record (snapshot/ran) says what it left; recovery restores a file only while it still holds that, and leaves a call whose result never came as it is.'),
   keepBytes: Schema.natural().default(DEFAULT_KEEP_BYTES).description('Bytes of kept calls\' before and after images held for dsh undo and dsh review past their session (oldest pruned first; 0 keeps none).'),
   keepDays: Schema.number().min(0).default(7).description('Days kept calls\' before and after images are held for dsh undo and dsh review past their session.'),
-  elsewhere: Schema.boolean().default(false).description('The tools run in another process (an agent seen through its hooks): each call\'s post record (snapshot/ran) says what it left; recovery restores a file only while it still holds that, and leaves a call whose result never came as it is.'),
   lockWaitMs: Schema.natural().default(600_000).description('How long a write or shell call waits for another session on the same workspace to finish its write (its judgement included) before it is refused.'),
 })
 export type Config = Schemastery.TypeT<typeof Config>

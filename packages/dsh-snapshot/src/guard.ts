@@ -11,7 +11,9 @@ import { Snapshots } from './snapshots.ts'
 import type { ChangesRequest, CommitRequest, OutsideChanges, RestoredInfo, RollbackRequest, RollbackResult, ScopeRef } from './types.ts'
 import type { Config } from './config.ts'
 import type { ShellChanges } from './shell/tracker.ts'
-import { otherSessionNote, outsideNote } from './messages.ts'
+import { discardedNote, gitRestored, otherSessionNote, outsideNote } from './messages.ts'
+import { committedBlobs, gitBlobId, readGitState, type RefsEntry } from './git-refs.ts'
+import type { Difference } from './shell/tracker.ts'
 import { pathState } from './post-image.ts'
 
 /** What the guard needs from its host (the Cordis adapter): events out, a logger. */
@@ -39,6 +41,9 @@ export class SnapshotGuard {
   private readonly _vaults = new Map<string, Promise<void>>()
   private readonly _notGit = new Set<string>()
   private readonly _untracked = new Set<string>()
+  /** What a rollback put back in git, for the rolled-back call's result. */
+  private readonly _gitNotes = new Map<string, string>()
+  private readonly _inflight = new Set<string>()
   /** Per workspace root: the last guarded call's session that wrote each path, and what it left (so a later change by anyone else is not put on it). */
   private readonly _written = new Map<string, Map<string, { sessionId: string; state: string | null }>>()
   private _disposed = false
@@ -87,8 +92,8 @@ export class SnapshotGuard {
   }
 
   private options(vault: string) {
-    const { fsync, maxFileBytes, maxDirBytes, exclude, ignore, keepBytes, keepDays, elsewhere } = this.settings
-    return { vault, fsync, maxFileBytes, maxDirBytes, exclude, ignore, keepBytes, keepDays, elsewhere }
+    const { fsync, maxFileBytes, maxDirBytes, exclude, ignore, elsewhere, keepBytes, keepDays } = this.settings
+    return { vault, fsync, maxFileBytes, maxDirBytes, exclude, ignore, elsewhere, keepBytes, keepDays }
   }
 
   /** The session's snapshots (its vault prepared first). */
@@ -146,6 +151,7 @@ export class SnapshotGuard {
       return { content: captureRefused((error as Error).message, write ? 'write' : 'command'), isError: true }
     }
     let outside: { outside: string[]; others: Map<string, string[]> } = { outside: [], others: new Map() }
+    let gitBefore: RefsEntry | undefined
     try {
       if (shell && this.settings.shell === 'track' && !snaps.tracking && !this.startTracking(snaps)) return next()
       outside = await this.outOfBand(exec, snaps)
@@ -158,23 +164,32 @@ export class SnapshotGuard {
         this._notGit.add(snaps.root)
         return next()
       }
+      if (shell && this.settings.gitRefs) gitBefore = snaps.captureRefs(ref)
     } catch (error) {
       if (!(error instanceof SnapshotError)) throw error
       return { content: error.reason === 'escape' ? escapeRefused(error.message) : captureRefused(error.message, write ? 'write' : 'command'), isError: true }
     }
     let result: ToolResult
+    let own: Difference[] = []
+    this._inflight.add(exec.callId)
     try {
       result = await next()
     } finally {
+      this._inflight.delete(exec.callId)
       await this.settle(snaps, ref, exec, shell)
       // A verdict still to come (a judge that promised one): the call's changes are measured before the picture moves on.
       if (shell && snaps.isOpen(ref.key)) await this.measureOpen(snaps, exec.callId)
       // What this call (and its judgement) changed is the workspace's picture now, not out of band.
-      if (snaps.tracking) await this.adoptOwn(snaps)
+      if (snaps.tracking) own = await this.adoptOwn(snaps)
       if (write) this.noteWritten(snaps, exec.session.id, paths)
       this.unlockIfIdle(snaps)
     }
+    const git = this._gitNotes.get(exec.callId)
+    this._gitNotes.delete(exec.callId)
+    const discarded = !git && gitBefore ? await this.discarded(snaps, gitBefore, own) : undefined
     const notes = [
+      ...(git ? [git] : []),
+      ...(discarded ? [discarded] : []),
       ...(waited ? [waited] : []),
       ...(outside.outside.length ? [outsideNote(outside.outside)] : []),
       ...(outside.others.size ? [otherSessionNote(outside.others)] : []),
@@ -289,13 +304,29 @@ export class SnapshotGuard {
     }
   }
 
-  private async adoptOwn(snaps: Snapshots) {
+  private async adoptOwn(snaps: Snapshots): Promise<Difference[]> {
     try {
-      await snaps.refresh()
+      return await snaps.refresh()
     } catch (error) {
       if (!(error instanceof SnapshotError)) throw error
       this.host.warn(`shell tracking of ${snaps.root}: ${error.message}`)
+      return []
     }
+  }
+
+  /**
+   * A kept shell call that put files with uncommitted changes back to their
+   * committed content (`git checkout -- .`, `git stash`, `git reset --hard`):
+   * not a regression, but the model is told what it discarded.
+   */
+  private async discarded(snaps: Snapshots, before: RefsEntry, own: readonly Difference[]): Promise<string | undefined> {
+    const modified = own.filter(d => d.before?.k === 'file' && d.now?.k === 'file' && d.data).slice(0, 200)
+    if (!modified.length) return undefined
+    const committed = await committedBlobs(snaps.root, modified.map(d => d.path))
+    if (!committed) return undefined
+    const back = modified.filter(d => committed.get(d.path) === gitBlobId(d.data!)).map(d => d.path)
+    if (!back.length) return undefined
+    return discardedNote(back, readGitState(before).refs['refs/stash'] !== before.refs['refs/stash'])
   }
 
   /** `snapshot/tracked`: whether a call holds a workspace pre-image (its changes can be measured and rolled back). */
@@ -348,6 +379,7 @@ export class SnapshotGuard {
     const snaps = this._sessions.get(req.sessionId)
     if (!snaps) return { matched: false, restored: [], deleted: [], failed: [], message: nothingToRestore(selector, req.sessionId) }
     const result = await snaps.rollback(selector, req.reason)
+    if (result.git?.length && req.callId !== undefined && this._inflight.has(req.callId)) this._gitNotes.set(req.callId, gitRestored(result.git))
     // What the restore wrote is the workspace's picture again, not a change out of band.
     if (snaps.tracking) await this.adoptOwn(snaps)
     this.unlockIfIdle(snaps)

@@ -3,7 +3,7 @@ import { basename, dirname, join, resolve } from 'node:path'
 import { atomicTempTarget, definedOnly, fsyncDirSync, readdirOrEmpty } from 'dsh-common'
 import { JOURNAL_SUFFIX, type ParsedJournal } from './journal-format.ts'
 import { readJournal, readPayloadFd } from './journal-read.ts'
-import { listPaths } from './messages.ts'
+import { gitRestored, listPaths } from './messages.ts'
 import { ownerState, type JournalOwner, type OwnerState } from './owner.ts'
 import type { RestoreOutcome } from './types.ts'
 import { replayScopes, type ScopeState } from './scopes.ts'
@@ -374,6 +374,7 @@ export function formatRecovery(report: RecoveryReport): string {
       const parts: string[] = []
       if (s.restored.length) parts.push(`restored ${listPaths(s.restored)}`)
       if (s.deleted.length) parts.push(`deleted ${listPaths(s.deleted)}`)
+      if (s.git?.length) parts.push(gitRestored(s.git))
       if (s.failed.length) parts.push(`could not restore ${listPaths(s.failed.map(f => `${f.path} (${f.error})`))}`)
       if (!parts.length && (s.action === 'rolled back' || s.action === 'finished rollback')) parts.push(j.damage ? 'nothing to restore in the records before the damage' : j.cut ? 'nothing to restore in the records before the cut' : 'nothing had changed')
       lines.push(`  ${s.action} ${s.label} (${why})${parts.length ? `: ${parts.join('; ')}` : ''}`)

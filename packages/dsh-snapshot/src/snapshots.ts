@@ -16,6 +16,7 @@ import { keepScopes, type KeepSettings } from './keep.ts'
 
 export { snapshotDir } from './layout.ts'
 import { removeTreeStore, snapshotTree } from './git-tree.ts'
+import { captureRefs, releaseRefs, type RefsEntry } from './git-refs.ts'
 import { removeMarkers } from './shell/watch.ts'
 import { pathState, postable } from './post-image.ts'
 import { markerOf, packOf } from './layout.ts'
@@ -81,6 +82,7 @@ export class Snapshots {
     const vaultRel = isInside(this.root, this.vault) ? [toPosixRelative(this.root, this.vault)] : []
     this._skip = compileIgnore([...ALWAYS_SKIPPED, ...this._ignore], vaultRel)
     this._owner = owner
+    this._elsewhere = settings.elsewhere
     this._keep = { maxBytes: settings.keepBytes, maxAgeMs: settings.keepDays * 86_400_000, maxFileBytes: settings.maxFileBytes, fsync: settings.fsync !== 'off', written: 0, pruned: false }
     this._elsewhere = settings.elsewhere
   }
@@ -161,6 +163,21 @@ export class Snapshots {
     const entry = await snapshotTree(this.root, this.vault, store, this._sync !== 'off')
     if (!entry) return undefined
     return this.captureEntry(scope, entry)
+  }
+
+  /**
+   * Record the git state of the repository the root is in (HEAD, every
+   * ref, the index) for a shell call, so a rollback also takes back the
+   * commits, resets and branch moves the call made. Read from git's files
+   * (no git process). Returns the scope's record of it (the first, when
+   * the scope already had one); undefined when the root is in no repository.
+   */
+  captureRefs(scope: ScopeRef): RefsEntry | undefined {
+    const open = this._open.find(s => s.key === scope.key)
+    const had = open?.items.find(i => i.entry.kind === 'refs')?.entry
+    const entry = had?.kind === 'refs' ? had : captureRefs(this.root, treeStoreOf(this.journal().file))
+    if (entry) this.captureEntry(scope, entry)
+    return entry
   }
 
   /** Whether shell tracking runs (see {@link startTracking}). */
@@ -289,7 +306,8 @@ export class Snapshots {
     this.forgetMeasured(chosen)
     // Newest scope first, so each path ends as its oldest capture had it; reported oldest first.
     const outcomes: RestoreOutcome[] = []
-    for (const scope of chosen) outcomes.unshift(await restoreScope(this.root, scope, this._journal!, { fsync: this._sync !== 'off', vault: this.vault }))
+    for (const scope of chosen) outcomes.unshift(await restoreScope(this.root, scope, this._journal!, { fsync: this._sync !== 'off', vault: this.vault, reason }))
+    releaseIndexLinks(chosen)
     const total: RestoreOutcome = { restored: [], deleted: [], failed: [] }
     for (const outcome of outcomes) mergeOutcome(total, outcome)
     // Restored files are durable before the journal may forget them.
@@ -471,6 +489,7 @@ export class Snapshots {
   }
 
   private close(scopes: ScopeState[], verdict: 'commit') {
+    releaseIndexLinks(scopes)
     const remaining = this._open.filter(s => !scopes.includes(s))
     if (!remaining.length) {
       // Nothing left open: resetting the journal is the verdict.
@@ -500,6 +519,11 @@ export class Snapshots {
     this._journal.reset()
     removeTreeStore(treeStoreOf(this._journal.file))
   }
+}
+
+/** A closed scope's index links are of no more use (a reset removes them all anyway). */
+function releaseIndexLinks(scopes: readonly ScopeState[]) {
+  for (const s of scopes) for (const { entry } of s.items) if (entry.kind === 'refs') releaseRefs(entry)
 }
 
 function pick(ref: ScopeRef): { step?: number; turn?: number } {

@@ -218,7 +218,7 @@ async function serve(argv: string[], io: CliIO): Promise<number> {
       throw error
     }
     const { ctx } = harness
-    const host = new HookHost({ ctx, sessions: ctx.sessions, tools: ctx.tools, workspace, vault })
+    const host = new HookHost({ ctx, sessions: ctx.sessions, tools: ctx.tools, workspace, vault, log: line => io.stderr(`${stamp()} ${line}\n`) })
     // What dsh-dstvalid is measuring now (its notices open and close a phase): status says warm when nothing is.
     const measuring = new Map<string, number>()
     ctx.on('dstvalid/notice', notice => {
