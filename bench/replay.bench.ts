@@ -172,7 +172,6 @@ interface NaiveRun {
   problems: string[]
 }
 
-// eslint-disable-next-line no-control-regex
 const ANSI = /\x1b\[[0-9;]*m/g
 
 /** The problems a naive step reports: tsc diagnostics, vitest's failing tests, go's build errors, vet findings and failing tests. */
