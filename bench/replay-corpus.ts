@@ -58,8 +58,8 @@ export const REPLAY_PROJECTS: ReplayProject[] = [
       },
       {
         kind: 'bug',
-        commit: '4111333b7f830712947b3d48c127f23061569620',
-        title: 'fix: only merge plain objects (#111)',
+        commit: '11ba02213d4b1c6b02dd686041f75edc479c98e9',
+        title: 'fix: ignore inherited enumerable properties',
         order: ['src/defu.ts'],
       },
     ],
