@@ -9,24 +9,24 @@
  * Goal: 0 good commits with any write undone at the end of the turn; 0
  * reverted bugs surviving the turn.
  */
-import { spawnSync } from 'node:child_process'
+import { spawn, spawnSync } from 'node:child_process'
 import { existsSync, mkdirSync, readFileSync, rmSync, unlinkSync, writeFileSync } from 'node:fs'
 import { loadavg, tmpdir } from 'node:os'
 import { dirname, join } from 'node:path'
-import type { Context } from '@deepseek-ai/cordis'
-import { bootHarness } from 'dsh-cli'
+import { createInterface } from 'node:readline'
+import { fileURLToPath } from 'node:url'
 import { runCommand } from 'dsh-common'
-import type { DstvalidNotice } from 'dsh-dstvalid'
-import type { Session, SessionEvent } from 'dsh-session'
+import type { SessionEvent } from 'dsh-session'
 import { naiveSteps, type NaiveStep } from '../packages/dsh-cli/src/try/naive.ts'
 import { REPLAY_PROJECTS, type ReplayItem, type ReplayProject } from './replay-corpus.ts'
 
 const USAGE = `Usage: pnpm bench replay [--project NAME]… [--commit PREFIX]… [--work DIR] [--mirrors DIR] [--json FILE]
 
 Replays the corpus of bench/replay-corpus.ts through the guarded harness
-(the suite's cordis.yml, a scripted model): for each good commit, the
-parent is checked out and installed, then the commit's files are written
-one per call, in one turn, and the model stops; for each bug fix, the fix
+(\`dsh run --script --json\` with the suite's cordis.yml, a process per
+replay): for each good commit, the parent is checked out and installed,
+then the commit's files are written one per call, in one turn, and the
+model stops; for each bug fix, the fix
 is checked out and its non-test files are written back as they were before
 it (the bug), then the model stops. Before each replay the project's naive
 check (its own type-check and full tests, cold) runs on both sides of the
@@ -181,7 +181,7 @@ function problemsOf(step: NaiveStep, output: string, exitCode: number | null): s
   for (const l of lines) {
     let m: RegExpExecArray | null
     if ((m = /^(\S+?)\(\d+,\d+\): error (TS\d+): (.*)$/.exec(l))) keys.add(`${m[1]} ${m[2]} ${m[3]}`)
-    else if ((m = /^\s*(?:FAIL|×|✗)\s+(\S.*?)(?:\s+\d+ms)?$/.exec(l)) && step.label.startsWith('vitest')) keys.add(`test ${m[1]}`)
+    else if ((m = /^\s*FAIL\s+(\S.*?)(?:\s+\d+ms)?$/.exec(l)) && step.label.startsWith('vitest')) keys.add(`test ${m[1]}`)
     else if ((m = /^\s*--- FAIL: (\S+)/.exec(l))) keys.add(`go test ${m[1]}`)
     else if ((m = /^FAIL\s+(\S+)\s+\[(build failed|setup failed)\]/.exec(l))) keys.add(`go ${m[1]} ${m[2]}`)
     else if ((m = /^(?:\.\/)?([\w./-]+\.go):\d+(?::\d+)?: (.*)$/.exec(l))) keys.add(`${step.label.split(' ')[1]} ${m[1]}: ${m[2]}`)
@@ -321,55 +321,78 @@ async function replay(project: ReplayProject, item: ReplayItem, clone: string, a
   mkdirSync(scratch, { recursive: true })
   const script = join(scratch, 'script.jsonl')
   writeFileSync(script, scriptOf(item, to))
-  const warnings: string[] = []
-  const harness = await bootHarness({ workspace: clone, script, vault: join(scratch, 'vault'), log: line => { warnings.push(line) } })
-  const steps: Step[] = []
-  const messages: Message[] = []
-  let session: Session | undefined
+  const prompt = item.kind === 'good'
+    ? `Make this change, one file per call: ${item.title}`
+    : `Write ${item.order.join(', ')} as shown, one file per call, then stop.`
+  log(`  replaying ${item.order.length} write(s) in one turn (dsh run --script, a process of its own)…`)
   try {
-    const progress = harness.ctx.plugin((ctx: Context) => {
-      ctx.on('dstvalid/notice', (n: DstvalidNotice) => {
-        if (n.phase !== 'end') log(`      ${firstLine(n.text)}`)
-      })
-      ctx.on('session/event', (s: Session, e: SessionEvent) => {
-        if (s !== session) return
-        if (e.type === 'tool/result') {
-          const path = item.order[steps.length] ?? '?'
-          steps.push({ path, verdict: firstLine(e.data.content) })
-          log(`    step ${steps.length}/${item.order.length} ${path}: ${firstLine(e.data.content)}`)
-        } else if (e.type === 'context/message' || (e.type === 'user/message' && messages.length)) {
-          log(`    ${e.type === 'user/message' ? 'told the model' : `context (${e.data.source})`}: ${firstLine(e.data.text)}`)
-        }
-        if (e.type === 'tool/result') messages.push({ type: `tool/result ${e.data.name}`, text: e.data.content })
-        else if (e.type === 'context/message') messages.push({ type: `context/message ${e.data.source}`, text: e.data.text })
-        else if (e.type === 'user/message') messages.push({ type: 'user/message', text: e.data.text })
-      })
-    })
-    await progress
-    const created = harness.createSession(`replay-${item.commit.slice(0, 8)}`)
-    session = created.session
-    const prompt = item.kind === 'good'
-      ? `Make this change, one file per call: ${item.title}`
-      : `Write ${item.order.join(', ')} as shown, one file per call, then stop.`
-    log(`  replaying ${item.order.length} write(s) in one turn…`)
     const t = performance.now()
-    const reason = await created.agent.send(prompt)
+    const { messages, steps, reason, stderr } = await dshRun(clone, script, join(scratch, 'vault'), prompt, item.order)
     const turnMs = performance.now() - t
-    await harness.dispose()
-    // The prompt itself is not an answer to the model's work.
-    if (messages[0]?.type === 'user/message') messages.shift()
     const differing = item.order.filter(p => !same(contentOf(clone, p), item.kind === 'good' ? to.get(p)! : from.get(p)!))
     const buggy = item.kind === 'bug' ? item.order.filter(p => same(contentOf(clone, p), to.get(p)!)) : []
     const loadEnd = load()
     log(`  turn ${reason ?? 'not ended'} in ${sec(turnMs)} (load ${loadEnd}); ${item.kind === 'good'
       ? differing.length ? `UNDONE at the end: ${differing.join(', ')}` : 'every write kept'
       : buggy.length ? `the BUG SURVIVED in ${buggy.join(', ')}` : differing.length ? `neither fix nor bug in ${differing.join(', ')}` : 'the bug is gone (the fix restored byte for byte)'}`)
+    const warnings = stderr.split('\n').filter(l => /^(warn|error) /.test(l))
     if (warnings.length) log(`  harness warnings: ${warnings.slice(0, 3).join(' | ')}`)
     return { project: project.name, item, parent, missing, installMs, naive: { before, after, comparison }, steps, messages, reason, turnMs, differing, buggy, loadStart, loadEnd }
   } finally {
-    await harness.dispose()
     checkout(clone, start)
   }
+}
+
+const BIN = join(dirname(fileURLToPath(import.meta.url)), '..', 'packages', 'dsh-cli', 'src', 'bin.ts')
+
+/**
+ * One turn of `dsh run --script --json` in a process of its own (a fresh
+ * guard per replay, as a user's `dsh run` has: nothing resolved in an
+ * earlier replay, before a reinstall, is reused). Streams the session's
+ * events and shows each result as it comes.
+ */
+function dshRun(root: string, script: string, vault: string, prompt: string, order: string[]): Promise<{ messages: Message[]; steps: Step[]; reason: string | undefined; stderr: string }> {
+  return new Promise((resolve, reject) => {
+    const child = spawn(process.execPath, ['--import', 'tsx', BIN, 'run', prompt, '--workspace', root, '--script', script, '--vault', vault, '--json'], { stdio: ['ignore', 'pipe', 'pipe'] })
+    const messages: Message[] = []
+    const steps: Step[] = []
+    let reason: string | undefined
+    let stderr = ''
+    let prompted = false
+    child.stderr.on('data', (chunk: Buffer) => { stderr += chunk.toString('utf8') })
+    createInterface({ input: child.stdout }).on('line', line => {
+      let e: SessionEvent
+      try {
+        e = JSON.parse(line) as SessionEvent
+      } catch {
+        return // not an event
+      }
+      if (e.type === 'tool/result') {
+        const path = order[steps.length] ?? '?'
+        steps.push({ path, verdict: firstLine(e.data.content) })
+        messages.push({ type: `tool/result ${e.data.name}`, text: e.data.content })
+        log(`    step ${steps.length}/${order.length} ${path}: ${firstLine(e.data.content)}`)
+      } else if (e.type === 'context/message') {
+        messages.push({ type: `context/message ${e.data.source}`, text: e.data.text })
+        log(`    context (${e.data.source}): ${firstLine(e.data.text)}`)
+      } else if (e.type === 'user/message') {
+        // The prompt itself is not an answer to the model's work.
+        if (prompted) {
+          messages.push({ type: 'user/message', text: e.data.text })
+          log(`    told the model: ${firstLine(e.data.text)}`)
+        }
+        prompted = true
+      } else if (e.type === 'error') {
+        messages.push({ type: 'error', text: e.data.message })
+        log(`    error: ${firstLine(e.data.message)}`)
+      } else if (e.type === 'turn/end') reason = e.data.reason
+    })
+    child.on('error', reject)
+    child.on('close', code => {
+      if (code !== 0 && code !== 1) reject(new Error(`dsh run exited with ${code}: ${stderr.slice(-2000)}`))
+      else resolve({ messages, steps, reason, stderr })
+    })
+  })
 }
 
 // ── main ────────────────────────────────────────────────────────────────
