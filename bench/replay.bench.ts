@@ -292,6 +292,12 @@ function scriptOf(item: ReplayItem, to: Map<string, Buffer | null>): string {
 }
 
 const firstLine = (text: string) => text.split('\n')[0]!.slice(0, 300)
+/** A result's first line, and the verdict's own line when the guard added one below it (`kept for now: …`, `warning: …`). */
+const verdictOf = (text: string) => {
+  const lines = text.split('\n')
+  const said = lines.slice(1).find(l => /^(kept for now|warning|rolled back|undone)\b/.test(l))
+  return [lines[0]!, said].filter(Boolean).join(' · ').slice(0, 400)
+}
 
 async function replay(project: ReplayProject, item: ReplayItem, clone: string, args: Args, index: string): Promise<ItemReport> {
   const loadStart = load()
@@ -369,9 +375,9 @@ function dshRun(root: string, script: string, vault: string, prompt: string, ord
       }
       if (e.type === 'tool/result') {
         const path = order[steps.length] ?? '?'
-        steps.push({ path, verdict: firstLine(e.data.content) })
+        steps.push({ path, verdict: verdictOf(e.data.content) })
         messages.push({ type: `tool/result ${e.data.name}`, text: e.data.content })
-        log(`    step ${steps.length}/${order.length} ${path}: ${firstLine(e.data.content)}`)
+        log(`    step ${steps.length}/${order.length} ${path}: ${verdictOf(e.data.content)}`)
       } else if (e.type === 'context/message') {
         messages.push({ type: `context/message ${e.data.source}`, text: e.data.text })
         log(`    context (${e.data.source}): ${firstLine(e.data.text)}`)
@@ -445,7 +451,7 @@ console.log(rows.join('\n'))
 console.log('\nmessages the model saw, per item (first line of each):')
 for (const r of reports) {
   console.log(`\n${r.project} ${r.item.commit.slice(0, 8)} (${r.item.kind}):`)
-  for (const m of r.messages) console.log(`  ${m.type}: ${firstLine(m.text)}`)
+  for (const m of r.messages) console.log(`  ${m.type}: ${verdictOf(m.text)}`)
 }
 
 const goodUndone = reports.filter(r => r.item.kind === 'good' && r.differing.length).length
