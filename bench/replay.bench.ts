@@ -26,11 +26,14 @@ Replays the corpus of bench/replay-corpus.ts through the guarded harness
 (\`dsh run --script --json\` with the suite's cordis.yml, a process per
 replay): for each good commit, the parent is checked out and installed,
 then the commit's files are written one per call, in one turn, and the
-model stops; for each bug fix, the fix
-is checked out and its non-test files are written back as they were before
-it (the bug), then the model stops. Before each replay the project's naive
-check (its own type-check and full tests, cold) runs on both sides of the
-change. Prints each step's verdict, the messages the model saw, and a table.
+model stops; for each bug fix, the fix is checked out and its non-test
+files are written back as they were before it (the bug), then the model
+stops. Before each replay the project's naive check (its own type-check
+and full tests, cold) runs on both sides of the change. Prints each step's
+verdict as it comes, the messages the model saw, a table, and the goal:
+0 good commits with any write undone, 0 reverted bugs surviving the turn.
+Files a mirror lacks are left out of the checkout (said). On 2 busy cores
+the whole corpus takes about an hour (ts-graphviz's naive check is minutes).
 
 Options:
   --project NAME   only this project (repeatable; have: ${REPLAY_PROJECTS.map(p => p.name).join(', ')})
