@@ -6,7 +6,7 @@ import importX from 'eslint-plugin-import-x'
 import { createTypeScriptImportResolver } from 'eslint-import-resolver-typescript'
 
 export default tseslint.config(
-  { ignores: ['**/node_modules/**', '**/fixtures/**', 'examples/**', '**/*.d.ts'] },
+  { ignores: ['**/node_modules/**', '**/fixtures/**', 'examples/**', '**/*.d.ts', 'packages/*/dist/**'] },
   {
     files: ['packages/*/src/**/*.ts', 'packages/*/src/**/*.tsx', 'scripts/**/*.ts', 'bench/**/*.ts'],
     languageOptions: {

@@ -78,7 +78,7 @@ async function claudeSession(bin: string, p: Project, hooked: boolean): Promise<
   const home = mkdtempSync(join(tmpdir(), 'dsh-bench-claude-home-'))
   writeFileSync(join(home, '.claude.json'), JSON.stringify({ projects: { [ws.root]: { hasTrustDialogAccepted: true } } }))
   if (hooked) {
-    installHooks(ADAPTERS.find(a => a.agent === 'claude-code')!, ws.root)
+    installHooks(ADAPTERS.find(a => a.agent === 'claude-code')!, ws.root, { home })
     // Started and up before the session, as after any earlier session of the day: the session measures writes, not the boot.
     startHost(ws.root, join(ws.root, '.dsh'))
     while ((await hostStatus(join(ws.root, '.dsh'))).state !== 'up') await new Promise(r => setTimeout(r, 200))
@@ -124,7 +124,7 @@ async function dshRun(p: Project): Promise<number[]> {
 async function clientCost(p: Project): Promise<{ client: number; naive: number; clientCpu: number; naiveCpu: number; load: string }> {
   const ws = copyProject(p)
   const vault = join(ws.root, '.dsh')
-  installHooks(ADAPTERS.find(a => a.agent === 'claude-code')!, ws.root)
+  installHooks(ADAPTERS.find(a => a.agent === 'claude-code')!, ws.root, { home: dirname(ws.root) })
   startHost(ws.root, vault)
   while ((await hostStatus(vault)).state !== 'up') await new Promise(r => setTimeout(r, 200))
   const payload = JSON.stringify({ session_id: 'bench', tool_name: 'Read', tool_use_id: 't', tool_input: { file_path: join(ws.root, ws.file) } })

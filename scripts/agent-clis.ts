@@ -35,8 +35,13 @@ export const AGENT_CLI_PINS = {
 
 export type AgentCliName = keyof typeof AGENT_CLI_PINS
 
-export function agentCliCacheDir(agent: AgentCliName): string {
-  const pin = AGENT_CLI_PINS[agent]
+/** The pin of `agent`, at `version` when given (an agent's current release, next to its pin). */
+function pinOf(agent: AgentCliName, version?: string) {
+  return version ? { ...AGENT_CLI_PINS[agent], version } : AGENT_CLI_PINS[agent]
+}
+
+export function agentCliCacheDir(agent: AgentCliName, version?: string): string {
+  const pin = pinOf(agent, version)
   const key = createHash('sha256').update(JSON.stringify(pin)).digest('hex').slice(0, 12)
   return join(process.env.DSH_AGENT_CLI_CACHE ?? join(homedir(), '.cache', 'dsh-agent-clis'), `${agent}-${pin.version}-${key}`)
 }
@@ -47,11 +52,11 @@ function binPath(agent: AgentCliName, dir: string): string {
   return join(dir, 'node_modules', '.bin', pin.bin)
 }
 
-/** The cached pinned CLI's executable, installing it first when absent. */
-export async function ensureAgentCli(agent: AgentCliName, log: (line: string) => void = () => {}): Promise<string> {
-  const dir = agentCliCacheDir(agent)
+/** The cached pinned CLI's executable (or, with `version`, that release's), installing it first when absent. */
+export async function ensureAgentCli(agent: AgentCliName, log: (line: string) => void = () => {}, version?: string): Promise<string> {
+  const dir = agentCliCacheDir(agent, version)
   if (existsSync(join(dir, '.complete'))) return binPath(agent, dir)
-  const pin = AGENT_CLI_PINS[agent]
+  const pin = pinOf(agent, version)
   const work = `${dir}.install-${process.pid}`
   rmSync(work, { recursive: true, force: true })
   mkdirSync(work, { recursive: true })

@@ -4,7 +4,7 @@ import Include, { type PatchOptions } from '@deepseek-ai/cordis-plugin-include'
 import type { EntryTree } from '@deepseek-ai/cordis-plugin-loader'
 import { Logger, type Message } from '@deepseek-ai/cordis'
 import { existsSync, statSync } from 'node:fs'
-import { dirname, join, resolve } from 'node:path'
+import { join, resolve } from 'node:path'
 import { fileURLToPath, pathToFileURL } from 'node:url'
 import { sessionLogPath, type Session } from 'dsh-session'
 import type { Agent } from 'dsh-agent'
@@ -15,7 +15,7 @@ import { checkConfigFile, ConfigError } from './config-check.ts'
 export { ConfigError }
 
 /** The repo's default harness definition. */
-export const DEFAULT_CONFIG = resolve(dirname(fileURLToPath(import.meta.url)), '../../../cordis.yml')
+export const DEFAULT_CONFIG = fileURLToPath(new URL('../../../cordis.yml', import.meta.url))
 
 export interface HarnessOptions {
   /** cordis.yml to boot from (default: the repo's). Plugin names resolve to the installed suite wherever it lives. */

@@ -18,17 +18,21 @@ export interface ProcessIdentity {
 
 export type ProcessState = 'this-process' | 'alive' | 'dead' | 'other-host'
 
-/** Start time of a process in clock ticks since boot, from /proc; undefined when unreadable. */
-function readProcStart(pid: number): string | undefined {
+/** A process's scheduler state (`R`, `S`, `Z` zombie…) and start time in clock ticks since boot, from /proc; undefined when unreadable. */
+function readProcStat(pid: number): { state: string; start: string | undefined } | undefined {
   try {
     const stat = readFileSync(`/proc/${pid}/stat`, 'utf8')
     // Field 2 (comm) may contain spaces and parentheses; fields after the last ')' are fixed.
     const fields = stat.slice(stat.lastIndexOf(')') + 2).split(' ')
-    return fields[19]
+    return { state: fields[0] ?? '', start: fields[19] }
   } catch {
     // ENOENT: no such process, or no /proc on this OS.
     return undefined
   }
+}
+
+function readProcStart(pid: number): string | undefined {
+  return readProcStat(pid)?.start
 }
 
 function readBootId(): string | undefined {
@@ -65,9 +69,9 @@ export function processState(who: ProcessIdentity): ProcessState {
     // EPERM: alive but not ours to signal.
     if ((error as NodeJS.ErrnoException).code !== 'EPERM') return 'dead'
   }
-  if (who.start) {
-    const start = readProcStart(who.pid)
-    if (start !== undefined && start !== who.start) return 'dead'
-  }
+  const stat = readProcStat(who.pid)
+  // A killed process its parent has not reaped yet (a zombie) holds nothing any more.
+  if (stat && /^[ZX]$/.test(stat.state)) return 'dead'
+  if (who.start && stat?.start !== undefined && stat.start !== who.start) return 'dead'
   return 'alive'
 }

@@ -92,3 +92,25 @@ describe('file lock', () => {
     expect(existsSync(path)).toBe(false)
   })
 })
+
+describe('a killed holder its parent has not reaped', () => {
+  it('is dead (a zombie holds nothing), and its lock is broken at once', async () => {
+    // sh starts a child, kills it, then becomes `sleep`, which never reaps it: a zombie while it sleeps.
+    const { spawn } = await import('node:child_process')
+    const parent = spawn('sh', ['-c', 'sleep 30 & echo $!; kill -9 $!; exec sleep 30'], { stdio: ['ignore', 'pipe', 'ignore'] })
+    const pid = await new Promise<number>(resolve => parent.stdout.once('data', (c: Buffer) => resolve(Number(c.toString().trim()))))
+    try {
+      const { readFileSync } = await import('node:fs')
+      for (let i = 0; i < 100 && !/\) Z /.test(readFileSync(`/proc/${pid}/stat`, 'utf8')); i++) await new Promise(r => setTimeout(r, 20))
+      expect(readFileSync(`/proc/${pid}/stat`, 'utf8')).toMatch(/\) Z /)
+      expect(processState({ pid, host: hostname() })).toBe('dead')
+      const path = lockPath()
+      writeFileSync(path, JSON.stringify({ pid, host: hostname(), time: Date.now(), token: 'zombie' }))
+      const lock = await acquireFileLock(path, { staleMs: Number.MAX_SAFE_INTEGER, timeoutMs: 1000 })
+      expect(lock.owner.pid).toBe(process.pid)
+      lock.release()
+    } finally {
+      parent.kill('SIGKILL')
+    }
+  })
+})

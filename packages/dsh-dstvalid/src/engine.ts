@@ -165,11 +165,21 @@ export class Guard {
     this._current.set(check, current)
   }
 
-  /** Before the first write (session start): measure the whole-workspace checks; lazy checks wait for a write's paths. Call inside `queue`. */
-  async warm(io: GuardIO): Promise<void> {
+  /**
+   * Before the first write (session start): measure the whole-workspace
+   * checks; lazy checks wait for a write's paths unless `tests` (then one
+   * whole run of each: the accepted results, and the map of what each test
+   * executed, so the first write is judged at the steady cost). Call inside `queue`.
+   */
+  async warm(io: GuardIO, tests = false): Promise<void> {
     for (const check of this.options.checks) {
       if (!check.lazyBaseline && !this._accepted.get(check)!.measured) await this.measureAccepted(check, undefined, io)
     }
+    if (!tests || this._knownAll) return
+    // As `prepare` does for a shell call: the whole workspace, once.
+    let all = true
+    for (const check of this.options.checks.filter(c => c.lazyBaseline)) all = (await this.measureAccepted(check, undefined, io)) && all
+    this._knownAll = all
   }
 
   /** Measure the accepted content for one check (before a write runs) and advance its accepted state; false when it could not. */

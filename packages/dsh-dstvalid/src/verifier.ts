@@ -473,7 +473,7 @@ export class Verifier {
       return
     }
     guard.startWorkers()
-    guard.queue.run(() => guard.warm(this.io(session))).catch(error => {
+    guard.queue.run(() => guard.warm(this.io(session), this.config.warmMap)).catch(error => {
       this.host.notice({ sessionId: session.id, level: 'error', text: `baseline failed: ${(error as Error).message}` })
     })
   }

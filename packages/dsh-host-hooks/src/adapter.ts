@@ -57,14 +57,27 @@ export interface HookEntry {
   /**
    * Seconds the client waits for a host that is starting (0: it starts it and
    * fails open at once). A tool event waiting gets its write verified; a
-   * context-taking one that still fails open tells the model once per session.
+   * context-taking one that still fails open tells the model, each time.
    */
   bootWaitSeconds: number
 }
 
-/** What an adapter needs to write its agent's configuration. */
-export interface InstallTarget {
+/**
+ * Where an install goes: `project` — one project, its machine-specific parts
+ * in files the agent keeps out of version control where it has them; `user`
+ * — every project of this user (the agent's files in the home directory).
+ */
+export type InstallScope = 'project' | 'user'
+
+/** The project (or, for `user`, the home directory) an install writes into, and the user's home. */
+export interface InstallPlace {
+  scope: InstallScope
   workspace: string
+  home: string
+}
+
+/** What an adapter needs to write its agent's configuration. */
+export interface InstallTarget extends InstallPlace {
   /** The shell command line the agent runs for one hook entry (the hook client, quoted). */
   hookCommand(entry: HookEntry): string
   /** True for a hook command line the host installed (any checkout, any workspace): replaced on reinstall. */
@@ -101,7 +114,9 @@ export interface HookAdapter {
   /** The configuration files after installing (each merged with what the user already has; idempotent). */
   install(target: InstallTarget): ConfigEdit[]
   /** The configuration files after taking out exactly what `install` added (an absent file stays absent). */
-  uninstall(workspace: string, isOurs: (command: string) => boolean): ConfigEdit[]
+  uninstall(place: InstallPlace, isOurs: (command: string) => boolean): ConfigEdit[]
+  /** The shell word a user-level hook command names the project with (the agent's project variable, or the hook's cwd). */
+  readonly projectWord: string
 }
 
 /** `payload[name]` as a non-empty string. @throws Error naming the agent and the field when it is not one. */
@@ -117,8 +132,8 @@ export interface HookProtocol {
   agent: string
   /** The agent's event names: each maps to one {@link HookCall} kind (any other event is ignored). */
   events: { sessionStart: string; prompt: string; stop: string; preTool: string; postTool: readonly string[] }
-  /** How the agent names the suite's MCP tools (`mcp__dsh__`): a call of one is a `suite-tool` call before it runs. */
-  mcpPrefix: string
+  /** How the agent names the suite's MCP tools (`mcp__dsh__`; more than one when a plugin's server is named apart): a call of one is a `suite-tool` call before it runs. */
+  mcpPrefix: string | readonly string[]
   /** What a tool does: `write` or `shell` when the suite guards it; undefined: ignored. */
   effects(name: string): PlannedTool['effects'] | undefined
   /** The id pairing a call's pre-tool and post-tool payloads. */
@@ -145,7 +160,8 @@ export function hookTranslator(p: HookProtocol): HookAdapter['translate'] {
     if (!pre && !p.events.postTool.includes(event)) return { kind: 'ignore' }
     const name = payloadField(p.agent, payload, 'tool_name')
     const input = isObject(payload.tool_input) ? payload.tool_input : {}
-    if (name.startsWith(p.mcpPrefix)) return pre ? { kind: 'suite-tool', sessionId, name: name.slice(p.mcpPrefix.length), arguments: input } : { kind: 'ignore' }
+    const prefix = (typeof p.mcpPrefix === 'string' ? [p.mcpPrefix] : p.mcpPrefix).find(x => name.startsWith(x))
+    if (prefix) return pre ? { kind: 'suite-tool', sessionId, name: name.slice(prefix.length), arguments: input } : { kind: 'ignore' }
     const effects = p.effects(name)
     if (!effects) return { kind: 'ignore' }
     const callId = p.callId(name, input, payload)

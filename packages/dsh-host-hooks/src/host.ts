@@ -1,9 +1,12 @@
 import type { Context } from '@deepseek-ai/cordis'
-import { existsSync } from 'node:fs'
+import { createHash } from 'node:crypto'
+import { existsSync, readFileSync } from 'node:fs'
 import { PathEscapeError, resolveInside } from 'dsh-common'
 import { readSessionLog, sessionLogPath, type RawSessionEvent, type Session, type SessionService } from 'dsh-session'
 import type { ToolResult, ToolService } from 'dsh-tools'
 import type { HookAdapter, HookAnswer, HookCall, PlannedTool } from './adapter.ts'
+import { ChainWitness, type WitnessHead } from './chain-witness.ts'
+import { configName, pictureConfig, restoreConfig, type ConfigPicture } from './config-guard.ts'
 import { MESSAGES } from './messages.ts'
 
 export interface HookHostParts {
@@ -14,11 +17,25 @@ export interface HookHostParts {
   /** The one workspace this host serves. */
   workspace: string
   vault: string
+  /** The host's log (what it found that the model is told too). */
+  log?: (line: string) => void
 }
 
 /** A guarded call between its pre and post hooks. */
 interface Pending {
   name: string
+  effects: PlannedTool['effects']
+  /** A writer's paths (absolute) and their content's hash once the snapshot was taken (null: absent). */
+  before: Map<string, string | null>
+  /** When its pre hook was answered "go on": from then on the agent may run it, refuse it, or fail it without a post hook. */
+  answeredAt?: number
+  /** Its post hook came (the agent's result is being judged). */
+  posted: boolean
+  /** Settled without its post hook (see {@link HookHost.settle}). */
+  settling?: Promise<void>
+  /** A writer's hashes when it was settled, to tell a post hook that comes later whether it wrote since. */
+  atSettle?: Map<string, string | null>
+  cap?: NodeJS.Timeout
   /** Resolved when the suite's waterfall reached the tool: the snapshot is taken. */
   entered: Promise<void>
   markEntered: () => void
@@ -27,6 +44,8 @@ interface Pending {
   /** The post hook came before the waterfall reached the tool (the pre hook gave up waiting). */
   stale: boolean
   final: Promise<ToolResult>
+  /** The guard's own entries in the agent's configuration when the call was let run. */
+  config?: ConfigPicture
 }
 
 interface Hosted {
@@ -37,11 +56,35 @@ interface Hosted {
   /** Context the suite appended that the model has not been shown. */
   context: string[]
   calls: Map<string, Pending>
-  /** The "not verified" note was given (once per session). */
-  noted: boolean
+  /** The agent whose hooks this session's calls come from. */
+  adapter?: HookAdapter
+  /** Calls settled without their post hook, until it comes (if ever). */
+  settled: Map<string, Pending>
   /** The reason the last stop was refused with: an agent that sends it back as a prompt (Gemini CLI) goes on with the same turn. */
   refused?: string
   lastSeen: number
+}
+
+/** How long another session's write waits on a call whose post hook has not come before settling it: a file tool is done at once; a command may run a while. */
+const LEASE_MS = { write: 5_000, shell: 30_000 } as const
+/** A call whose post hook never came and that nothing else settled is settled after this long (the host may then go idle). */
+const CAP_MS = 600_000
+
+function hashOf(file: string): string | null {
+  try {
+    return createHash('sha256').update(readFileSync(file)).digest('hex')
+  } catch {
+    // ENOENT/EISDIR: nothing (a file) there.
+    return null
+  }
+}
+
+function hashes(files: Iterable<string>): Map<string, string | null> {
+  return new Map([...files].map(f => [f, hashOf(f)]))
+}
+
+function differing(a: Map<string, string | null>, b: Map<string, string | null>): string[] {
+  return [...a.keys()].filter(f => a.get(f) !== b.get(f))
 }
 
 /** A `suite-tool` pre hook waiting for its MCP call. */
@@ -52,7 +95,14 @@ interface AwaitedSuiteCall {
 }
 
 type AgentView = { id: string; session: Session }
+/** What the host reads of dsh-snapshot's `snapshot/recovered` report (it does not depend on the plugin). */
+interface RecoveredReport {
+  journals: { sessionId?: string; scopes: { restored: string[]; deleted: string[]; left?: { path: string }[] }[] }[]
+}
+type On = (name: string, listener: (report: RecoveredReport) => void) => void
 type Emit = (name: string, ...args: unknown[]) => Promise<void>
+type Serial = (name: string, ...args: unknown[]) => Promise<unknown>
+type OnAppended = (name: 'proofchain/appended', listener: (entry: WitnessHead, file: string) => void) => () => void
 
 /** JSON with sorted keys: the pre hook's `tool_input` and the MCP call's arguments are the same value, not always the same text. */
 function canonical(value: unknown): string {
@@ -77,11 +127,25 @@ export class HookHost {
   private readonly awaited: AwaitedSuiteCall[] = []
   private suiteCalls = 0
   private readonly p: HookHostParts
+  /** The proof chain's head as the suite wrote it, held where the agent's shell cannot rewrite it. */
+  readonly witness = new ChainWitness()
 
   constructor(parts: HookHostParts) {
     this.p = parts
+    ;(parts.ctx.on as unknown as OnAppended).call(parts.ctx, 'proofchain/appended', (entry, file) => this.witness.appended(file, entry))
     parts.ctx.on('session/event', (session, event) => {
       if (event.type === 'context/message') this.hosted.get(session.id)?.context.push(event.data.text)
+    })
+    // A restart after the host died: the model of each session whose call was cut short is told what recovery did.
+    ;(parts.ctx.on as unknown as On).call(parts.ctx, 'snapshot/recovered', report => {
+      for (const j of report.journals) {
+        if (!j.sessionId) continue
+        const undone = [...new Set(j.scopes.flatMap(s => [...s.restored, ...s.deleted]))]
+        const left = [...new Set(j.scopes.flatMap(s => (s.left ?? []).map(l => l.path)))]
+        if (!undone.length && !left.length) continue
+        const h = this.hosted.get(j.sessionId) ?? this.hostedOf(j.sessionId)
+        h.context.push(MESSAGES.recovered(undone, left))
+      }
     })
   }
 
@@ -112,8 +176,15 @@ export class HookHost {
     }
     if (call.kind === 'ignore') return undefined
     const h = this.hostedOf(call.sessionId)
+    h.adapter = adapter
+    for (const why of await this.witness.check()) {
+      this.p.log?.(`proof chain: ${why}`)
+      for (const other of this.hosted.values()) other.context.push(MESSAGES.chainRewritten(why))
+    }
     let answer: HookAnswer
     try {
+      // The agent moved on: a call of this session still without its post hook was refused or failed before it ran (or ran without one).
+      await this.settleOpen(h, call.kind === 'post-tool' ? call.callId : undefined)
       answer = await this.answer(h, call)
     } catch (error) {
       answer = { kind: 'continue', context: this.note(h, `the guard failed on this hook (${(error as Error).message})`) }
@@ -166,7 +237,7 @@ export class HookHost {
   private hostedOf(id: string): Hosted {
     let h = this.hosted.get(id)
     if (!h) {
-      h = { turn: 0, step: 0, open: false, context: [], calls: new Map(), noted: false, lastSeen: 0 }
+      h = { turn: 0, step: 0, open: false, context: [], calls: new Map(), settled: new Map(), lastSeen: 0 }
       this.hosted.set(id, h)
     }
     h.lastSeen = Date.now()
@@ -231,8 +302,8 @@ export class HookHost {
   private async refuseStop(h: Hosted): Promise<string | undefined> {
     const session = h.session
     if (!session || !h.open) return undefined
-    // Calls whose post hook never came end first: their verdicts are part of what the stop is judged on.
-    for (const [callId, pending] of [...h.calls]) await this.post(h, callId, pending.name, { content: MESSAGES.noResult, isError: true })
+    // Calls whose post hook never came are settled first: their verdicts are part of what the stop is judged on.
+    await this.settleOpen(h)
     const serial = this.p.ctx.serial as unknown as (name: string, ...args: unknown[]) => Promise<{ source: string; text: string } | undefined>
     const refusal = await serial.call(this.p.ctx, 'agent/stop', this.agent(h, session.id), h.turn)
     if (!refusal) return undefined
@@ -247,8 +318,8 @@ export class HookHost {
   private async closeTurn(h: Hosted, reason: 'completed' | 'disposed'): Promise<void> {
     const session = h.session
     if (!session || !h.open) return
-    // A call whose post hook never came (Codex fires none after an apply_patch that failed its own checks) ends with its turn.
-    for (const [callId, pending] of [...h.calls]) await this.post(h, callId, pending.name, { content: MESSAGES.noResult, isError: true })
+    // A call whose post hook never came (Codex fires none after an apply_patch that failed its own checks) ends with its turn at the latest.
+    await this.settleOpen(h)
     session.append('step/end', { turn: h.turn, step: h.step })
     session.append('turn/end', { turn: h.turn, reason })
     h.open = false
@@ -262,11 +333,98 @@ export class HookHost {
     for (const h of this.hosted.values()) await this.closeTurn(h, 'disposed')
   }
 
-  /** The once-per-session note that a write was not verified, or undefined when it was given already. */
-  private note(h: Hosted, why: string): string | undefined {
-    if (h.noted) return undefined
-    h.noted = true
+  /** The note that something was not verified (given each time: the model must not take a later unchecked write for a checked one). */
+  private note(_h: Hosted, why: string): string {
     return MESSAGES.notVerified(why)
+  }
+
+  // Calls without their post hook ------------------------------------------------
+
+  /** Settle every call of `h` the agent was told to go on with and whose post hook has not come (but `except`). */
+  private async settleOpen(h: Hosted, except?: string): Promise<void> {
+    for (const [callId, pending] of [...h.calls]) {
+      if (callId !== except && pending.answeredAt !== undefined && !pending.posted) await this.settle(h, callId)
+    }
+  }
+
+  /**
+   * Before a call of `h`: another session's call still without its post
+   * hook holds the workspace (the suite takes writes of two sessions in
+   * turn); past its lease it is settled, so no session waits on a call the
+   * agent refused.
+   */
+  private async leaseOthers(h: Hosted): Promise<void> {
+    for (const other of this.hosted.values()) {
+      if (other === h) continue
+      for (const [callId, pending] of [...other.calls]) {
+        if (pending.answeredAt === undefined || pending.posted) continue
+        const wait = pending.answeredAt + LEASE_MS[pending.effects] - Date.now()
+        if (wait > 0) {
+          let timer: NodeJS.Timeout | undefined
+          await Promise.race([pending.final, new Promise(r => { timer = setTimeout(r, wait) })])
+          clearTimeout(timer)
+        }
+        if (other.calls.get(callId) === pending && !pending.posted) await this.settle(other, callId)
+      }
+    }
+  }
+
+  /**
+   * End a call whose post hook did not come: its snapshot is checked
+   * against the files. A writer that changed nothing is released as a call
+   * that did not run; one whose files changed, and any command (its changes
+   * are measured), is judged as that call. What the suite says about it
+   * reaches the model at its next context-taking hook.
+   */
+  private settle(h: Hosted, callId: string): Promise<void> {
+    const pending = h.calls.get(callId)
+    if (!pending) return Promise.resolve()
+    return pending.settling ??= (async () => {
+      clearTimeout(pending.cap)
+      const now = hashes(pending.before.keys())
+      const wrote = differing(pending.before, now)
+      const result: ToolResult = pending.effects === 'write' && wrote.length
+        ? { content: MESSAGES.noResultButWrote(wrote.map(f => this.relative(f))) }
+        : { content: MESSAGES.noResult, isError: true }
+      pending.atSettle = now
+      h.settled.set(callId, pending)
+      const final = await this.finish(h, callId, pending, result)
+      if (final.content === result.content) return
+      const added = final.content.startsWith(result.content) ? final.content.slice(result.content.length).trim() : final.content
+      h.context.push(MESSAGES.settled(pending.name, added))
+    })()
+  }
+
+  private relative(file: string): string {
+    return file.startsWith(this.p.workspace + '/') ? file.slice(this.p.workspace.length + 1) : file
+  }
+
+  /** Hand the agent's (or the settled) result to the call's waterfall and log what it returned. */
+  private async finish(h: Hosted, callId: string, pending: Pending, result: ToolResult): Promise<ToolResult> {
+    pending.posted = true
+    // What the agent's tool left is journalled before it is judged: a restart's recovery restores a file only while it still holds that.
+    if (pending.deliver) await this.emit('snapshot/ran', { sessionId: h.session!.id, callId })
+    pending.deliver?.(result)
+    let final: ToolResult
+    try {
+      final = await pending.final
+    } finally {
+      h.calls.delete(callId)
+    }
+    h.session!.append('tool/result', {
+      callId, name: pending.name, content: final.content, isError: !!final.isError, ...(final.exitCode !== undefined ? { exitCode: final.exitCode } : {}),
+    })
+    return final
+  }
+
+  /** The post hook of a call settled before it came: silent unless a writer wrote after it was settled. */
+  private async late(h: Hosted, callId: string, name: string): Promise<HookAnswer> {
+    const pending = h.settled.get(callId)!
+    h.settled.delete(callId)
+    await pending.settling
+    const since = pending.atSettle ? differing(pending.atSettle, hashes(pending.atSettle.keys())) : []
+    if (!since.length) return { kind: 'continue' }
+    return { kind: 'continue', context: this.note(h, MESSAGES.afterSettle(name, since.map(f => this.relative(f)))) }
   }
 
   // Tool calls ----------------------------------------------------------------
@@ -281,11 +439,32 @@ export class HookHost {
       parameters: { type: 'object' },
       effects: tool.effects,
       ...(tool.effects === 'write' ? { paths: (args: unknown) => this.planned.get(args as object) ?? [] } : {}),
-      execute: (_args, exec) => {
-        const pending = this.hosted.get(exec.session.id)?.calls.get(exec.callId)
-        return pending ? this.awaitAgent(pending) : { content: `${tool.name} runs only in the agent`, isError: true }
+      execute: async (_args, exec) => {
+        const h = this.hosted.get(exec.session.id)
+        const pending = h?.calls.get(exec.callId)
+        if (!pending) return { content: `${tool.name} runs only in the agent`, isError: true }
+        return this.guardConfig(h!, exec.session.id, exec.callId, pending, await this.awaitAgent(pending))
       },
     })
+  }
+
+  /**
+   * A call that changed the guard's own entries in the agent's configuration
+   * is rolled back like a regression: those files are put back, then the
+   * rest of the call (through dsh-snapshot), and the model is told why.
+   */
+  private async guardConfig(h: Hosted, sessionId: string, callId: string, pending: Pending, result: ToolResult): Promise<ToolResult> {
+    if (!pending.config || !h.adapter) return result
+    let restored: string[] | undefined
+    try {
+      restored = restoreConfig(h.adapter, this.p.workspace, pending.config)
+    } catch (error) {
+      return { content: MESSAGES.configNotRestored(pending.name, (error as Error).message), isError: true }
+    }
+    if (!restored) return result
+    const names = restored.map(f => configName(f, this.p.workspace))
+    await (this.p.ctx.serial as unknown as Serial).call(this.p.ctx, 'snapshot/rollback', { sessionId, callId, reason: `${pending.name} changed the guard's configuration` })
+    return { content: MESSAGES.configGuarded(pending.name, names), isError: true }
   }
 
   private awaitAgent(pending: Pending): Promise<ToolResult> {
@@ -314,11 +493,23 @@ export class HookHost {
     session.append('tool/call', { callId, name: tool.name, arguments: args })
     let markEntered!: () => void
     const entered = new Promise<void>(r => { markEntered = r })
-    const pending: Pending = { name: tool.name, stale: false, entered, markEntered, final: Promise.resolve({ content: '' }) }
+    const files = tool.effects === 'write' ? tool.paths.map(p => resolveInside(this.p.workspace, p)) : []
+    const pending: Pending = {
+      name: tool.name, effects: tool.effects, before: new Map(), posted: false, stale: false, entered, markEntered, final: Promise.resolve({ content: '' }),
+    }
     h.calls.set(callId, pending)
+    await this.leaseOthers(h)
     pending.final = this.p.tools.execute({ session, callId, name: tool.name, arguments: args, turn: h.turn, step: h.step })
     const first = await Promise.race([pending.entered.then(() => 'entered' as const), pending.final.then(() => 'done' as const)])
-    if (first === 'entered') return { kind: 'continue' }
+    if (first === 'entered') {
+      // Nothing runs between the snapshot and this answer: what the files hold now is what the call found.
+      pending.before = hashes(files)
+      if (h.adapter) pending.config = pictureConfig(h.adapter, this.p.workspace)
+      pending.answeredAt = Date.now()
+      pending.cap = setTimeout(() => { void this.settle(h, callId) }, CAP_MS)
+      pending.cap.unref()
+      return { kind: 'continue' }
+    }
     // A suite plugin answered without running the tool (a snapshot that could not be taken): the agent must not run it.
     const vetoed = await pending.final
     h.calls.delete(callId)
@@ -327,23 +518,13 @@ export class HookHost {
   }
 
   private async post(h: Hosted, callId: string, name: string, result: ToolResult): Promise<HookAnswer> {
+    if (h.settled.has(callId)) return this.late(h, callId, name)
     const pending = h.calls.get(callId)
     if (!pending) return { kind: 'continue', context: this.note(h, MESSAGES.unseen(name)) }
-    let late = false
-    if (pending.deliver) pending.deliver(result)
-    else {
-      pending.stale = true
-      late = true
-    }
-    let final: ToolResult
-    try {
-      final = await pending.final
-    } finally {
-      h.calls.delete(callId)
-    }
-    h.session!.append('tool/result', {
-      callId, name, content: final.content, isError: !!final.isError, ...(final.exitCode !== undefined ? { exitCode: final.exitCode } : {}),
-    })
+    clearTimeout(pending.cap)
+    const late = !pending.deliver
+    if (late) pending.stale = true
+    const final = await this.finish(h, callId, pending, result)
     if (late) return { kind: 'continue', context: this.note(h, MESSAGES.late(name)) }
     if (final.isError && !result.isError) return { kind: 'block', reason: final.content }
     if (final.content === result.content) return { kind: 'continue' }

@@ -1,8 +1,9 @@
 import { existsSync, mkdirSync, readdirSync, readFileSync, rmdirSync, rmSync } from 'node:fs'
+import { homedir } from 'node:os'
 import { dirname, join, relative, resolve } from 'node:path'
 import { fileURLToPath } from 'node:url'
 import { ensureVault, writeFileAtomicSync } from 'dsh-common'
-import type { ConfigEdit, HookAdapter, HookEntry, InstallTarget } from './adapter.ts'
+import type { HookAdapter, HookEntry, InstallPlace, InstallScope, InstallTarget } from './adapter.ts'
 import { DSH_LAUNCHER } from './launch.ts'
 import { MESSAGES } from './messages.ts'
 import { hookPaths } from './paths.ts'
@@ -13,6 +14,7 @@ export const HOOK_CLIENT = fileURLToPath(new URL('../bin/dsh-hook', import.meta.
 /** What `install` recorded: each file it wrote, as it was before and as it left it, and the directories it created. */
 interface Manifest {
   agent: string
+  scope?: InstallScope
   files: { file: string; before: string | null; after: string | null }[]
   createdDirs: string[]
 }
@@ -23,14 +25,16 @@ function shellQuote(s: string): string {
 
 /**
  * The command line an agent runs for one hook entry: the client, the
- * workspace, the agent, the event, the seconds it may take, the seconds it
+ * workspace (a path, or `projectWord`: a shell word the agent expands to the
+ * project), the agent, the event, the seconds it may take, the seconds it
  * waits for a starting host.
  */
-export function hookCommand(workspace: string, agent: string, entry: HookEntry): string {
+export function hookCommand(workspace: string | { projectWord: string }, agent: string, entry: HookEntry, client = HOOK_CLIENT): string {
   // The client answers two seconds before the agent would give up on it; a boot wait leaves room for the call itself.
   const max = Math.max(1, entry.timeoutSeconds - 2)
   const wait = Math.min(entry.bootWaitSeconds, Math.floor(max / 2))
-  return `sh ${shellQuote(HOOK_CLIENT)} ${shellQuote(workspace)} ${agent} ${entry.event} ${max} ${wait}`
+  const ws = typeof workspace === 'string' ? shellQuote(workspace) : workspace.projectWord
+  return `sh ${client.startsWith('${') ? `"${client}"` : shellQuote(client)} ${ws} ${agent} ${entry.event} ${max} ${wait}`
 }
 
 /** A hook command line of ours (any checkout, any workspace, any agent): it runs this package's client. */
@@ -38,13 +42,28 @@ export function isOurCommand(command: string): boolean {
   return /\/dsh-host-hooks\/bin\/dsh-hook'? /.test(command)
 }
 
-function installTarget(adapter: HookAdapter, workspace: string, node = process.execPath): InstallTarget {
+function installTarget(adapter: HookAdapter, place: InstallPlace, node: string): InstallTarget {
+  const user = place.scope === 'user'
   return {
-    workspace,
-    hookCommand: entry => hookCommand(workspace, adapter.agent, entry),
+    ...place,
+    // Every project: the agent names the project in the command; the MCP server runs in the session's directory.
+    hookCommand: entry => hookCommand(user ? adapter : place.workspace, adapter.agent, entry),
     isOurs: isOurCommand,
-    mcp: { command: node, args: [DSH_LAUNCHER, 'hooks', 'mcp', '--workspace', workspace] },
+    mcp: { command: node, args: [DSH_LAUNCHER, 'hooks', 'mcp', ...(user ? [] : ['--workspace', place.workspace])] },
   }
+}
+
+/** Where the record of an install goes: the project's vault, or `~/.dsh` for a user-level install. */
+function installVault(place: InstallPlace, vault: string | undefined): string {
+  return resolve(vault ?? join(place.scope === 'user' ? place.home : place.workspace, '.dsh'))
+}
+
+/** A written file as the report names it: relative to the project, or with `~` for the home directory. */
+function shown(place: InstallPlace, file: string): string {
+  const inside = relative(place.workspace, file)
+  if (place.scope === 'project' && !inside.startsWith('..')) return inside
+  const home = relative(place.home, file)
+  return home.startsWith('..') ? file : `~/${home}`
 }
 
 /**
@@ -88,8 +107,18 @@ function missingDirs(root: string, file: string): string[] {
   return dirs
 }
 
+export interface InstallOptions {
+  vault?: string
+  node?: string
+  /** `project` (default): this workspace only; `user`: every project of this user. */
+  scope?: InstallScope
+  /** The user's home (default: `os.homedir()`). */
+  home?: string
+}
+
 export interface InstallReport {
-  /** Files written (workspace-relative), with what happened to each. */
+  scope: InstallScope
+  /** Files written (workspace-relative, or `~/…`), with what happened to each. */
   files: { file: string; change: 'created' | 'updated' | 'unchanged' | 'removed' | 'restored' }[]
 }
 
@@ -99,15 +128,16 @@ export interface InstallReport {
  * `uninstallHooks` can put it back exactly.
  * @throws SettingsError (nothing written) when a file is not JSON the merge can work with.
  */
-export function installHooks(adapter: HookAdapter, workspace: string, options: { vault?: string; node?: string } = {}): InstallReport {
-  const ws = resolve(workspace)
-  const vault = resolve(options.vault ?? join(ws, '.dsh'))
-  const edits = adapter.install(installTarget(adapter, ws, options.node))
+export function installHooks(adapter: HookAdapter, workspace: string, options: InstallOptions = {}): InstallReport {
+  const place = placeOf(workspace, options)
+  const ws = place.scope === 'user' ? place.home : place.workspace
+  const vault = installVault(place, options.vault)
+  const edits = adapter.install(installTarget(adapter, place, options.node ?? process.execPath))
   ensureVault(vault)
   const paths = hookPaths(vault)
   const previous = readManifest(paths.installed(adapter.agent))
-  const manifest: Manifest = { agent: adapter.agent, files: [], createdDirs: [...(previous?.createdDirs ?? [])] }
-  const report: InstallReport = { files: [] }
+  const manifest: Manifest = { agent: adapter.agent, scope: place.scope, files: [], createdDirs: [...(previous?.createdDirs ?? [])] }
+  const report: InstallReport = { scope: place.scope, files: [] }
   for (const edit of edits) {
     const earlier = previous?.files.find(f => f.file === edit.file)
     // Installed before and untouched since: what it was before that install is still the original.
@@ -118,12 +148,16 @@ export function installHooks(adapter: HookAdapter, workspace: string, options: {
     }
     if (edit.after !== edit.before) apply(edit)
     manifest.files.push({ file: edit.file, before, after: edit.after ?? null })
-    report.files.push({ file: relative(ws, edit.file), change: edit.before === undefined ? 'created' : edit.after === edit.before ? 'unchanged' : 'updated' })
+    report.files.push({ file: shown(place, edit.file), change: edit.before === undefined ? 'created' : edit.after === edit.before ? 'unchanged' : 'updated' })
   }
   mkdirSync(paths.dir, { recursive: true, mode: 0o700 })
   writeFileAtomicSync(paths.installed(adapter.agent), JSON.stringify(manifest, null, 2) + '\n')
-  writeNoteTemplates(adapter, vault)
+  if (place.scope === 'project') writeNoteTemplates(adapter, vault)
   return report
+}
+
+function placeOf(workspace: string, options: InstallOptions): InstallPlace {
+  return { scope: options.scope ?? 'project', workspace: resolve(workspace), home: resolve(options.home ?? homedir()) }
 }
 
 /**
@@ -131,15 +165,15 @@ export function installHooks(adapter: HookAdapter, workspace: string, options: {
  * byte for byte (or removed, if install created it); a file edited since
  * loses only the host's entries. Directories install created go when empty.
  */
-export function uninstallHooks(adapter: HookAdapter, workspace: string, options: { vault?: string } = {}): InstallReport {
-  const ws = resolve(workspace)
-  const vault = resolve(options.vault ?? join(ws, '.dsh'))
+export function uninstallHooks(adapter: HookAdapter, workspace: string, options: Omit<InstallOptions, 'node'> = {}): InstallReport {
+  const place = placeOf(workspace, options)
+  const vault = installVault(place, options.vault)
   const paths = hookPaths(vault)
   const manifest = readManifest(paths.installed(adapter.agent))
-  const report: InstallReport = { files: [] }
-  for (const edit of adapter.uninstall(ws, isOurCommand)) {
+  const report: InstallReport = { scope: place.scope, files: [] }
+  for (const edit of adapter.uninstall(place, isOurCommand)) {
     const recorded = manifest?.files.find(f => f.file === edit.file)
-    const rel = relative(ws, edit.file)
+    const rel = shown(place, edit.file)
     if (recorded && currentText(edit.file) === recorded.after) {
       if (recorded.before !== recorded.after) apply({ file: edit.file, after: recorded.before })
       report.files.push({ file: rel, change: recorded.before === recorded.after ? 'unchanged' : 'restored' })

@@ -4,7 +4,8 @@ import { join } from 'node:path'
  * Where the host keeps its state, all under `<vault>/hooks/` (owner-only):
  * the socket hook calls reach it on, its lock (which holds its pid, so the
  * hook client can tell "starting" from "absent"), its log, the
- * per-session markers of a fail-open note already given, and the record of
+ * per-session markers an earlier client kept of a fail-open note given
+ * (removed at start: the note is given each time now), and the record of
  * what `dsh hooks install` wrote.
  */
 export const hookPaths = (vault: string) => {

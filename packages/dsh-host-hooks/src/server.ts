@@ -4,6 +4,7 @@ import { acquireFileLock, ensureVault, LockTimeoutError, processState, type File
 import type { HookAdapter } from './adapter.ts'
 import { adapterFor } from './adapters/index.ts'
 import type { HookHost } from './host.ts'
+import type { WitnessReport } from './chain-witness.ts'
 import { hookPaths, MAX_SOCKET_PATH } from './paths.ts'
 
 /** The host's lock is held by a live process: at most one host per workspace. */
@@ -24,11 +25,17 @@ export async function claimHost(vault: string): Promise<FileLock> {
   ensureVault(vault)
   mkdirSync(paths.dir, { recursive: true, mode: 0o700 })
   chmodSync(paths.dir, 0o700)
-  try {
-    return await acquireFileLock(paths.lock, { staleMs: Number.MAX_SAFE_INTEGER, timeoutMs: 0 })
-  } catch (error) {
-    if (error instanceof LockTimeoutError) throw new HostRunningError(error.holder?.pid ?? 0)
-    throw error
+  for (let attempt = 0; ; attempt++) {
+    try {
+      return await acquireFileLock(paths.lock, { staleMs: Number.MAX_SAFE_INTEGER, timeoutMs: 0 })
+    } catch (error) {
+      if (!(error instanceof LockTimeoutError)) throw error
+      const pid = error.holder?.pid ?? 0
+      // A stopped holder (SIGSTOP) answers nothing and takes no signal but SIGKILL: it is replaced, not waited for.
+      if (attempt > 0 || !pid || !/^[Tt]$/.test(schedulerState(pid) ?? '')) throw new HostRunningError(pid)
+      process.kill(pid, 'SIGKILL')
+      for (let i = 0; i < 50 && schedulerState(pid) !== undefined && schedulerState(pid) !== 'Z'; i++) await new Promise(r => setTimeout(r, 20))
+    }
   }
 }
 
@@ -42,6 +49,8 @@ export interface ListenOptions {
   onIdle(): void | Promise<void>
   adapters?: (agent: string) => HookAdapter | undefined
   log?: (line: string) => void
+  /** More of `GET /status` (what the suite is measuring now). */
+  status?: () => Partial<HostStatus>
 }
 
 export interface HookServer {
@@ -123,10 +132,11 @@ export async function listenHooks(options: ListenOptions): Promise<HookServer> {
       const { name, arguments: args } = JSON.parse(await readBody(req)) as { name: string; arguments?: unknown }
       return send(res, 200, await options.host.callSuiteTool(name, args))
     }
+    if (req.method === 'GET' && url.pathname === '/proof/head') return send(res, 200, options.host.witness.report())
     if (req.method === 'GET' && url.pathname === '/status') {
       return send(res, 200, {
         pid: process.pid, workspace: options.workspace, sessions: options.host.sessionIds(),
-        uptimeMs: Date.now() - started, rssBytes: process.memoryUsage().rss,
+        uptimeMs: Date.now() - started, rssBytes: process.memoryUsage().rss, ...options.status?.(),
       })
     }
     send(res, 404, { error: `no route ${req.method} ${url.pathname}` })
@@ -163,28 +173,58 @@ export async function listenHooks(options: ListenOptions): Promise<HookServer> {
 
 /** What `dsh hooks status` reports about a workspace's host. */
 export interface HostStatus {
-  state: 'up' | 'starting' | 'down'
+  /** `stopped`: its process is stopped (SIGSTOP); `unresponsive`: running, socket there, no answer in time. */
+  state: 'up' | 'starting' | 'stopped' | 'unresponsive' | 'down'
   pid?: number
   sessions?: string[]
   rssBytes?: number
   uptimeMs?: number
+  /** What the suite is measuring now (the accepted state at session start, a write's checks); empty: nothing, warm. */
+  measuring?: string[]
 }
 
-/** Ask the workspace's host over its socket; fall back to its lock (a live holder without a socket is starting). */
+/** The scheduler state letter of a process (`R`, `S`, `T` stopped…), undefined when it is gone or there is no /proc. */
+function schedulerState(pid: number): string | undefined {
+  try {
+    const stat = readFileSync(`/proc/${pid}/stat`, 'utf8')
+    return stat.slice(stat.lastIndexOf(')') + 2, stat.lastIndexOf(')') + 3)
+  } catch {
+    // ENOENT: no such process (or not Linux).
+    return undefined
+  }
+}
+
+/** The host's pid from its lock, when that process is alive. */
+function hostPid(vault: string): number | undefined {
+  let owner: LockOwner
+  try {
+    owner = JSON.parse(readFileSync(hookPaths(vault).lock, 'utf8')) as LockOwner
+  } catch {
+    return undefined
+  }
+  const alive = processState(owner)
+  return alive === 'alive' || alive === 'this-process' ? owner.pid : undefined
+}
+
+/**
+ * Ask the workspace's host over its socket; otherwise tell from its lock
+ * and its process: a live holder that is stopped is `stopped`; one with a
+ * socket that did not answer is `unresponsive`; one without is `starting`.
+ */
 export async function hostStatus(vault: string, timeoutMs = 2000): Promise<HostStatus> {
   const paths = hookPaths(vault)
-  if (existsSync(paths.socket)) {
+  const pid = hostPid(vault)
+  const stopped = pid !== undefined && /^[Tt]$/.test(schedulerState(pid) ?? '')
+  if (stopped) return { state: 'stopped', pid }
+  const socket = existsSync(paths.socket)
+  if (socket) {
     const answer = await requestSocket(paths.socket, 'GET', '/status', undefined, timeoutMs).catch(() => undefined)
     if (answer) return { state: 'up', ...(JSON.parse(answer) as Omit<HostStatus, 'state'>) }
   }
-  let owner: LockOwner | undefined
-  try {
-    owner = JSON.parse(readFileSync(paths.lock, 'utf8')) as LockOwner
-  } catch {
-    return { state: 'down' }
-  }
-  const alive = processState(owner)
-  return alive === 'alive' || alive === 'this-process' ? { state: 'starting', pid: owner.pid } : { state: 'down' }
+  if (pid === undefined) return { state: 'down' }
+  // Stopped while it was asked (a signal is not instant).
+  if (/^[Tt]$/.test(schedulerState(pid) ?? '')) return { state: 'stopped', pid }
+  return { state: socket ? 'unresponsive' : 'starting', pid }
 }
 
 /** One HTTP request over a unix socket; resolves with the body of a 200 answer. */
@@ -204,4 +244,15 @@ export function requestSocket(socket: string, method: string, path: string, body
     req.on('error', reject)
     req.end(body)
   })
+}
+
+/**
+ * The live host's record of the proof chains its suite writes (see
+ * `ChainWitness`); undefined when no host of this workspace answers.
+ */
+export async function askWitness(vault: string, timeoutMs = 2000): Promise<WitnessReport | undefined> {
+  const paths = hookPaths(vault)
+  if (!existsSync(paths.socket)) return undefined
+  const answer = await requestSocket(paths.socket, 'GET', '/proof/head', undefined, timeoutMs).catch(() => undefined)
+  return answer ? JSON.parse(answer) as WitnessReport : undefined
 }

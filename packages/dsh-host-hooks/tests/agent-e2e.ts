@@ -166,7 +166,8 @@ export function describeAgentE2E(agent: AgentE2E, skip: string | undefined, own:
       ws = join(dir, 'shop')
       cpSync(join(repoRoot, 'examples/demo/workspace'), ws, { recursive: true })
       symlinkSync(join(repoRoot, 'node_modules'), join(ws, 'node_modules'), 'dir')
-      installHooks(ADAPTERS.find(a => a.agent === agent.adapter)!, ws)
+      const home = tempDir(`dsh-${agent.cli}-home-`)
+      installHooks(ADAPTERS.find(a => a.agent === agent.adapter)!, ws, { home })
       if (agent.record) {
         log = join(dir, 'payloads.jsonl')
         const file = join(ws, agent.record.file)
@@ -179,7 +180,6 @@ export function describeAgentE2E(agent: AgentE2E, skip: string | undefined, own:
         writeFileSync(file, JSON.stringify(settings, null, 2))
       }
       const money = join(ws, 'src/money.ts')
-      const home = tempDir(`dsh-${agent.cli}-home-`)
       agent.prepareHome?.(home, ws)
       const moveCall: Record<Move, () => AgentToolCall> = {
         'good': () => agent.edit(ROUNDING, GOOD, money),

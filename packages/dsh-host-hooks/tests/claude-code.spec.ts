@@ -5,7 +5,7 @@
  * `sed -i`; a checkpoint with a claim never run; its Stop is blocked while
  * the test break is open.
  */
-import { writeFileSync } from 'node:fs'
+import { readFileSync, writeFileSync } from 'node:fs'
 import { join } from 'node:path'
 import { expect, it } from 'vitest'
 import { anthropicModel, anthropicToolResults, anthropicUserTexts, isClaudeTurnRequest, runClaude } from 'dsh-testkit'
@@ -28,8 +28,13 @@ describeAgentE2E({
   ],
   model: anthropicModel,
   turns: requests => requests.filter(isClaudeTurnRequest),
-  // The workspace is trusted (else Claude Code ignores its permissions.allow), as after its trust dialog.
-  prepareHome: (home, ws) => writeFileSync(join(home, '.claude.json'), JSON.stringify({ projects: { [ws]: { hasTrustDialogAccepted: true } } })),
+  // The workspace is trusted (else Claude Code ignores its permissions.allow), as after its trust dialog; the install's MCP server stays.
+  prepareHome: (home, ws) => {
+    const file = join(home, '.claude.json')
+    const config = JSON.parse(readFileSync(file, 'utf8')) as { projects: Record<string, object> }
+    config.projects[ws] = { ...config.projects[ws], hasTrustDialogAccepted: true }
+    writeFileSync(file, JSON.stringify(config, null, 2))
+  },
   run: (options, resume) => {
     const sessionId = resume?.events.find(e => e.type === 'result')?.session_id as string | undefined
     return runClaude({ ...options, extraArgs: ['--allowedTools', 'Bash', ...(sessionId ? ['--resume', sessionId] : [])], timeoutMs: 240_000 })

@@ -42,21 +42,25 @@ const USER_SETTINGS = `{
 }
 `
 
-function project(): string {
+/** A project with the user's own local settings, and a home of its own (~/.claude.json as Claude Code leaves it). */
+function project(): { ws: string; home: string } {
   const ws = tempDir('dsh-hooks-install-')
   mkdirSync(join(ws, '.claude'))
-  writeFileSync(join(ws, '.claude', 'settings.json'), USER_SETTINGS)
-  return ws
+  writeFileSync(join(ws, '.claude', 'settings.local.json'), USER_SETTINGS)
+  const home = tempDir('dsh-hooks-home-')
+  writeFileSync(join(home, '.claude.json'), CLAUDE_JSON)
+  return { ws, home }
 }
 
-const settingsOf = (ws: string) => JSON.parse(readFileSync(join(ws, '.claude', 'settings.json'), 'utf8'))
+const CLAUDE_JSON = '{\n  "numStartups": 3,\n  "projects": {}\n}\n'
+const settingsOf = (ws: string) => JSON.parse(readFileSync(join(ws, '.claude', 'settings.local.json'), 'utf8'))
 const commandsOf = (groups: { hooks: { command: string }[] }[]) => groups.flatMap(g => g.hooks.map(h => h.command))
 
 describe('dsh hooks install for Claude Code', () => {
   it('merges with the user\'s own hooks, and uninstall restores the file byte for byte', () => {
-    const ws = project()
-    const report = installHooks(claude, ws)
-    expect(report.files).toEqual([{ file: '.claude/settings.json', change: 'updated' }, { file: '.mcp.json', change: 'created' }])
+    const { ws, home } = project()
+    const report = installHooks(claude, ws, { home })
+    expect(report).toEqual({ scope: 'project', files: [{ file: '.claude/settings.local.json', change: 'updated' }, { file: '~/.claude.json', change: 'updated' }] })
 
     const settings = settingsOf(ws)
     expect(settings.model).toBe('opus')
@@ -64,50 +68,68 @@ describe('dsh hooks install for Claude Code', () => {
     // The user's hooks first, untouched; ours after them.
     expect(commandsOf(settings.hooks.PreToolUse)).toEqual(['./scripts/audit-bash.sh', `${client} PreToolUse 298 60`])
     expect(commandsOf(settings.hooks.PostToolUse)).toEqual(['npx prettier --write "$CLAUDE_FILE"', `${client} PostToolUse 598 60`])
-    expect(settings.hooks.PreToolUse[1]).toEqual({ matcher: 'Write|Edit|NotebookEdit|Bash|mcp__dsh__.*', hooks: [{ type: 'command', command: `${client} PreToolUse 298 60`, timeout: 300 }] })
+    expect(settings.hooks.PreToolUse[1]).toEqual({ matcher: 'Write|Edit|NotebookEdit|Bash|mcp__dsh__.*|mcp__plugin_dsh-guard_dsh__.*', hooks: [{ type: 'command', command: `${client} PreToolUse 298 60`, timeout: 300 }] })
     expect(Object.keys(settings.hooks)).toEqual(['PreToolUse', 'PostToolUse', 'SessionStart', 'UserPromptSubmit', 'PostToolUseFailure', 'Stop'])
     expect(settings.permissions.allow).toEqual(['Bash(npm test:*)', 'mcp__dsh__checkpoint'])
-    expect(settings.enabledMcpjsonServers).toEqual(['dsh'])
-    const mcp = JSON.parse(readFileSync(join(ws, '.mcp.json'), 'utf8'))
-    expect(mcp.mcpServers.dsh.args.slice(1)).toEqual(['hooks', 'mcp', '--workspace', ws])
+    // The MCP server in Claude Code's local scope (this project, this machine); the project's shared files are not touched.
+    const mcp = JSON.parse(readFileSync(join(home, '.claude.json'), 'utf8'))
+    expect(mcp.numStartups).toBe(3)
+    expect(mcp.projects[ws].mcpServers.dsh.args.slice(1)).toEqual(['hooks', 'mcp', '--workspace', ws])
+    expect(existsSync(join(ws, '.mcp.json'))).toBe(false)
+    expect(existsSync(join(ws, '.claude', 'settings.json'))).toBe(false)
 
     // Idempotent: a second install changes nothing.
-    const once = readFileSync(join(ws, '.claude', 'settings.json'), 'utf8')
-    expect(installHooks(claude, ws).files.map(f => f.change)).toEqual(['unchanged', 'unchanged'])
-    expect(readFileSync(join(ws, '.claude', 'settings.json'), 'utf8')).toBe(once)
+    const once = readFileSync(join(ws, '.claude', 'settings.local.json'), 'utf8')
+    expect(installHooks(claude, ws, { home }).files.map(f => f.change)).toEqual(['unchanged', 'unchanged'])
+    expect(readFileSync(join(ws, '.claude', 'settings.local.json'), 'utf8')).toBe(once)
 
-    expect(uninstallHooks(claude, ws).files).toEqual([{ file: '.claude/settings.json', change: 'restored' }, { file: '.mcp.json', change: 'restored' }])
-    expect(readFileSync(join(ws, '.claude', 'settings.json'), 'utf8')).toBe(USER_SETTINGS)
-    expect(existsSync(join(ws, '.mcp.json'))).toBe(false)
+    expect(uninstallHooks(claude, ws, { home }).files).toEqual([{ file: '.claude/settings.local.json', change: 'restored' }, { file: '~/.claude.json', change: 'restored' }])
+    expect(readFileSync(join(ws, '.claude', 'settings.local.json'), 'utf8')).toBe(USER_SETTINGS)
+    expect(readFileSync(join(home, '.claude.json'), 'utf8')).toBe(CLAUDE_JSON)
+  })
+
+  it('user-level: every project, named by Claude Code\'s $CLAUDE_PROJECT_DIR; uninstall puts the home files back', () => {
+    const ws = tempDir('dsh-hooks-install-')
+    const home = tempDir('dsh-hooks-home-')
+    expect(installHooks(claude, ws, { scope: 'user', home }).files).toEqual([{ file: '~/.claude/settings.json', change: 'created' }, { file: '~/.claude.json', change: 'created' }])
+    const settings = JSON.parse(readFileSync(join(home, '.claude', 'settings.json'), 'utf8'))
+    expect(commandsOf(settings.hooks.PreToolUse)).toEqual([`sh '${HOOK_CLIENT}' "$CLAUDE_PROJECT_DIR" claude-code PreToolUse 298 60`])
+    expect(JSON.parse(readFileSync(join(home, '.claude.json'), 'utf8')).mcpServers.dsh.args.slice(1)).toEqual(['hooks', 'mcp'])
+    expect(existsSync(join(ws, '.claude'))).toBe(false)
+    expect(existsSync(join(ws, '.dsh'))).toBe(false)
+    uninstallHooks(claude, ws, { scope: 'user', home })
+    expect(existsSync(join(home, '.claude'))).toBe(false)
+    expect(existsSync(join(home, '.claude.json'))).toBe(false)
   })
 
   it('takes out only its own entries from a file the user edited since', () => {
-    const ws = project()
-    installHooks(claude, ws)
+    const { ws, home } = project()
+    installHooks(claude, ws, { home })
     const edited = settingsOf(ws)
     edited.hooks.Stop.unshift({ hooks: [{ type: 'command', command: 'notify-send done' }] })
     edited.theme = 'dark'
-    writeFileSync(join(ws, '.claude', 'settings.json'), JSON.stringify(edited, null, 2) + '\n')
+    writeFileSync(join(ws, '.claude', 'settings.local.json'), JSON.stringify(edited, null, 2) + '\n')
 
-    expect(uninstallHooks(claude, ws).files[0]).toEqual({ file: '.claude/settings.json', change: 'updated' })
+    expect(uninstallHooks(claude, ws, { home }).files[0]).toEqual({ file: '.claude/settings.local.json', change: 'updated' })
     const expected = { ...JSON.parse(USER_SETTINGS), hooks: { ...JSON.parse(USER_SETTINGS).hooks, Stop: [{ hooks: [{ type: 'command', command: 'notify-send done' }] }] }, theme: 'dark' }
     expect(settingsOf(ws)).toEqual(expected)
   })
 
   it('creates .claude when there is none, and uninstall leaves the project as it was', () => {
     const ws = tempDir('dsh-hooks-install-')
-    expect(installHooks(claude, ws).files.map(f => f.change)).toEqual(['created', 'created'])
-    uninstallHooks(claude, ws)
+    const home = tempDir('dsh-hooks-home-')
+    expect(installHooks(claude, ws, { home }).files.map(f => f.change)).toEqual(['created', 'created'])
+    uninstallHooks(claude, ws, { home })
     expect(existsSync(join(ws, '.claude'))).toBe(false)
-    expect(existsSync(join(ws, '.mcp.json'))).toBe(false)
+    expect(existsSync(join(home, '.claude.json'))).toBe(false)
   })
 
   it('refuses a settings file that is not JSON, writing nothing', () => {
-    const ws = project()
-    writeFileSync(join(ws, '.claude', 'settings.json'), '{ "hooks": ')
-    expect(() => installHooks(claude, ws)).toThrow(SettingsError)
-    expect(() => installHooks(claude, ws)).toThrow(/settings\.json is not valid JSON \(.*\); fix it first, nothing was changed$/)
-    expect(readFileSync(join(ws, '.claude', 'settings.json'), 'utf8')).toBe('{ "hooks": ')
-    expect(existsSync(join(ws, '.mcp.json'))).toBe(false)
+    const { ws, home } = project()
+    writeFileSync(join(ws, '.claude', 'settings.local.json'), '{ "hooks": ')
+    expect(() => installHooks(claude, ws, { home })).toThrow(SettingsError)
+    expect(() => installHooks(claude, ws, { home })).toThrow(/settings\.local\.json is not valid JSON \(.*\); fix it first, nothing was changed$/)
+    expect(readFileSync(join(ws, '.claude', 'settings.local.json'), 'utf8')).toBe('{ "hooks": ')
+    expect(readFileSync(join(home, '.claude.json'), 'utf8')).toBe(CLAUDE_JSON)
   })
 })

@@ -1,5 +1,5 @@
 import { join, resolve } from 'node:path'
-import { acquireFileLock, definedOnly, ensureVault, processState, readLockOwner, type FileLock, type LockOwner } from 'dsh-common'
+import { acquireFileLock, definedOnly, ensureVault, processState, readLockOwner, resolveInside, toPosixRelative, type FileLock, type LockOwner } from 'dsh-common'
 import type { Session } from 'dsh-session'
 import type { ToolExecution, ToolResult } from 'dsh-tools'
 import { SnapshotError } from './errors.ts'
@@ -11,7 +11,10 @@ import { Snapshots } from './snapshots.ts'
 import type { ChangesRequest, CommitRequest, OutsideChanges, RestoredInfo, RollbackRequest, RollbackResult, ScopeRef } from './types.ts'
 import type { Config } from './config.ts'
 import type { ShellChanges } from './shell/tracker.ts'
-import { outsideNote } from './messages.ts'
+import { discardedNote, gitRestored, otherSessionNote, outsideNote } from './messages.ts'
+import { committedBlobs, gitBlobId, readGitState, type RefsEntry } from './git-refs.ts'
+import type { Difference } from './shell/tracker.ts'
+import { pathState } from './post-image.ts'
 
 /** What the guard needs from its host (the Cordis adapter): events out, a logger. */
 export interface GuardHost {
@@ -38,6 +41,11 @@ export class SnapshotGuard {
   private readonly _vaults = new Map<string, Promise<void>>()
   private readonly _notGit = new Set<string>()
   private readonly _untracked = new Set<string>()
+  /** What a rollback put back in git, for the rolled-back call's result. */
+  private readonly _gitNotes = new Map<string, string>()
+  private readonly _inflight = new Set<string>()
+  /** Per workspace root: the last guarded call's session that wrote each path, and what it left (so a later change by anyone else is not put on it). */
+  private readonly _written = new Map<string, Map<string, { sessionId: string; state: string | null }>>()
   private _disposed = false
 
   constructor(private readonly settings: Config, private readonly host: GuardHost) {
@@ -84,8 +92,8 @@ export class SnapshotGuard {
   }
 
   private options(vault: string) {
-    const { fsync, maxFileBytes, maxDirBytes, exclude, ignore, keepBytes, keepDays } = this.settings
-    return { vault, fsync, maxFileBytes, maxDirBytes, exclude, ignore, keepBytes, keepDays }
+    const { fsync, maxFileBytes, maxDirBytes, exclude, ignore, elsewhere, keepBytes, keepDays } = this.settings
+    return { vault, fsync, maxFileBytes, maxDirBytes, exclude, ignore, elsewhere, keepBytes, keepDays }
   }
 
   /** The session's snapshots (its vault prepared first). */
@@ -142,7 +150,8 @@ export class SnapshotGuard {
     } catch (error) {
       return { content: captureRefused((error as Error).message, write ? 'write' : 'command'), isError: true }
     }
-    let outside: string[] = []
+    let outside: { outside: string[]; others: Map<string, string[]> } = { outside: [], others: new Map() }
+    let gitBefore: RefsEntry | undefined
     try {
       if (shell && this.settings.shell === 'track' && !snaps.tracking && !this.startTracking(snaps)) return next()
       outside = await this.outOfBand(exec, snaps)
@@ -155,22 +164,36 @@ export class SnapshotGuard {
         this._notGit.add(snaps.root)
         return next()
       }
+      if (shell && this.settings.gitRefs) gitBefore = snaps.captureRefs(ref)
     } catch (error) {
       if (!(error instanceof SnapshotError)) throw error
       return { content: error.reason === 'escape' ? escapeRefused(error.message) : captureRefused(error.message, write ? 'write' : 'command'), isError: true }
     }
     let result: ToolResult
+    let own: Difference[] = []
+    this._inflight.add(exec.callId)
     try {
       result = await next()
     } finally {
+      this._inflight.delete(exec.callId)
       await this.settle(snaps, ref, exec, shell)
       // A verdict still to come (a judge that promised one): the call's changes are measured before the picture moves on.
       if (shell && snaps.isOpen(ref.key)) await this.measureOpen(snaps, exec.callId)
       // What this call (and its judgement) changed is the workspace's picture now, not out of band.
-      if (snaps.tracking) await this.adoptOwn(snaps)
+      if (snaps.tracking) own = await this.adoptOwn(snaps)
+      if (write) this.noteWritten(snaps, exec.session.id, paths)
       this.unlockIfIdle(snaps)
     }
-    const notes = [...(waited ? [waited] : []), ...(outside.length ? [outsideNote(outside)] : [])]
+    const git = this._gitNotes.get(exec.callId)
+    this._gitNotes.delete(exec.callId)
+    const discarded = !git && gitBefore ? await this.discarded(snaps, gitBefore, own) : undefined
+    const notes = [
+      ...(git ? [git] : []),
+      ...(discarded ? [discarded] : []),
+      ...(waited ? [waited] : []),
+      ...(outside.outside.length ? [outsideNote(outside.outside)] : []),
+      ...(outside.others.size ? [otherSessionNote(outside.others)] : []),
+    ]
     return notes.length ? { ...result, content: `${result.content}\n${notes.join('\n')}` } : result
   }
 
@@ -230,31 +253,80 @@ export class SnapshotGuard {
     }
   }
 
-  /** Changes found before a call that no call made: adopted, announced, and returned (files) for the model's note. */
-  private async outOfBand(exec: ToolExecution, snaps: Snapshots): Promise<string[]> {
-    if (!snaps.tracking) return []
+  /**
+   * Changes found before a call that this session's calls did not make:
+   * adopted and announced; returned for the model's note, those another
+   * session's guarded call left (and nobody changed since) apart.
+   */
+  private async outOfBand(exec: ToolExecution, snaps: Snapshots): Promise<{ outside: string[]; others: Map<string, string[]> }> {
+    const none = { outside: [], others: new Map<string, string[]>() }
+    if (!snaps.tracking) return none
     const diffs = await snaps.refresh()
     const files = diffs.filter(d => d.now?.k !== 'dir' && !(d.now === undefined && d.before?.k === 'dir')).map(d => d.path)
-    if (files.length) this.host.outside({ sessionId: exec.session.id, callId: exec.callId, paths: files })
-    return files
+    if (!files.length) return none
+    this.host.outside({ sessionId: exec.session.id, callId: exec.callId, paths: files })
+    const written = this._written.get(snaps.root)
+    const out = { outside: [] as string[], others: new Map<string, string[]>() }
+    for (const file of files) {
+      const by = written?.get(file)
+      if (by && by.sessionId !== exec.session.id && by.state === pathState(snaps.root, file)) {
+        out.others.set(by.sessionId, [...(out.others.get(by.sessionId) ?? []), file])
+      } else {
+        out.outside.push(file)
+      }
+    }
+    return out
+  }
+
+  /** What a guarded call of a session wrote (a writer's paths, a command's measured changes), as it left them. */
+  private noteWritten(snaps: Snapshots, sessionId: string, paths: readonly string[]): void {
+    const touched: string[] = []
+    for (const p of paths) {
+      try {
+        touched.push(toPosixRelative(snaps.root, resolveInside(snaps.root, p)))
+      } catch {
+        // Outside the workspace: refused before it ran.
+      }
+    }
+    if (!touched.length) return
+    let written = this._written.get(snaps.root)
+    if (!written) this._written.set(snaps.root, written = new Map())
+    for (const file of touched) written.set(file, { sessionId, state: pathState(snaps.root, file) })
   }
 
   private async measureOpen(snaps: Snapshots, callId: string) {
     try {
-      await snaps.measureShell(callId)
+      const c = await snaps.measureShell(callId)
+      if (c) this.noteWritten(snaps, snaps.sessionId, [...c.created, ...c.modified, ...c.deleted])
     } catch (error) {
       if (!(error instanceof SnapshotError)) throw error
       this.host.warn(`measuring shell call ${callId}: ${error.message}`)
     }
   }
 
-  private async adoptOwn(snaps: Snapshots) {
+  private async adoptOwn(snaps: Snapshots): Promise<Difference[]> {
     try {
-      await snaps.refresh()
+      return await snaps.refresh()
     } catch (error) {
       if (!(error instanceof SnapshotError)) throw error
       this.host.warn(`shell tracking of ${snaps.root}: ${error.message}`)
+      return []
     }
+  }
+
+  /**
+   * A kept shell call that put files with uncommitted changes back to their
+   * committed content (`git checkout -- .`, `git stash`, `git reset --hard`):
+   * not a regression, but the model is told what it discarded.
+   */
+  private async discarded(snaps: Snapshots, before: RefsEntry, own: readonly Difference[]): Promise<string | undefined> {
+    const modified = own.filter(d => d.before?.k === 'file' && d.now?.k === 'file' && d.data).slice(0, 200)
+    if (!modified.length) return undefined
+    const committed = await committedBlobs(snaps.root, modified.map(d => d.path))
+    if (!committed) return undefined
+    const back = modified.filter(d => committed.get(d.path) === gitBlobId(d.data!)).map(d => d.path)
+    if (!back.length) return undefined
+    return discardedNote(back, readGitState(before).refs['refs/stash'] !== before.refs['refs/stash'])
   }
 
   /** `snapshot/tracked`: whether a call holds a workspace pre-image (its changes can be measured and rolled back). */
@@ -263,10 +335,29 @@ export class SnapshotGuard {
     return !!snaps?.captured({ callId: req.callId }).some(c => c.kind === 'manifest')
   }
 
+  /**
+   * `snapshot/ran`: the call ran in another process and returned; what its
+   * files hold now is what it left (a shell call's changes are measured
+   * first, so each changed path has its own capture).
+   */
+  async ran(req: ChangesRequest): Promise<void> {
+    const snaps = this._sessions.get(req.sessionId)
+    if (!snaps) return
+    try {
+      if (snaps.captured({ callId: req.callId }).some(c => c.kind === 'manifest')) await snaps.measureShell(req.callId)
+      snaps.notePost(req.callId)
+    } catch (error) {
+      if (!(error instanceof SnapshotError)) throw error
+      this.host.warn(`could not record what call ${req.callId} left: ${error.message}`)
+    }
+  }
+
   /** `snapshot/changes`: what a tracked shell call changed (measured once, its pre-images journalled). */
   async changes(req: ChangesRequest): Promise<ShellChanges | undefined> {
     const snaps = this._sessions.get(req.sessionId)
-    return snaps?.measureShell(req.callId)
+    const changes = await snaps?.measureShell(req.callId)
+    if (snaps && changes) this.noteWritten(snaps, req.sessionId, [...changes.created, ...changes.modified, ...changes.deleted])
+    return changes
   }
 
   /** After the tool returned: a scope nobody judged (and nobody will) is committed now. */
@@ -288,6 +379,7 @@ export class SnapshotGuard {
     const snaps = this._sessions.get(req.sessionId)
     if (!snaps) return { matched: false, restored: [], deleted: [], failed: [], message: nothingToRestore(selector, req.sessionId) }
     const result = await snaps.rollback(selector, req.reason)
+    if (result.git?.length && req.callId !== undefined && this._inflight.has(req.callId)) this._gitNotes.set(req.callId, gitRestored(result.git))
     // What the restore wrote is the workspace's picture again, not a change out of band.
     if (snaps.tracking) await this.adoptOwn(snaps)
     this.unlockIfIdle(snaps)

@@ -25,6 +25,8 @@ declare module '@deepseek-ai/cordis' {
     'snapshot/changes'(req: ChangesRequest): Promise<ShellChanges | undefined>
     /** Whether a shell call holds a workspace pre-image, so its changes can be measured and rolled back. @mode bail */
     'snapshot/tracked'(req: ChangesRequest): boolean | undefined
+    /** A call whose tool runs in another process returned: record what it left (see Config \`elsewhere\`). @mode serial */
+    'snapshot/ran'(req: ChangesRequest): Promise<void>
     /** Files changed while no tool call ran, found before the call named (once; then they are the workspace's picture). @mode emit */
     'snapshot/outside'(info: OutsideChanges): void
   }
@@ -68,6 +70,7 @@ export function apply(ctx: Context, config: Config) {
   ctx.on('snapshot/commit', req => guard.commit(req))
   ctx.on('snapshot/changes', req => guard.changes(req))
   ctx.on('snapshot/tracked', req => guard.tracked(req) || undefined)
+  ctx.on('snapshot/ran', req => guard.ran(req))
   ctx.on('session/event', (session, event) => {
     if (event.type === 'turn/end') guard.endTurn(session.id, event.data.turn)
   })

@@ -25,6 +25,12 @@ export interface JournalHeader {
   root: string
   owner: JournalOwner
   created: number
+  /**
+   * The tools run in another process (an agent's, seen through its hooks):
+   * a scope whose post record never came is not rolled back at recovery
+   * (what the call left was never seen; a later write may be on disk).
+   */
+  elsewhere?: true
 }
 
 export type Verdict = 'commit' | 'rollback'
@@ -39,6 +45,8 @@ export type JournalRecord =
   | { t: 'done'; scope: string; failed: number }
   /** A shell call's changes were recorded as captures of their own; its `manifest` entry is spent. */
   | { t: 'measured'; scope: string }
+  /** What the call left (its tool returned): each captured path's content hash then (null: absent). Recovery restores only a path still so. */
+  | { t: 'post'; scope: string; items: { path: string; sha: string | null }[] }
 
 export interface ParsedRecord {
   record: JournalRecord

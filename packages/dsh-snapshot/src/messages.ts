@@ -40,6 +40,7 @@ export function rolledBack(what: string, outcome: RestoreOutcome): string {
   const parts: string[] = []
   if (outcome.restored.length) parts.push(`restored ${listPaths(outcome.restored)}`)
   if (outcome.deleted.length) parts.push(`deleted ${listPaths(outcome.deleted)}`)
+  if (outcome.git?.length) parts.push(gitRestored(outcome.git))
   if (!parts.length && !outcome.failed.length) parts.push('nothing had changed')
   if (outcome.failed.length) parts.push(`could not restore ${listPaths(outcome.failed.map(f => `${f.path} (${f.error})`))}`)
   return `rolled back ${what}: ${parts.join('; ')}`
@@ -58,4 +59,20 @@ export function escapeRefused(why: string): string {
 /** Appended to a call's result once: `note: files changed outside any tool call: a.ts, b.ts` */
 export function outsideNote(paths: readonly string[]): string {
   return `note: files changed outside any tool call: ${listPaths(paths)}`
+}
+
+/** `git: main back to 1a2b3c4 (from 9f8e7d6), index restored (the undone commits stay in git reflog)` */
+export function gitRestored(lines: readonly string[]): string {
+  const moved = lines.some(l => l.includes(' back to ') || l.startsWith('removed '))
+  return `git: ${lines.join(', ')}${moved ? ' (the undone commits stay in git reflog)' : ''}`
+}
+
+/** A kept shell call that put files back to their committed content: `note: this call discarded the uncommitted changes to a.ts (…)` */
+export function discardedNote(paths: readonly string[], stashed: boolean): string {
+  return `note: this call discarded the uncommitted changes to ${listPaths(paths)} (${stashed ? 'they are in the new stash entry: git stash list' : 'git kept no copy of them'}); kept, not a regression — if that was not intended, write them again`
+}
+
+/** Files another session's guarded calls wrote since this session last looked, by session. */
+export function otherSessionNote(bySession: ReadonlyMap<string, readonly string[]>): string {
+  return `note: written meanwhile by another session's checked calls: ${[...bySession].map(([s, paths]) => `${listPaths(paths)} (session ${s})`).join('; ')}`
 }

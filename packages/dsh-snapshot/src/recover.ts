@@ -3,12 +3,14 @@ import { basename, dirname, join, resolve } from 'node:path'
 import { atomicTempTarget, definedOnly, fsyncDirSync, readdirOrEmpty } from 'dsh-common'
 import { JOURNAL_SUFFIX, type ParsedJournal } from './journal-format.ts'
 import { readJournal, readPayloadFd } from './journal-read.ts'
-import { listPaths } from './messages.ts'
+import { gitRestored, listPaths } from './messages.ts'
 import { ownerState, type JournalOwner, type OwnerState } from './owner.ts'
 import type { RestoreOutcome } from './types.ts'
 import { replayScopes, type ScopeState } from './scopes.ts'
 import { removeTreeStore } from './git-tree.ts'
 import { removeMarkers } from './shell/watch.ts'
+import { holdsCapture, pathState, postable } from './post-image.ts'
+import type { JournalHeader } from './journal-format.ts'
 import { markerOf, packOf, snapshotDir, treeStoreOf } from './layout.ts'
 import { restoreScope, syncParents } from './restore.ts'
 
@@ -20,9 +22,25 @@ export interface RecoveredScope extends RestoreOutcome {
   callIds: string[]
   step?: number
   verdict: 'none' | 'commit' | 'rollback'
-  /** `not restored`: the journal cannot prove this scope's outcome (a cut or damaged record); its files were left as they are. */
-  action: 'rolled back' | 'finished rollback' | 'dropped' | 'nothing to do' | 'not restored'
+  /**
+   * `not restored`: the journal cannot prove this scope's outcome (a cut or damaged record); its files were left as they are.
+   * `left as it is`: every path it captured was written after the call, or what the call left was never seen (see `left`).
+   */
+  action: 'rolled back' | 'finished rollback' | 'dropped' | 'nothing to do' | 'not restored' | 'left as it is'
   reason?: string
+  /** Paths not restored because recovery did not see them as the call left them. */
+  left?: LeftPath[]
+}
+
+/**
+ * A path recovery did not restore: `changed`: it no longer holds what the
+ * call left (written after it: by the agent, a user, another session);
+ * `unseen`: the call's tool ran in another process and its result never
+ * reached the guard, so what the call left is unknown.
+ */
+export interface LeftPath {
+  path: string
+  why: 'changed' | 'unseen'
 }
 
 /** What recovery did with one journal. */
@@ -204,9 +222,12 @@ export async function resolveJournal(parsed: ParsedJournal, fsync: boolean, rest
         out.scopes.push({ ...base, action: 'not restored', restored: [], deleted: [], failed: [] })
         continue
       }
-      const outcome = await restoreScope(header!.root, scope, source, { fsync, vault: dirname(dirname(file)) })
+      const { seen, left } = sortOut(header!, scope)
+      const outcome = await restoreScope(header!.root, seen, source, { fsync, vault: dirname(dirname(file)) })
       if (fsync) syncParents(header!.root, outcome.deleted)
-      out.scopes.push({ ...base, action: verdict === 'none' ? 'rolled back' : 'finished rollback', ...outcome })
+      const restoredAny = outcome.restored.length + outcome.deleted.length + outcome.failed.length > 0
+      const action = left.length && !restoredAny ? 'left as it is' : verdict === 'none' ? 'rolled back' : 'finished rollback'
+      out.scopes.push({ ...base, action, ...outcome, ...(left.length ? { left } : {}) })
     }
   } finally {
     closeSync(fd)
@@ -229,6 +250,35 @@ export async function resolveJournal(parsed: ParsedJournal, fsync: boolean, rest
     out.removed = true
   }
   return out
+}
+
+/**
+ * Recovery never undoes what it did not see: with a post record, a path is
+ * restored only while it holds what the call left (or already its
+ * pre-image); a call whose tool runs elsewhere and whose post record never
+ * came has its changed paths left as they are.
+ */
+function sortOut(header: JournalHeader, scope: ScopeState): { seen: ScopeState; left: LeftPath[] } {
+  const post = scope.post
+  if (!post && !(header.elsewhere && scope.verdict === undefined)) return { seen: scope, left: [] }
+  const items: ScopeState['items'] = []
+  const left: LeftPath[] = []
+  for (const item of scope.items) {
+    const { entry } = item
+    if (!postable(entry)) {
+      // A workspace picture or a tree: its single paths' post states are what counts (a measured manifest restores nothing).
+      if (post || scope.measured) items.push(item)
+      else left.push({ path: entry.path, why: 'unseen' })
+      continue
+    }
+    if (holdsCapture(header.root, entry)) {
+      items.push(item)
+      continue
+    }
+    if (post && post.has(entry.path) && pathState(header.root, entry.path) === post.get(entry.path)) items.push(item)
+    else left.push({ path: entry.path, why: post ? 'changed' : 'unseen' })
+  }
+  return { seen: { ...scope, items }, left }
 }
 
 /** What recovery found that it cannot prove, what it left alone, and what the user can do. */
@@ -324,9 +374,11 @@ export function formatRecovery(report: RecoveryReport): string {
       const parts: string[] = []
       if (s.restored.length) parts.push(`restored ${listPaths(s.restored)}`)
       if (s.deleted.length) parts.push(`deleted ${listPaths(s.deleted)}`)
+      if (s.git?.length) parts.push(gitRestored(s.git))
       if (s.failed.length) parts.push(`could not restore ${listPaths(s.failed.map(f => `${f.path} (${f.error})`))}`)
       if (!parts.length && (s.action === 'rolled back' || s.action === 'finished rollback')) parts.push(j.damage ? 'nothing to restore in the records before the damage' : j.cut ? 'nothing to restore in the records before the cut' : 'nothing had changed')
       lines.push(`  ${s.action} ${s.label} (${why})${parts.length ? `: ${parts.join('; ')}` : ''}`)
+      for (const l of s.left ?? []) lines.push(`    left ${l.path} as it is: ${l.why === 'changed' ? 'written after the interrupted call (kept; recovery never undoes what it did not see)' : 'the call ran in the agent and its result never reached the guard (kept; whether it holds that call\'s write or a later one cannot be told)'}`)
     }
     if (j.debris.length) lines.push(`  removed leftover temp files: ${listPaths(j.debris)}`)
     lines.push(j.removed ? '  journal removed' : `  ${j.problem ?? 'journal kept'}`)

@@ -5,6 +5,7 @@ import { ALWAYS_SKIPPED, readSizedNoFollow } from './capture.ts'
 import { compileIgnore, type PathMatcher } from './internal/ignore.ts'
 import type { CaptureEntry, RestoreOutcome } from './types.ts'
 import { restoreTree } from './git-tree.ts'
+import { restoreRefs } from './git-refs.ts'
 import { itemsFromPack } from './shell/restore-pack.ts'
 import type { ScopeState } from './scopes.ts'
 
@@ -58,6 +59,7 @@ function restoreItems(root: string, items: readonly RestoreItem[], options: Rest
           break
         case 'tree':
         case 'manifest':
+        case 'refs':
           // Restored by the caller (see restoreScope).
           break
         case 'uncaptured':
@@ -178,6 +180,7 @@ export function mergeOutcome(into: RestoreOutcome, from: RestoreOutcome) {
   appendNew(into.restored, from.restored)
   appendNew(into.deleted, from.deleted)
   for (const f of from.failed) into.failed.push(f)
+  if (from.git?.length) (into.git ??= []).push(...from.git)
 }
 
 function appendNew(into: string[], from: readonly string[]) {
@@ -208,7 +211,7 @@ export interface PayloadSource {
 }
 
 /** Restore one scope's captures (git tree entries through git). */
-export async function restoreScope(root: string, scope: ScopeState, source: PayloadSource, options: { fsync: boolean; vault?: string }): Promise<RestoreOutcome> {
+export async function restoreScope(root: string, scope: ScopeState, source: PayloadSource, options: { fsync: boolean; vault?: string; reason?: string }): Promise<RestoreOutcome> {
   const total: RestoreOutcome = { restored: [], deleted: [], failed: [] }
   // Newest first; a git tree entry splits the list, files around it keep their order.
   // Collected newest first, restored in capture order.
@@ -222,6 +225,12 @@ export async function restoreScope(root: string, scope: ScopeState, source: Payl
     if (entry.kind === 'tree') {
       flush()
       mergeOutcome(total, await restoreTree(root, entry, options))
+      continue
+    }
+    if (entry.kind === 'refs') {
+      flush()
+      const r = await restoreRefs(root, entry, options.reason ?? 'no verdict')
+      mergeOutcome(total, { restored: [], deleted: [], failed: r.failed, ...(r.done.length ? { git: r.done } : {}) })
       continue
     }
     if (entry.kind === 'manifest') {

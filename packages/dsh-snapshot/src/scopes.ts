@@ -18,6 +18,8 @@ export interface ScopeState {
   done: boolean
   /** A shell call's changes were measured (its `manifest` entry no longer restores anything). */
   measured?: boolean
+  /** What the call left, by path (content hash, null: absent), once its tool returned. */
+  post?: Map<string, string | null>
 }
 
 export function newScope(id: string, key: string, info: { callId?: string; step?: number; turn?: number }, time: number): ScopeState {
@@ -59,6 +61,9 @@ export function replayScopes(records: readonly ParsedRecord[]): ScopeState[] {
         break
       case 'measured':
         scope.measured = true
+        break
+      case 'post':
+        scope.post = new Map(record.items.map(i => [i.path, i.sha]))
         break
     }
   }

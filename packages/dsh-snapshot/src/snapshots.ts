@@ -16,7 +16,9 @@ import { keepScopes, type KeepSettings } from './keep.ts'
 
 export { snapshotDir } from './layout.ts'
 import { removeTreeStore, snapshotTree } from './git-tree.ts'
+import { captureRefs, releaseRefs, type RefsEntry } from './git-refs.ts'
 import { removeMarkers } from './shell/watch.ts'
+import { pathState, postable } from './post-image.ts'
 import { markerOf, packOf } from './layout.ts'
 import { rmSync } from 'node:fs'
 import { WorkspaceTracker, type Difference, type ShellChanges, type TrackerStart } from './shell/tracker.ts'
@@ -59,6 +61,7 @@ export class Snapshots {
   private readonly _ignore: readonly string[]
   private readonly _skip: PathMatcher
   private readonly _owner: JournalOwner
+  private readonly _elsewhere: boolean
   private _journal?: JournalWriter
   private _open: ScopeState[] = []
   private _nextScope = 1
@@ -79,7 +82,9 @@ export class Snapshots {
     const vaultRel = isInside(this.root, this.vault) ? [toPosixRelative(this.root, this.vault)] : []
     this._skip = compileIgnore([...ALWAYS_SKIPPED, ...this._ignore], vaultRel)
     this._owner = owner
+    this._elsewhere = settings.elsewhere
     this._keep = { maxBytes: settings.keepBytes, maxAgeMs: settings.keepDays * 86_400_000, maxFileBytes: settings.maxFileBytes, fsync: settings.fsync !== 'off', written: 0, pruned: false }
+    this._elsewhere = settings.elsewhere
   }
 
   /**
@@ -158,6 +163,21 @@ export class Snapshots {
     const entry = await snapshotTree(this.root, this.vault, store, this._sync !== 'off')
     if (!entry) return undefined
     return this.captureEntry(scope, entry)
+  }
+
+  /**
+   * Record the git state of the repository the root is in (HEAD, every
+   * ref, the index) for a shell call, so a rollback also takes back the
+   * commits, resets and branch moves the call made. Read from git's files
+   * (no git process). Returns the scope's record of it (the first, when
+   * the scope already had one); undefined when the root is in no repository.
+   */
+  captureRefs(scope: ScopeRef): RefsEntry | undefined {
+    const open = this._open.find(s => s.key === scope.key)
+    const had = open?.items.find(i => i.entry.kind === 'refs')?.entry
+    const entry = had?.kind === 'refs' ? had : captureRefs(this.root, treeStoreOf(this.journal().file))
+    if (entry) this.captureEntry(scope, entry)
+    return entry
   }
 
   /** Whether shell tracking runs (see {@link startTracking}). */
@@ -244,6 +264,19 @@ export class Snapshots {
     return changes
   }
 
+  /**
+   * Record what the call `callId` left (its tool returned): the content of
+   * each path its open scope captured, durably, before it is judged.
+   * Recovery then restores a path only while it still holds that.
+   */
+  notePost(callId: string): void {
+    for (const scope of selectScopes(this._open, { callId })) {
+      const items = scope.items.filter(i => postable(i.entry)).map(i => ({ path: i.entry.path, sha: pathState(this.root, i.entry.path) }))
+      this.journal().append([{ record: { t: 'post', scope: scope.id, items } }], true)
+      scope.post = new Map(items.map(i => [i.path, i.sha]))
+    }
+  }
+
   /** Close the selected open scopes, keeping the files as they are. */
   commit(selector: ScopeSelector = {}): ScopeSummary[] {
     const chosen = selectScopes(this._open, selector)
@@ -273,7 +306,8 @@ export class Snapshots {
     this.forgetMeasured(chosen)
     // Newest scope first, so each path ends as its oldest capture had it; reported oldest first.
     const outcomes: RestoreOutcome[] = []
-    for (const scope of chosen) outcomes.unshift(await restoreScope(this.root, scope, this._journal!, { fsync: this._sync !== 'off', vault: this.vault }))
+    for (const scope of chosen) outcomes.unshift(await restoreScope(this.root, scope, this._journal!, { fsync: this._sync !== 'off', vault: this.vault, reason }))
+    releaseIndexLinks(chosen)
     const total: RestoreOutcome = { restored: [], deleted: [], failed: [] }
     for (const outcome of outcomes) mergeOutcome(total, outcome)
     // Restored files are durable before the journal may forget them.
@@ -449,12 +483,13 @@ export class Snapshots {
   private journal(): JournalWriter {
     if (!this._journal) {
       const file = journalFileFor(this.vault, this.sessionId, this._owner.instance)
-      this._journal = JournalWriter.create(file, { sessionId: this.sessionId, root: this.root, owner: this._owner, created: Date.now() }, this._sync)
+      this._journal = JournalWriter.create(file, { sessionId: this.sessionId, root: this.root, owner: this._owner, created: Date.now(), ...(this._elsewhere ? { elsewhere: true as const } : {}) }, this._sync)
     }
     return this._journal
   }
 
   private close(scopes: ScopeState[], verdict: 'commit') {
+    releaseIndexLinks(scopes)
     const remaining = this._open.filter(s => !scopes.includes(s))
     if (!remaining.length) {
       // Nothing left open: resetting the journal is the verdict.
@@ -484,6 +519,11 @@ export class Snapshots {
     this._journal.reset()
     removeTreeStore(treeStoreOf(this._journal.file))
   }
+}
+
+/** A closed scope's index links are of no more use (a reset removes them all anyway). */
+function releaseIndexLinks(scopes: readonly ScopeState[]) {
+  for (const s of scopes) for (const { entry } of s.items) if (entry.kind === 'refs') releaseRefs(entry)
 }
 
 function pick(ref: ScopeRef): { step?: number; turn?: number } {

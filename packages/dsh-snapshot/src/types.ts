@@ -28,6 +28,12 @@ export type CaptureEntry =
   | { kind: 'manifest'; path: string; pack: string; upto: number; skip: string[] }
   /** A path a shell call changed whose earlier bytes were not kept (over the tracker's size cap): it cannot be restored. */
   | { kind: 'uncaptured'; path: string; why: string }
+  /**
+   * The git state a shell call found (path `.git`): HEAD as its file held it,
+   * every ref's value, and the index as a hard link (`ino` -1: a copy) in
+   * the vault. Rollback puts back what the call moved.
+   */
+  | { kind: 'refs'; path: string; gitDir: string; commonDir: string; head: string; refs: Record<string, string>; index?: { link: string; ino: number } }
 
 export type CaptureKind = CaptureEntry['kind']
 
@@ -57,6 +63,8 @@ export interface RollbackResult {
   restored: string[]
   deleted: string[]
   failed: { path: string; error: string }[]
+  /** What was put back in git (refs a rolled-back shell call moved, the index); absent when nothing. */
+  git?: string[]
   /** One line saying what was done (`nothing to restore: …` when nothing matched). */
   message: string
 }
@@ -109,7 +117,7 @@ export type SyncMode = Config['fsync']
  * and the capture settings of the plugin's {@link Config} (described there;
  * one left out takes its default).
  */
-export interface SnapshotsOptions extends Partial<Pick<Config, 'fsync' | 'maxFileBytes' | 'maxDirBytes' | 'exclude' | 'ignore' | 'keepBytes' | 'keepDays'>> {
+export interface SnapshotsOptions extends Partial<Pick<Config, 'fsync' | 'maxFileBytes' | 'maxDirBytes' | 'exclude' | 'ignore' | 'keepBytes' | 'keepDays' | 'elsewhere'>> {
   /** Workspace root; every captured path must resolve inside it. */
   root: string
   /** Vault directory; the journal lives in `<vault>/snapshots/`. */
@@ -154,6 +162,8 @@ export interface RestoreOutcome {
   restored: string[]
   deleted: string[]
   failed: { path: string; error: string }[]
+  /** What was put back in git (refs a shell call moved, the index), e.g. `main back to 1a2b3c4 (from 9f8e7d6)`; absent when nothing. */
+  git?: string[]
 }
 
 /** `snapshot/changes` and `snapshot/tracked`: which shell call. */

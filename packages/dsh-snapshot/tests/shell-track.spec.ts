@@ -67,6 +67,21 @@ describe("shell: 'track' (the default)", () => {
     expect(read(root, 'src/d.ts')).toBe('export const d = 4\n')
   })
 
+  it("a file another session's guarded call wrote is put on that session, not reported as outside any tool call", async () => {
+    const { root, h } = await judged()
+    const s2 = h.ctx.sessions.create('s2', { cwd: root })
+    await h.call('bash', { command: 'true' }, { callId: 'a1' })
+    commit(h, 'a1')
+    await h.call('write_file', { path: 'src/s2.ts', content: 'export const s2 = 2\n' }, { callId: 'w2', session: s2 })
+    h.ctx.emit('snapshot/commit', { sessionId: 's2', callId: 'w2' })
+    await h.call('bash', { command: 'echo "export const s2 = 3" > src/s2.ts' }, { callId: 'b2', session: s2 })
+    await h.ctx.serial('snapshot/changes', { sessionId: 's2', callId: 'b2' })
+    h.ctx.emit('snapshot/commit', { sessionId: 's2', callId: 'b2' })
+    writeFileSync(join(root, 'src/b.ts'), 'export const b = 99\n')
+    const r = await h.call('bash', { command: 'true' }, { callId: 'a2' })
+    expect(r.content).toBe(`[exit code 0]\nnote: files changed outside any tool call: src/b.ts\nnote: written meanwhile by another session's checked calls: src/s2.ts (session s2)`)
+  })
+
   it('changes made while no call ran are reported once, before the next call, never measured as its change', async () => {
     const { root, h } = await judged()
     const seen: OutsideChanges[] = []

@@ -1,16 +1,18 @@
-import { join, resolve } from 'node:path'
+import { homedir } from 'node:os'
+import { join, relative, resolve } from 'node:path'
 import { hiddenEnv } from 'dsh-common'
 import {
   ADAPTERS, adapterFor, claimHost, HookHost, HostRunningError, hookPaths, hostStatus, installedAgents, installHooks, listenHooks,
-  runMcpServer, SettingsError, startHost, uninstallHooks, writeNoteTemplates, type InstallReport,
+  liveHooks, runMcpServer, SettingsError, startHost, uninstallHooks, writeNoteTemplates, type HostStatus, type InstallReport, type LiveHooks,
 } from 'dsh-host-hooks'
+import type {} from 'dsh-dstvalid'
 import { bootHarness, ConfigError } from '../harness.ts'
 import { bool, parseArgs, str, UsageError, withSubcommands, workspaceArg, type CliIO } from '../command.ts'
 
 const agents = ADAPTERS.map(a => a.agent)
 
-const usage = `Usage: dsh hooks install --agent AGENT [--workspace DIR]
-       dsh hooks uninstall [--agent AGENT] [--workspace DIR]
+const usage = `Usage: dsh hooks install --agent AGENT [--workspace DIR | --user] [--no-start]
+       dsh hooks uninstall [--agent AGENT] [--workspace DIR | --user]
        dsh hooks status [--workspace DIR] [--json]
        dsh hooks serve [--workspace DIR] [--idle MIN]
        dsh hooks mcp [--workspace DIR]
@@ -19,12 +21,16 @@ Guard an agent that has hooks (${agents.join(', ')}) with this suite: every
 write the agent makes is snapshotted, checked, and rolled back when it makes
 the project worse; the agent is told why, in its own protocol.
 
-install    Write the agent's project-level configuration in the workspace
-           (Claude Code: .claude/settings.json hooks and .mcp.json; Codex:
-           .codex/hooks.json and .codex/config.toml; Gemini CLI:
-           .gemini/settings.json), merged
-           with what is there: the user's own hooks stay. Running it again
-           changes nothing. What it changed is recorded in <workspace>/.dsh.
+install    Write the agent's configuration for this project (Claude Code:
+           .claude/settings.local.json, which Claude Code keeps out of git,
+           and the project's entry in ~/.claude.json; Codex: .codex/hooks.json
+           and .codex/config.toml; Gemini CLI: .gemini/settings.json) or, with
+           --user, for every project (~/.claude/settings.json and
+           ~/.claude.json; ~/.codex/…; ~/.gemini/settings.json), merged with
+           what is there: the user's own hooks stay. Running it again changes
+           nothing. What it changed is recorded in <workspace>/.dsh (--user:
+           ~/.dsh). A project install then starts the project's host (not
+           with --no-start), so the first session finds it up.
 uninstall  Take out exactly what install added (a file untouched since is
            restored byte for byte). Without --agent: every installed agent.
 status     What is installed, and whether the workspace's host is up.
@@ -38,6 +44,8 @@ mcp        The stdio MCP server offering the suite's checkpoint tool (the
 Options:
   --agent AGENT    ${agents.join(' | ')}
   --workspace DIR  the project (default: the current directory)
+  --user           install/uninstall: for every project of this user, not one
+  --no-start       install: do not start the project's host now
   --idle MIN       serve: minutes without a hook call before the host exits (default 30)
   --json           status: print it as JSON
   -h, --help       show this help
@@ -57,16 +65,23 @@ function agentArg(value: string | undefined, required: boolean) {
 }
 
 function printReport(io: CliIO, verb: string, agent: string, report: InstallReport): void {
-  io.stdout(`${verb} dsh hooks for ${agent}:\n`)
+  io.stdout(`${verb} dsh hooks for ${agent} (${report.scope === 'user' ? 'user-level: every project' : 'project-level: this project only'}):\n`)
   for (const f of report.files) io.stdout(`  ${f.file}: ${f.change}\n`)
 }
 
+function scopeArg(parsed: ReturnType<typeof parseArgs>, command: string): 'user' | 'project' {
+  if (!bool(parsed, 'user')) return 'project'
+  if (str(parsed, 'workspace') !== undefined) throw new UsageError(`dsh ${command}: --user and --workspace are exclusive (--user is every project)`)
+  return 'user'
+}
+
 async function install(argv: string[], io: CliIO): Promise<number> {
-  const parsed = parseArgs(argv, { flags: { agent: 'string', workspace: 'string' } }, 'hooks install')
+  const parsed = parseArgs(argv, { flags: { agent: 'string', workspace: 'string', user: 'boolean', 'no-start': 'boolean' } }, 'hooks install')
   const adapter = agentArg(str(parsed, 'agent'), true)!
+  const scope = scopeArg(parsed, 'hooks install')
   const workspace = workspaceArg(parsed, 'hooks install', '.')
   try {
-    printReport(io, 'installed', adapter.agent, installHooks(adapter, workspace))
+    printReport(io, 'installed', adapter.agent, installHooks(adapter, workspace, { scope, home: homeOf(io) }))
   } catch (error) {
     if (error instanceof SettingsError) {
       io.stderr(`dsh hooks install: ${error.message}\n`)
@@ -74,20 +89,35 @@ async function install(argv: string[], io: CliIO): Promise<number> {
     }
     throw error
   }
-  io.stdout(`From the next ${adapter.agent} session in ${workspace}, a write that breaks the type-check or the tests is rolled back and the agent is told why.\n`)
+  const where = scope === 'user' ? 'any project' : workspace
+  io.stdout(`From the next ${adapter.agent} session in ${where}, a write that breaks the type-check or the tests is rolled back and the agent is told why.\n`)
+  if (scope === 'project' && !bool(parsed, 'no-start')) {
+    // Booted before the first session, so its first hook finds it up (the session then measures the project's accepted state in the background).
+    startHost(resolve(workspace), join(workspace, '.dsh'))
+    io.stdout('The guard of this project is starting (status says when it is up).\n')
+  }
   return 0
 }
 
+/** The user's home as the command sees it (`HOME`), else the OS's. */
+const homeOf = (io: CliIO) => io.env.HOME || homedir()
+
 async function uninstall(argv: string[], io: CliIO): Promise<number> {
-  const parsed = parseArgs(argv, { flags: { agent: 'string', workspace: 'string' } }, 'hooks uninstall')
+  const parsed = parseArgs(argv, { flags: { agent: 'string', workspace: 'string', user: 'boolean' } }, 'hooks uninstall')
+  const scope = scopeArg(parsed, 'hooks uninstall')
   const workspace = workspaceArg(parsed, 'hooks uninstall', '.')
   const chosen = agentArg(str(parsed, 'agent'), false)
-  const targets = chosen ? [chosen] : installedAgents(join(workspace, '.dsh')).map(a => adapterFor(a)).filter(a => a !== undefined)
+  const home = homeOf(io)
+  const vault = join(scope === 'user' ? home : workspace, '.dsh')
+  const recorded = installedAgents(vault)
+  // Entries of ours in the agent's files count even when the vault's record of them is gone.
+  const live = (a: (typeof ADAPTERS)[number]) => liveHooks(a, workspace, home).entries.some(e => (scope === 'user' ? e.level === 'user' : e.level !== 'user'))
+  const targets = chosen ? [chosen] : ADAPTERS.filter(a => recorded.includes(a.agent) || live(a))
   if (!targets.length) {
-    io.stdout(`no dsh hooks installed in ${workspace}\n`)
+    io.stdout(`no dsh hooks installed ${scope === 'user' ? 'for this user' : `in ${workspace}`}\n`)
     return 0
   }
-  for (const adapter of targets) printReport(io, 'removed', adapter.agent, uninstallHooks(adapter, workspace))
+  for (const adapter of targets) printReport(io, 'removed', adapter.agent, uninstallHooks(adapter, workspace, { scope, home: homeOf(io) }))
   return 0
 }
 
@@ -95,19 +125,54 @@ async function status(argv: string[], io: CliIO): Promise<number> {
   const parsed = parseArgs(argv, { flags: { workspace: 'string', json: 'boolean' } }, 'hooks status')
   const workspace = workspaceArg(parsed, 'hooks status', '.')
   const vault = join(workspace, '.dsh')
-  const installed = installedAgents(vault)
+  const home = homeOf(io)
+  const project = installedAgents(vault)
+  const user = installedAgents(join(home, '.dsh'))
+  // What the agents will run is in their own configuration: our record may be gone (rm -rf .dsh) or stale (hooks taken out by hand).
+  const agentsLive = ADAPTERS.map(a => ({ agent: a.agent, recorded: project.includes(a.agent) || user.includes(a.agent), live: liveHooks(a, workspace, home) }))
+    .filter(a => a.recorded || a.live.entries.length || a.live.unreadable.length)
+  const installed = agentsLive.filter(a => a.live.entries.length).map(a => a.agent)
   const host = await hostStatus(vault)
   if (bool(parsed, 'json')) {
-    io.stdout(JSON.stringify({ workspace, installed, host }, null, 2) + '\n')
+    const agentsJson = agentsLive.map(a => ({
+      agent: a.agent, recorded: a.recorded, entries: a.live.entries.length, missing: a.live.missing,
+      levels: [...new Set(a.live.entries.map(e => e.level))],
+      files: [...new Set(a.live.entries.map(e => relative(workspace, e.file)))], unreadable: a.live.unreadable,
+    }))
+    io.stdout(JSON.stringify({ workspace, installed, project, user, agents: agentsJson, host }, null, 2) + '\n')
     return installed.length ? 0 : 1
   }
   io.stdout(`workspace ${workspace}\n`)
-  io.stdout(`installed: ${installed.length ? installed.join(', ') : 'nothing (dsh hooks install --agent AGENT)'}\n`)
-  const hostLine = host.state === 'up'
-    ? `up (pid ${host.pid}, ${Math.round((host.rssBytes ?? 0) / 1048576)} MB, ${host.sessions?.length ?? 0} session(s), socket ${hookPaths(vault).socket})`
-    : host.state === 'starting' ? `starting (pid ${host.pid})` : 'down (it starts on the next hook call)'
-  io.stdout(`host: ${hostLine}\n`)
+  if (!agentsLive.length) io.stdout('installed: nothing (hooks install --agent AGENT, or an agent plugin)\n')
+  for (const a of agentsLive) io.stdout(`${a.agent}: ${agentLine(workspace, a.recorded, a.live)}\n`)
+  io.stdout(`host: ${hostLine(host, vault)}\n`)
   return installed.length ? 0 : 1
+}
+
+/** One agent's line of `hooks status`: what its live configuration runs of ours, and how that differs from our record. */
+function agentLine(workspace: string, recorded: boolean, live: LiveHooks): string {
+  const n = live.entries.length
+  const files = [...new Set(live.entries.map(e => relative(workspace, e.file) || e.file))].join(', ')
+  const parts: string[] = []
+  if (n) parts.push(`installed (${n} hook ${n === 1 ? 'entry' : 'entries'} live in ${files})`)
+  else parts.push(`NOT guarded: no hook entry of ours in its configuration${recorded ? ' (removed since install)' : ''}; run dsh hooks install --agent ${live.agent}`)
+  if (n && live.missing.length) parts.push(`missing ${live.missing.join(', ')}: run dsh hooks install --agent ${live.agent}`)
+  if (n && !recorded) parts.push(`not recorded in ${join(workspace, '.dsh')} (the vault was removed?): dsh hooks uninstall --agent ${live.agent} still takes them out`)
+  for (const u of live.unreadable) parts.push(`cannot read ${u.file} (${u.problem})`)
+  return parts.join('; ')
+}
+
+function hostLine(host: HostStatus, vault: string): string {
+  switch (host.state) {
+    case 'up': {
+      const warm = host.measuring?.length ? `measuring: ${host.measuring.join('; ')}` : host.sessions?.length ? 'warm' : 'waiting for a session'
+      return `up, ${warm} (pid ${host.pid}, ${Math.round((host.rssBytes ?? 0) / 1048576)} MB, ${host.sessions?.length ?? 0} session(s), socket ${hookPaths(vault).socket})`
+    }
+    case 'starting': return `starting (pid ${host.pid})`
+    case 'stopped': return `STOPPED (pid ${host.pid} is stopped, e.g. kill -STOP): it answers nothing; the next hook call replaces it`
+    case 'unresponsive': return `NOT ANSWERING (pid ${host.pid} is running but did not answer within 2 s): the next hook call replaces it when it stays so`
+    case 'down': return 'down (it starts on the next hook call)'
+  }
 }
 
 /** Take every credential-looking variable out of this process's environment: the checks it runs never see them. */
@@ -134,12 +199,15 @@ async function serve(argv: string[], io: CliIO): Promise<number> {
   const stamp = () => new Date().toISOString()
   try {
     dropCredentials(process.env)
+    // Between a session's start and its first write the agent is reading: the host measures what that write needs then (cordis.yml's dstvalid warmMap).
+    process.env.DSH_WARM_MAP ??= '1'
     let harness
     try {
       harness = await bootHarness({
         workspace, vault,
         // The agent is the model and runs its own tools: no model, no workspace tools of ours.
-        patches: [{ id: 'model', disabled: true }, { id: 'workspace-tools', disabled: true }],
+        // The agent's tools write in its own process: each call's post record tells recovery what the call left (cordis.yml gives dsh-snapshot no config of its own).
+        patches: [{ id: 'model', disabled: true }, { id: 'workspace-tools', disabled: true }, { id: 'snapshot', config: { elsewhere: true } }],
         log: line => io.stderr(`${stamp()} ${line}\n`),
       })
     } catch (error) {
@@ -150,7 +218,17 @@ async function serve(argv: string[], io: CliIO): Promise<number> {
       throw error
     }
     const { ctx } = harness
-    const host = new HookHost({ ctx, sessions: ctx.sessions, tools: ctx.tools, workspace, vault })
+    const host = new HookHost({ ctx, sessions: ctx.sessions, tools: ctx.tools, workspace, vault, log: line => io.stderr(`${stamp()} ${line}\n`) })
+    // What dsh-dstvalid is measuring now (its notices open and close a phase): status says warm when nothing is.
+    const measuring = new Map<string, number>()
+    ctx.on('dstvalid/notice', notice => {
+      if (notice.phase === 'start') measuring.set(notice.text, (measuring.get(notice.text) ?? 0) + 1)
+      else if (notice.phase === 'end') {
+        const open = [...measuring.keys()].find(k => measuring.get(k)! > 0)
+        if (open !== undefined) measuring.set(open, measuring.get(open)! - 1)
+        for (const [k, n] of measuring) if (n <= 0) measuring.delete(k)
+      }
+    })
     for (const agent of installedAgents(vault)) {
       const adapter = adapterFor(agent)
       if (adapter) writeNoteTemplates(adapter, vault)
@@ -159,6 +237,7 @@ async function serve(argv: string[], io: CliIO): Promise<number> {
     const done = new Promise<void>(r => { closed = r })
     const server = await listenHooks({
       host, vault, workspace, idleMs: idle * 60_000,
+      status: () => ({ measuring: [...measuring.keys()] }),
       log: line => io.stderr(`${stamp()} ${line}\n`),
       onIdle: async () => {
         await host.shutdown()
@@ -167,9 +246,21 @@ async function serve(argv: string[], io: CliIO): Promise<number> {
       },
     })
     io.stderr(`${stamp()} dsh hooks host ${process.pid} serving ${workspace} on ${server.socket}\n`)
-    const stop = () => { void server.close() }
-    process.once('SIGTERM', stop)
-    process.once('SIGINT', stop)
+    // A graceful close waits for calls in flight; a second signal, or 5 s, ends the process anyway (its journals are recovered by the next host).
+    let stopping = false
+    const stop = (signal: string) => {
+      if (stopping) process.exit(1)
+      stopping = true
+      io.stderr(`${stamp()} dsh hooks host ${process.pid}: ${signal}, closing\n`)
+      void server.close()
+      setTimeout(() => {
+        io.stderr(`${stamp()} dsh hooks host ${process.pid}: still busy 5 s after ${signal}; exiting\n`)
+        lock.release()
+        process.exit(1)
+      }, 5000).unref()
+    }
+    process.on('SIGTERM', () => stop('SIGTERM'))
+    process.on('SIGINT', () => stop('SIGINT'))
     await done
     io.stderr(`${stamp()} dsh hooks host ${process.pid} exits\n`)
     return 0

@@ -1,7 +1,8 @@
-import { existsSync } from 'node:fs'
+import { existsSync, realpathSync } from 'node:fs'
 import { join, resolve } from 'node:path'
 import { stateDir } from 'dsh-common'
 import { describeProblem, ProofChain, proofChainPath, readChainSeal, short, verifyChainFile, type VerifyReport } from 'dsh-proofchain'
+import { askWitness, hookPaths, readChainTail, type WitnessHead } from 'dsh-host-hooks'
 import { bool, parseArgs, str, UsageError, withSubcommands, type CliIO } from '../command.ts'
 
 const usage = `Usage: dsh proof show   [--vault DIR] [--session ID] [--budget TOKENS] [--json]
@@ -18,7 +19,10 @@ claims checkpoint, with its outcome.
            hash mismatch, broken link, bad anchor, torn line, corrupt line,
            malformed entry, missing entries (cut off the end, or the file
            removed), not sealed / bad seal (the chain no longer matches
-           the seal dsh keeps of it outside the vault, in its key store)
+           the seal dsh keeps of it outside the vault, in its key store),
+           not what dsh wrote (the workspace's live hooks host holds the
+           head its suite wrote, in memory: a chain rewritten and re-sealed
+           from a hook-driven agent's shell fails)
 
 Options:
   --vault DIR       the vault (default: ./.dsh)
@@ -64,9 +68,57 @@ async function show(argv: string[], io: CliIO): Promise<number> {
   return 0
 }
 
+/** What the live hooks host of the vault says of the chain: it holds the head its suite wrote (the agent's shell cannot rewrite that). */
+interface WitnessCheck {
+  /** No host answered; `hooks`: the vault serves a hook-driven agent, whose shell can forge the seal. */
+  host: 'none' | 'live'
+  hooks: boolean
+  pid?: number
+  head?: WitnessHead
+  /** Why the chain is not what the host's suite wrote; absent when it is. */
+  rewritten?: string
+}
+
+function realOrSame(file: string): string {
+  try {
+    return realpathSync(file)
+  } catch {
+    // Gone: compared as given.
+    return resolve(file)
+  }
+}
+
+async function witnessOf(vault: string, file: string): Promise<WitnessCheck> {
+  const hooks = existsSync(hookPaths(vault).dir)
+  const report = await askWitness(vault)
+  if (!report) return { host: 'none', hooks }
+  const mine = realOrSame(file)
+  const entry = Object.entries(report.chains).find(([f]) => realOrSame(f) === mine)?.[1]
+  if (!entry) return { host: 'live', hooks, pid: report.pid }
+  const base = { host: 'live' as const, hooks, pid: report.pid, head: entry.head }
+  if (entry.rewritten) return { ...base, rewritten: entry.rewritten }
+  let tail = readChainTail(file)
+  // An append of the host's on its way: asked again once.
+  if (!sameHead(tail, entry.head)) {
+    await new Promise(r => setTimeout(r, 300))
+    const again = await askWitness(vault)
+    const head = again && Object.entries(again.chains).find(([f]) => realOrSame(f) === mine)?.[1]?.head
+    tail = readChainTail(file)
+    if (head && sameHead(tail, head)) return { ...base, head }
+    const at = (h: WitnessHead | undefined) => (h ? `seq ${h.seq} ${h.hash.slice(0, 12)}` : 'no entry')
+    return { ...base, rewritten: `it ends at ${at(tail)}, but the live hooks host (pid ${report.pid}) that writes it last wrote ${at(head ?? entry.head)}: rewritten outside dsh (a re-seal with the key in ${stateDir()} does not hide that)` }
+  }
+  return base
+}
+
+function sameHead(a: WitnessHead | undefined, b: WitnessHead | undefined): boolean {
+  return !!a && !!b && a.seq === b.seq && a.hash === b.hash
+}
+
 async function verify(argv: string[], io: CliIO): Promise<number> {
   const args = parseArgs(argv, { flags: { vault: 'string', json: 'boolean' } }, 'proof verify')
-  const file = proofChainPath(vaultOf(str(args, 'vault')))
+  const vault = vaultOf(str(args, 'vault'))
+  const file = proofChainPath(vault)
   let report: VerifyReport
   try {
     report = verifyChainFile(file)
@@ -75,17 +127,28 @@ async function verify(argv: string[], io: CliIO): Promise<number> {
     io.stderr(`dsh proof: ${(error as Error).message}\n`)
     return 1
   }
+  const witness = await witnessOf(vault, file)
+  const ok = report.ok && !witness.rewritten
   if (bool(args, 'json')) {
-    io.stdout(JSON.stringify(report) + '\n')
-    return report.ok ? 0 : 1
+    io.stdout(JSON.stringify({ ...report, ok, witness }) + '\n')
+    return ok ? 0 : 1
   }
-  io.stdout(formatVerify(report))
-  return report.ok ? 0 : 1
+  io.stdout(formatVerify(report, witness))
+  return ok ? 0 : 1
 }
 
 /** The human report of `dsh proof verify`. */
-function formatVerify(report: VerifyReport): string {
+function formatVerify(report: VerifyReport, witness: WitnessCheck): string {
   const lines: string[] = []
+  const hostLine = () => {
+    if (witness.host === 'live' && witness.head) lines.push(`  checked against the live hooks host (pid ${witness.pid}), which holds the head its suite wrote: seq ${witness.head.seq}`)
+    else if (witness.hooks) lines.push(`  note: no live hooks host holds this chain's head: a hook-driven agent's shell can read the key store (${stateDir()}) and re-seal a rewritten chain, so this result does not rule that out`)
+  }
+  if (!report.problem && witness.rewritten) {
+    lines.push(`FAILED ${report.file}`)
+    lines.push(`  not what dsh wrote: ${witness.rewritten}`)
+    return lines.join('\n') + '\n'
+  }
   const count = `${report.entries.toLocaleString('en-US')} ${report.entries === 1 ? 'entry' : 'entries'}`
   const from = report.anchor
     ? `, from an anchor at seq ${report.anchor.seq} (${report.anchor.pruned.toLocaleString('en-US')} pruned, ${report.anchor.carried} subjects carried)`
@@ -100,6 +163,7 @@ function formatVerify(report: VerifyReport): string {
     if (!report.headRecord) lines.push('  note: no head record beside the chain, so entries cut off its end would go unnoticed')
     if (report.seal) lines.push(`  sealed by dsh at seq ${report.seal.seq} (key store ${stateDir()})`)
     else lines.push(`  note: no seal for this chain in ${stateDir()} (written before seals, on another machine or account, or moved): a rewrite with recomputed hashes would go unnoticed`)
+    hostLine()
   }
   return lines.join('\n') + '\n'
 }

@@ -1,6 +1,6 @@
 import { join } from 'node:path'
 import type { ToolResult } from 'dsh-tools'
-import { hookReplier, hookTranslator, payloadField, type ConfigEdit, type HookAdapter, type HookEntry, type InstallTarget } from '../adapter.ts'
+import { hookReplier, hookTranslator, payloadField, type ConfigEdit, type HookAdapter, type HookEntry, type InstallPlace, type InstallTarget } from '../adapter.ts'
 import { addToList, editJson, isObject, mergeHookGroups, removeFromList, removeHookGroups, setEntry } from '../settings.ts'
 
 // Claude Code (`@anthropic-ai/claude-code` 2.1.x): hooks in `.claude/settings.json`
@@ -9,8 +9,10 @@ import { addToList, editJson, isObject, mergeHookGroups, removeFromList, removeH
 /** The MCP server's name; its tools reach hooks as `mcp__dsh__<tool>`. */
 const MCP_NAME = 'dsh'
 const MCP_PREFIX = `mcp__${MCP_NAME}__`
+/** The same server from the dsh-guard plugin: Claude Code names a plugin's servers `plugin:<plugin>:<server>`. */
+const PLUGIN_MCP_PREFIX = `mcp__plugin_dsh-guard_${MCP_NAME}__`
 const WRITERS: Record<string, string> = { Write: 'file_path', Edit: 'file_path', NotebookEdit: 'notebook_path' }
-const TOOLS = `${Object.keys(WRITERS).join('|')}|Bash|${MCP_PREFIX}.*`
+const TOOLS = `${Object.keys(WRITERS).join('|')}|Bash|${MCP_PREFIX}.*|${PLUGIN_MCP_PREFIX}.*`
 /** Events where Claude Code reads `hookSpecificOutput.additionalContext`. */
 const CONTEXT_EVENTS = new Set(['PostToolUse', 'PostToolUseFailure', 'SessionStart', 'UserPromptSubmit'])
 
@@ -47,7 +49,7 @@ function postResult(event: string, tool: string, p: Record<string, unknown>): To
 const translate = hookTranslator({
   agent: 'Claude Code',
   events: { sessionStart: 'SessionStart', prompt: 'UserPromptSubmit', stop: 'Stop', preTool: 'PreToolUse', postTool: ['PostToolUse', 'PostToolUseFailure'] },
-  mcpPrefix: MCP_PREFIX,
+  mcpPrefix: [MCP_PREFIX, PLUGIN_MCP_PREFIX],
   effects: name => (WRITERS[name] ? 'write' : name === 'Bash' ? 'shell' : undefined),
   callId: (_name, _input, payload) => payloadField('Claude Code', payload, 'tool_use_id'),
   paths: (name, input) => {
@@ -59,35 +61,37 @@ const translate = hookTranslator({
 
 const reply = hookReplier(CONTEXT_EVENTS)
 
-function settingsFile(workspace: string): string {
-  return join(workspace, '.claude', 'settings.json')
+/**
+ * Hooks go where Claude Code reads settings that are not shared: the
+ * project's `.claude/settings.local.json` (Claude Code keeps it out of git),
+ * or the user's `~/.claude/settings.json`. The MCP server goes into
+ * `~/.claude.json`, in the project's entry (Claude Code's "local" scope) or at
+ * its top (every project): never into the project's shared `.mcp.json`.
+ */
+function settingsFile(place: InstallPlace): string {
+  return place.scope === 'user' ? join(place.home, '.claude', 'settings.json') : join(place.workspace, '.claude', 'settings.local.json')
 }
-function mcpFile(workspace: string): string {
-  return join(workspace, '.mcp.json')
-}
+const mcpFile = (place: InstallPlace) => join(place.home, '.claude.json')
+const mcpPath = (place: InstallPlace) => (place.scope === 'user' ? ['mcpServers', MCP_NAME] : ['projects', place.workspace, 'mcpServers', MCP_NAME])
 
 function install(target: InstallTarget): ConfigEdit[] {
   return [
-    editJson(settingsFile(target.workspace), settings => {
-      let next = mergeHookGroups(settings, HOOKS.map(h => ({
+    editJson(settingsFile(target), settings => {
+      const next = mergeHookGroups(settings, HOOKS.map(h => ({
         event: h.event, ...(h.matcher ? { matcher: h.matcher } : {}), command: target.hookCommand(h), timeout: h.timeoutSeconds,
       })), target.isOurs)
-      next = addToList(next, ['enabledMcpjsonServers'], MCP_NAME)
       return addToList(next, ['permissions', 'allow'], `${MCP_PREFIX}checkpoint`)
     }),
-    editJson(mcpFile(target.workspace), mcp => setEntry(mcp, ['mcpServers', MCP_NAME], { command: target.mcp.command, args: target.mcp.args })),
+    editJson(mcpFile(target), config => setEntry(config, mcpPath(target), { type: 'stdio', command: target.mcp.command, args: target.mcp.args })),
   ]
 }
 
-function uninstall(workspace: string, isOurs: (command: string) => boolean): ConfigEdit[] {
+function uninstall(place: InstallPlace, isOurs: (command: string) => boolean): ConfigEdit[] {
   return [
-    editJson(settingsFile(workspace), settings => {
-      const next = removeFromList(removeHookGroups(settings, isOurs), ['enabledMcpjsonServers'], MCP_NAME)
-      return removeFromList(next, ['permissions', 'allow'], `${MCP_PREFIX}checkpoint`)
-    }, true),
-    editJson(mcpFile(workspace), mcp => setEntry(mcp, ['mcpServers', MCP_NAME], undefined), true),
+    editJson(settingsFile(place), settings => removeFromList(removeHookGroups(settings, isOurs), ['permissions', 'allow'], `${MCP_PREFIX}checkpoint`), true),
+    editJson(mcpFile(place), config => setEntry(config, mcpPath(place), undefined), true),
   ]
 }
 
-/** Claude Code: `.claude/settings.json` hooks, `.mcp.json` for the checkpoint tool. */
-export const claudeCode: HookAdapter = { agent: 'claude-code', hooks: HOOKS, translate, reply, install, uninstall }
+/** Claude Code: hooks in `.claude/settings.local.json` (or `~/.claude/settings.json`), the checkpoint tool's MCP server in `~/.claude.json`. */
+export const claudeCode: HookAdapter = { agent: 'claude-code', hooks: HOOKS, translate, reply, install, uninstall, projectWord: '"$CLAUDE_PROJECT_DIR"' }

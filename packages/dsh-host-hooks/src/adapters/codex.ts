@@ -1,7 +1,7 @@
 import { closeSync, existsSync, fstatSync, openSync, readFileSync, readSync } from 'node:fs'
 import { join, resolve } from 'node:path'
 import type { ToolResult } from 'dsh-tools'
-import { hookReplier, hookTranslator, payloadField, type ConfigEdit, type HookAdapter, type HookEntry, type InstallTarget } from '../adapter.ts'
+import { hookReplier, hookTranslator, payloadField, type ConfigEdit, type HookAdapter, type HookEntry, type InstallPlace, type InstallTarget } from '../adapter.ts'
 import { editJson, isObject, mergeHookGroups, removeHookGroups, SettingsError, type JsonObject } from '../settings.ts'
 
 // Codex CLI (`@openai/codex` 0.171): hooks in `.codex/hooks.json` (Claude Code's
@@ -95,8 +95,9 @@ const translate = hookTranslator({
 // Codex gives the model a block's reason in place of the tool's output.
 const reply = hookReplier(CONTEXT_EVENTS)
 
-const hooksFile = (workspace: string) => join(workspace, '.codex', 'hooks.json')
-const configFile = (workspace: string) => join(workspace, '.codex', 'config.toml')
+const root = (place: InstallPlace) => (place.scope === 'user' ? place.home : place.workspace)
+const hooksFile = (place: InstallPlace) => join(root(place), '.codex', 'hooks.json')
+const configFile = (place: InstallPlace) => join(root(place), '.codex', 'config.toml')
 
 // config.toml is TOML, which this package does not parse: the MCP server goes in
 // as one marked block at the end of the file, found and taken out by its marks.
@@ -122,24 +123,24 @@ function withMcpBlock(text: string | undefined, mcp: InstallTarget['mcp'] | unde
 }
 
 function install(target: InstallTarget): ConfigEdit[] {
-  const config = configFile(target.workspace)
+  const config = configFile(target)
   const before = readText(config)
   return [
-    editJson(hooksFile(target.workspace), hooks => mergeHookGroups(hooks, HOOKS.map(h => ({
+    editJson(hooksFile(target), hooks => mergeHookGroups(hooks, HOOKS.map(h => ({
       event: h.event, ...(h.matcher ? { matcher: h.matcher } : {}), command: target.hookCommand(h), timeout: h.timeoutSeconds,
     })), target.isOurs)),
     { file: config, before, after: withMcpBlock(before, target.mcp) },
   ]
 }
 
-function uninstall(workspace: string, isOurs: (command: string) => boolean): ConfigEdit[] {
-  const config = configFile(workspace)
+function uninstall(place: InstallPlace, isOurs: (command: string) => boolean): ConfigEdit[] {
+  const config = configFile(place)
   const before = readText(config)
   return [
-    editJson(hooksFile(workspace), hooks => removeHookGroups(hooks, isOurs), true),
+    editJson(hooksFile(place), hooks => removeHookGroups(hooks, isOurs), true),
     { file: config, before, after: withMcpBlock(before, undefined) },
   ]
 }
 
 /** Codex CLI: `.codex/hooks.json` hooks, `.codex/config.toml` for the checkpoint tool's MCP server. */
-export const codex: HookAdapter = { agent: 'codex', hooks: HOOKS, translate, reply, install, uninstall }
+export const codex: HookAdapter = { agent: 'codex', hooks: HOOKS, translate, reply, install, uninstall, projectWord: '"$PWD"' }

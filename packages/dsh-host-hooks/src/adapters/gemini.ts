@@ -1,7 +1,7 @@
 import { createHash } from 'node:crypto'
 import { join, resolve } from 'node:path'
 import type { ToolResult } from 'dsh-tools'
-import { hookReplier, hookTranslator, payloadField, type ConfigEdit, type HookAdapter, type HookEntry, type InstallTarget } from '../adapter.ts'
+import { hookReplier, hookTranslator, payloadField, type ConfigEdit, type HookAdapter, type HookEntry, type InstallPlace, type InstallTarget } from '../adapter.ts'
 import { editJson, isObject, mergeHookGroups, removeHookGroups, setEntry, type JsonObject } from '../settings.ts'
 
 // Gemini CLI (`@google/gemini-cli` 0.61): hooks and MCP servers in
@@ -73,10 +73,10 @@ const translate = hookTranslator({
 // BeforeTool: a deny keeps the tool from running; AfterTool: a block's reason replaces the tool's result.
 const reply = hookReplier(CONTEXT_EVENTS, true)
 
-const settingsFile = (workspace: string) => join(workspace, '.gemini', 'settings.json')
+const settingsFile = (place: InstallPlace) => join(place.scope === 'user' ? place.home : place.workspace, '.gemini', 'settings.json')
 
 function install(target: InstallTarget): ConfigEdit[] {
-  return [editJson(settingsFile(target.workspace), settings => {
+  return [editJson(settingsFile(target), settings => {
     const next = mergeHookGroups(settings, HOOKS.map(h => ({
       event: h.event, ...(h.matcher ? { matcher: h.matcher } : {}), command: target.hookCommand(h), timeout: h.timeoutSeconds * 1000,
     })), target.isOurs)
@@ -84,9 +84,9 @@ function install(target: InstallTarget): ConfigEdit[] {
   })]
 }
 
-function uninstall(workspace: string, isOurs: (command: string) => boolean): ConfigEdit[] {
-  return [editJson(settingsFile(workspace), settings => setEntry(removeHookGroups(settings, isOurs), ['mcpServers', MCP_NAME], undefined), true)]
+function uninstall(place: InstallPlace, isOurs: (command: string) => boolean): ConfigEdit[] {
+  return [editJson(settingsFile(place), settings => setEntry(removeHookGroups(settings, isOurs), ['mcpServers', MCP_NAME], undefined), true)]
 }
 
 /** Gemini CLI: `.gemini/settings.json` hooks and the checkpoint tool's MCP server. */
-export const gemini: HookAdapter = { agent: 'gemini', hooks: HOOKS, translate, reply, install, uninstall }
+export const gemini: HookAdapter = { agent: 'gemini', hooks: HOOKS, translate, reply, install, uninstall, projectWord: '"$GEMINI_PROJECT_DIR"' }

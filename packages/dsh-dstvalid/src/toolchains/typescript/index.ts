@@ -61,7 +61,13 @@ export const typescript: Toolchain = {
     if (claimed.has('typecheck') || !hasTsProjects(root, configPath)) return undefined
     let typescriptPath = resolveFromWorkspace(root, 'typescript')
     if (!typescriptPath) {
-      typescriptPath = createRequire(import.meta.url).resolve('typescript')
+      try {
+        typescriptPath = createRequire(import.meta.url).resolve('typescript')
+      } catch {
+        // A guard installed without its dependencies (an agent's plugin copy of the package).
+        note('typescript is installed neither in the workspace nor beside the suite; no type-check')
+        return undefined
+      }
       note('typescript is not installed in the workspace; type-checking with the suite\'s own TypeScript')
     }
     const typecheck = new TypecheckCheck({ root, configPath, typescriptPath, maxHeapMb: config.typescriptMaxHeapMb, ...(vault ? { cacheDir: typescriptCacheDir(vault) } : {}) })
