@@ -80,8 +80,13 @@ const AGENTS: Agent[] = [
     change: (ws, path, _content, from, to) => ({ name: 'Edit', arguments: { file_path: join(ws, path), old_string: from, new_string: to, replace_all: true } }),
     model: anthropicModel,
     turns: requests => requests.filter(isClaudeTurnRequest),
-    // The workspace is trusted (else Claude Code ignores its permissions), as after its trust dialog.
-    prepareHome: (home, ws) => writeFileSync(join(home, '.claude.json'), JSON.stringify({ projects: { [ws]: { hasTrustDialogAccepted: true } } })),
+    // The workspace is trusted (else Claude Code ignores its permissions), as after its trust dialog; the install's MCP server stays.
+    prepareHome: (home, ws) => {
+      const file = join(home, '.claude.json')
+      const config = (existsSync(file) ? JSON.parse(readFileSync(file, 'utf8')) : {}) as { projects?: Record<string, object> }
+      config.projects = { ...config.projects, [ws]: { ...config.projects?.[ws], hasTrustDialogAccepted: true } }
+      writeFileSync(file, JSON.stringify(config, null, 2))
+    },
     run: (options, resume) => {
       const sessionId = resume?.events.find(e => e.type === 'result')?.session_id as string | undefined
       return runClaude({ ...options, extraArgs: sessionId ? ['--resume', sessionId] : [] })
@@ -163,8 +168,8 @@ for (const agent of AGENTS) describe.skipIf(!!skip)(`turn verdicts with the real
     cpSync(base, ws, { recursive: true, filter: src => !src.startsWith(join(base, 'node_modules')) })
     symlinkSync(join(base, 'node_modules'), join(ws, 'node_modules'), 'dir')
     workspaces.push(ws)
-    installHooks(ADAPTERS.find(a => a.agent === agent.adapter)!, ws)
     const home = tempDir(`dsh-defu-${agent.cli}-home-`)
+    installHooks(ADAPTERS.find(a => a.agent === agent.adapter)!, ws, { home })
     agent.prepareHome?.(home, ws)
     const read = agent.read ? [agent.read(reads.map(p => join(ws, p)))] : []
     const server = await startModelServer(agent.model([...read, ...steps(ws), { text: 'Nothing else.' }]))
