@@ -4,8 +4,9 @@
  * model, on a copy of the demo workspace after `dsh hooks install`. One
  * session makes a good edit, a type-breaking edit, a `sed -i` through the
  * shell tool and a test-breaking edit (and, where the agent offers it, a
- * checkpoint with a claim never run); the same session resumed answers a next
- * prompt. Each agent's spec says how its CLI words those calls and shows
+ * checkpoint with a claim never run). The test break is kept for now (its
+ * failures are in other files), so the model's stop is refused twice, and the
+ * third stop undoes it; the same session resumed answers a next prompt. Each agent's spec says how its CLI words those calls and shows
  * their results ({@link AgentE2E}); the assertions every agent shares live
  * here, its own stay in its spec.
  *
@@ -36,9 +37,29 @@ export function typeBreak(tool: string): string {
   return `rolled back: typecheck failed after ${tool} on src/money.ts\nsrc/money.ts:5 TS2322 Type 'string' is not assignable to type 'number'.\n(typecheck stopped at the first new errors: possibly more in files not checked)`
 }
 
-/** The first line of the suite's rollback text for the test-breaking edit made by `tool` (the failing tests follow). */
-export function testBreak(tool: string): string {
-  return `rolled back: test failed after ${tool} on src/money.ts\n`
+/** What the test-breaking edit breaks: tests in other files, so it is kept for now (turn verdicts, ADR 0037). */
+const TESTS_BROKEN = [
+  'tests/cart.test.ts:11 FAIL cart > applies the discount to the subtotal — AssertionError: expected 2310 to be 1890 // Object.is equality',
+  'tests/money.test.ts:6 FAIL money > applies a percentage discount, rounding to the cent — AssertionError: expected 1099 to be 899 // Object.is equality',
+]
+
+/** The suite's text for the test-breaking edit: kept for now, to be fixed before the turn ends. */
+export const KEPT_FOR_NOW = ['kept for now: 2 tests in 2 files fail against this change:', ...TESTS_BROKEN, 'fix them before you finish, or this change is undone'].join('\n')
+
+/** How many times the agent's stop is refused while the test break is open (dsh-dstvalid's `stopRefusals` default). */
+export const STOP_REFUSALS = 2
+
+/** The reason the agent's `n`th stop is refused with, the test break (made by `tool`) still open. */
+export function stopRefused(n: number, tool: string): string {
+  return [`not done: this turn leaves the project worse than it began (stop refused, ${n} of ${STOP_REFUSALS}): 2 tests in 2 files fail:`, ...TESTS_BROKEN, `fix them, then finish; stopping with them open undoes ${tool} on src/money.ts`].join('\n')
+}
+
+/** What the model reads at the next prompt once the agent stopped a third time: the test break undone (`kept`: a later write held with it and kept). */
+export function undoneAtTurnEnd(tool: string, kept?: string): string {
+  return [
+    `undone at the end of the turn: ${tool} on src/money.ts; it left the project worse than the turn began: 2 tests in 2 files fail:`, ...TESTS_BROKEN,
+    ...(kept ? [`kept: ${kept}`] : []), 'to make this change, update every file it breaks in the same turn before you finish',
+  ].join('\n')
 }
 
 /** What the checkpoint claims: a check never run in the session. */
@@ -70,7 +91,7 @@ export interface AgentE2E {
   edit(from: string, to: string, money: string): AgentToolCall
   shell(command: string): AgentToolCall
   checkpoint?(args: typeof CHECKPOINT): AgentToolCall
-  /** The first session's model answers: the shared moves in order, with the agent's own steps between them; `Done.` is added. */
+  /** The first session's model answers: the shared moves in order, with the agent's own steps between them; `Done.` is added, once for each stop. */
   script(money: string): (Move | AgentStep)[]
   /** The scripted model speaking the agent's API. */
   model(steps: readonly AgentStep[]): (request: ModelRequest) => ModelReply
@@ -100,6 +121,8 @@ export interface E2ERun {
   after(move: Move): ModelRequest
   /** The turn request that followed scripted step `i` of the first session. */
   afterStep(i: number): ModelRequest
+  /** The turn request that followed the model's `n`th stop (`Done.`) in the first session: the refusal is in it, for n ≤ {@link STOP_REFUSALS}. */
+  afterStop(n: number): ModelRequest
   /** The payloads the recording hook saw, in order. */
   payloads(): Record<string, unknown>[]
 }
@@ -135,6 +158,7 @@ export function describeAgentE2E(agent: AgentE2E, skip: string | undefined, own:
     let afterFirst = ''
     let log = ''
     const stepOf = new Map<Move, number>()
+    let stops = 0
 
     beforeAll(async () => {
       const bin = await ensureAgentCli(agent.cli)
@@ -169,7 +193,9 @@ export function describeAgentE2E(agent: AgentE2E, skip: string | undefined, own:
         stepOf.set(step, i)
         return { text: MOVE_TEXT[step], toolCalls: [moveCall[step]()] }
       })
-      server = await startModelServer(agent.model([...steps, { text: 'Done.' }, { text: 'Nothing else.' }]))
+      stops = steps.length
+      const done = Array.from({ length: STOP_REFUSALS + 1 }, () => ({ text: 'Done.' }))
+      server = await startModelServer(agent.model([...steps, ...done, { text: 'Nothing else.' }]))
       const options = { bin, workspace: ws, server, home }
       first = await agent.run({ ...options, prompt: 'Tidy up the money module.' })
       afterFirst = readFileSync(money, 'utf8')
@@ -191,6 +217,7 @@ export function describeAgentE2E(agent: AgentE2E, skip: string | undefined, own:
       get afterFirst() { return afterFirst },
       after: move => afterStep(stepOf.get(move)!),
       afterStep,
+      afterStop: n => afterStep(stops + n - 1),
       payloads: () => readFileSync(log, 'utf8').trim().split('\n').map(line => JSON.parse(line) as Record<string, unknown>),
     }
 
@@ -199,7 +226,7 @@ export function describeAgentE2E(agent: AgentE2E, skip: string | undefined, own:
       expect(second.exitCode, second.stderr).toBe(0)
     })
 
-    it('keeps the good edit and rolls back the type break, the sed -i and the test break byte for byte', () => {
+    it('keeps the good edit, rolls back the type break and the sed -i, and undoes the test break at the turn\'s end, byte for byte', () => {
       expect(afterFirst).toBe(ORIGINAL.replace(ROUNDING, GOOD))
     })
 

@@ -2,13 +2,14 @@
  * The suite guarding the real Claude Code CLI (the pinned npm package) in
  * the shared scenario (`agent-e2e.ts`) on a scripted Anthropic Messages
  * model: Claude Code reads the file before it edits it, and again after the
- * `sed -i`; a checkpoint with a claim never run ends the session.
+ * `sed -i`; a checkpoint with a claim never run; its Stop is blocked while
+ * the test break is open.
  */
 import { readFileSync, writeFileSync } from 'node:fs'
 import { join } from 'node:path'
 import { expect, it } from 'vitest'
 import { anthropicModel, anthropicToolResults, anthropicUserTexts, isClaudeTurnRequest, runClaude } from 'dsh-testkit'
-import { CLAIM_MARKED, describeAgentE2E, e2eSkip, testBreak, typeBreak } from './agent-e2e.ts'
+import { CLAIM_MARKED, describeAgentE2E, e2eSkip, KEPT_FOR_NOW, stopRefused, typeBreak, undoneAtTurnEnd } from './agent-e2e.ts'
 
 const skip = await e2eSkip('Claude Code')
 
@@ -48,16 +49,26 @@ describeAgentE2E({
   it('tells the model why, with the suite\'s own rollback text, in its next request', () => {
     expect(texts(run.after('type-break'))).toContain(`: ${typeBreak('Edit')}`)
     expect(texts(run.after('sed'))).toContain(`: ${typeBreak('Bash')}`)
-    expect(texts(run.after('test-break'))).toContain(`: ${testBreak('Edit')}`)
+    expect(texts(run.after('test-break'))).toContain(`PostToolUse:Edit hook additional context: ${KEPT_FOR_NOW}\n`)
     // The good edit's result is the tool's own.
     expect(anthropicToolResults(run.after('good')).at(-1)!.content).toMatch(/has been updated successfully/)
     expect(texts(run.after('good'))).not.toContain('rolled back')
   })
 
+  it('blocks the Stop twice with the open test break, then undoes it and says so at the next prompt', () => {
+    expect(texts(run.afterStop(1))).toContain(`Stop hook feedback:\n${stopRefused(1, 'Edit')}`)
+    expect(texts(run.afterStop(2))).toContain(`Stop hook feedback:\n${stopRefused(2, 'Edit')}`)
+    expect(texts(run.afterStop(2))).not.toContain('undone at the end of the turn')
+    // Said when the resumed session starts (Claude Code shows a SessionStart hook's context as a system message).
+    const resumed = run.server.requests.filter(isClaudeTurnRequest).at(-1)!
+    const system = (resumed.body as { messages: { role: string; content: unknown }[] }).messages.filter(m => m.role === 'system').map(m => String(m.content))
+    expect(system.some(text => text.startsWith(`SessionStart hook additional context: ${undoneAtTurnEnd('Edit')}\n\n`)), system.join('\n---\n')).toBe(true)
+  })
+
   it('marks the checkpoint\'s claim that nothing ran', () => {
     expect(anthropicToolResults(run.after('checkpoint')).at(-1)!.content).toBe([
       CLAIM_MARKED,
-      '- failed is empty, but 3 commands failed in this session: `typecheck of Edit on src/money.ts` (rolled back, later passed), `typecheck of Bash on src/money.ts` (rolled back), `test of Edit on src/money.ts` (rolled back). Did something not work? If so, checkpoint again with it in failed.',
+      '- failed is empty, but 3 commands failed in this session: `typecheck of Edit on src/money.ts` (rolled back, later passed), `typecheck of Bash on src/money.ts` (rolled back), `test of Edit on src/money.ts` (failed, kept). Did something not work? If so, checkpoint again with it in failed.',
     ].join('\n'))
   })
 

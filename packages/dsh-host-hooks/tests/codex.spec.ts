@@ -3,7 +3,8 @@
  * native binary) in the shared scenario (`agent-e2e.ts`) on a scripted
  * OpenAI Responses model: `codex exec` edits with `apply_patch`, runs the
  * `sed -i` through its shell tool, and sends one more patch that fails
- * Codex's own checks (no PostToolUse for it). A recording hook next to
+ * Codex's own checks (no PostToolUse for it); its Stop is blocked while the
+ * test break is open. A recording hook next to
  * dsh's pins the hook payloads the Codex adapter reads.
  */
 import { existsSync, readFileSync } from 'node:fs'
@@ -11,7 +12,7 @@ import { join } from 'node:path'
 import { expect, it } from 'vitest'
 import { MESSAGES } from 'dsh-host-hooks'
 import { responsesMessages, responsesModel, responsesToolOutputs, runCodex } from 'dsh-testkit'
-import { describeAgentE2E, e2eSkip, GOOD, ROUNDING, SED, SUMMARY_HEAD, testBreak, typeBreak } from './agent-e2e.ts'
+import { describeAgentE2E, e2eSkip, GOOD, KEPT_FOR_NOW, ROUNDING, SED, stopRefused, SUMMARY_HEAD, typeBreak, undoneAtTurnEnd } from './agent-e2e.ts'
 
 const skip = await e2eSkip('Codex')
 
@@ -50,8 +51,22 @@ describeAgentE2E({
     expect(output(0)).toMatch(/^Exit code: 0\n[\s\S]*M src\/money\.ts/)
     expect(output(1)).toBe(typeBreak('apply_patch'))
     expect(output(2)).toBe(typeBreak('Bash'))
-    expect(output(3)?.slice(0, testBreak('apply_patch').length)).toBe(testBreak('apply_patch'))
     expect(output(4)).toMatch(/^apply_patch verification failed/)
+  })
+
+  it('keeps the test break for now: the tool\'s output stands, the suite\'s text is a developer message', () => {
+    expect(output(3)).toMatch(/^Exit code: 0\n[\s\S]*M src\/money\.ts/)
+    expect(responsesMessages(run.afterStep(3), 'developer')).toContain(KEPT_FOR_NOW)
+  })
+
+  it('blocks the Stop twice with the open test break (its reason the next user message, HTML-escaped by Codex), then undoes it and says so at the next session', () => {
+    const escaped = (text: string) => text.replaceAll('>', '&gt;')
+    for (const n of [1, 2]) {
+      const prompt = responsesMessages(run.afterStop(n), 'user').at(-1)!
+      expect(prompt.startsWith('<hook_prompt hook_run_id="stop:'), prompt).toBe(true)
+      expect(prompt.endsWith(`">${escaped(stopRefused(n, 'apply_patch'))}</hook_prompt>`), prompt).toBe(true)
+    }
+    expect(responsesMessages(run.server.requests.at(-1)!, 'developer')).toContain(undoneAtTurnEnd('apply_patch'))
   })
 
   it('ends a call Codex gave no PostToolUse for (an apply_patch that failed its own checks) with the turn', () => {

@@ -3,16 +3,19 @@
  * shared scenario (`agent-e2e.ts`) on a scripted Gemini API model: edits with
  * `replace`, the `sed -i` through `run_shell_command`, a new file with
  * `write_file`, and a checkpoint (the suite's MCP tool) with a claim never
- * run. A recording hook next to dsh's pins the hook payloads the Gemini
- * adapter reads.
+ * run. Its AfterAgent is denied while the test break is open; the reason
+ * comes back as the prompt of the same turn. A recording hook next to dsh's
+ * pins the hook payloads the Gemini adapter reads.
  */
 import { expect, it } from 'vitest'
 import { geminiFunctionResponses, geminiModel, geminiUserTexts, isGeminiTurnRequest, runGemini } from 'dsh-testkit'
-import { CLAIM_MARKED, describeAgentE2E, e2eSkip, GOOD, ROUNDING, SED, SUMMARY_HEAD, testBreak, typeBreak, type Move } from './agent-e2e.ts'
+import { CLAIM_MARKED, describeAgentE2E, e2eSkip, GOOD, KEPT_FOR_NOW, ROUNDING, SED, stopRefused, SUMMARY_HEAD, typeBreak, undoneAtTurnEnd, type Move } from './agent-e2e.ts'
 
 const skip = await e2eSkip('Gemini CLI')
 
 const NOTES = '# Notes\n\nAmounts are in cents.\n'
+/** Gemini CLI escapes `>` in the hook context it shows the model. */
+const escaped = (text: string) => text.replaceAll('>', '&gt;')
 
 describeAgentE2E({
   label: 'Gemini CLI',
@@ -41,7 +44,18 @@ describeAgentE2E({
     expect(lastResponse('good')).toMatchObject({ name: 'replace', response: { output: expect.stringContaining('Successfully modified file') } })
     expect(lastResponse('type-break')).toEqual({ name: 'replace', response: { error: typeBreak('replace') } })
     expect(lastResponse('sed')).toEqual({ name: 'run_shell_command', response: { error: typeBreak('run_shell_command') } })
-    expect(lastResponse('test-break')).toMatchObject({ name: 'replace', response: { error: expect.stringMatching(new RegExp(`^${testBreak('replace').replace(/\./g, '\\.')}`)) } })
+  })
+
+  it('keeps the test break for now: the suite\'s text follows the tool\'s result (HTML-escaped by Gemini CLI)', () => {
+    const output = String(lastResponse('test-break')!.response.output)
+    expect(output).toMatch(/^Successfully modified file/)
+    expect(output).toContain(`<hook_context>${escaped(KEPT_FOR_NOW)}</hook_context>`)
+  })
+
+  it('denies AfterAgent twice with the open test break, its reason the next prompt; then undoes it and says so at the next session', () => {
+    for (const n of [1, 2]) expect(geminiUserTexts(run.afterStop(n)).at(-1)).toBe(stopRefused(n, 'replace'))
+    const resumed = run.server.requests.filter(isGeminiTurnRequest).at(-1)!
+    expect(geminiUserTexts(resumed).join('\n')).toContain(`<hook_context>${escaped(undoneAtTurnEnd('replace', 'write_file on NOTES.md'))}</hook_context>`)
   })
 
   it('marks the checkpoint\'s claim that nothing ran', () => {
@@ -58,11 +72,13 @@ describeAgentE2E({
     const firstSession = seen.slice(0, seen.findIndex((p, i) => i > 0 && p.hook_event_name === 'SessionStart'))
     const tools = ['replace', 'replace', 'run_shell_command', 'replace', 'write_file', 'mcp_dsh_checkpoint']
     expect(firstSession.map(p => `${String(p.hook_event_name)}${p.tool_name ? ` ${String(p.tool_name)}` : ''}`)).toEqual([
-      'SessionStart', 'BeforeAgent', ...tools.flatMap(t => [`BeforeTool ${t}`, `AfterTool ${t}`]),
+      'SessionStart', 'BeforeAgent', ...tools.flatMap(t => [`BeforeTool ${t}`, `AfterTool ${t}`]), 'BeforeAgent', 'BeforeAgent',
     ])
     expect(firstSession.every(p => p.cwd === run.ws)).toBe(true)
     expect(firstSession[2]).toMatchObject({ tool_input: { file_path: 'src/money.ts', old_string: ROUNDING, new_string: GOOD } })
     expect(firstSession[6]).toMatchObject({ tool_input: { command: SED } })
     expect(firstSession[10]).toMatchObject({ tool_input: { file_path: 'NOTES.md', content: NOTES } })
+    // The denied AfterAgent's reason comes back as the prompt of the same turn.
+    expect(firstSession.slice(-2).map(p => p.prompt)).toEqual([stopRefused(1, 'replace'), stopRefused(2, 'replace')])
   })
 })
