@@ -1,7 +1,8 @@
 /**
  * Deleting or moving files through the shell is judged by what imported
  * them: the real `dsh run --script` (every plugin of the repo's cordis.yml)
- * on a copy of the demo workspace, a real `rm -rf` and `mv`.
+ * on a copy of the demo workspace, a real `rm -rf` and `mv`; judged per call
+ * (`DSH_VERDICTS=strict`): the turn's verdicts are turn-verdicts.spec's.
  */
 import { cpSync, existsSync, readdirSync, readFileSync, symlinkSync, writeFileSync } from 'node:fs'
 import { dirname, join, resolve } from 'node:path'
@@ -26,7 +27,7 @@ async function runDemo(steps: object[], tsInclude?: string[]): Promise<{ ws: str
   symlinkSync(join(repoRoot, 'node_modules'), join(ws, 'node_modules'), 'dir')
   const script = writeScript(dir, [...steps, { text: 'Done.' }])
   const run = await runCommand([process.execPath, '--import', 'tsx', join(repoRoot, 'packages/dsh-cli/src/bin.ts'), 'run', '--workspace', ws, '--script', script, 'go'], {
-    cwd: repoRoot, env: { NODE_ENV: 'test' }, timeoutMs: 220_000,
+    cwd: repoRoot, env: { NODE_ENV: 'test', DSH_VERDICTS: 'strict' }, timeoutMs: 220_000,
   })
   const logs = join(ws, '.dsh/sessions')
   const [log] = readdirSync(logs)

@@ -137,7 +137,7 @@ describe.skipIf(!!skip)('dsh-guard, packed and installed, in the real Claude Cod
           'installed dsh hooks for claude-code (project-level: this project only):',
           '  .claude/settings.local.json: created',
           '  ~/.claude.json: updated',
-          `From the next claude-code session in ${ws}, a write that breaks the type-check or the tests is rolled back and the agent is told why.`,
+          `From the next claude-code session in ${ws}, a write that makes the project worse is rolled back and the agent told why (one that only breaks other files is kept for now; the turn cannot end with it).`,
           'The guard of this project is starting (status says when it is up).',
           '',
         ].join('\n'))

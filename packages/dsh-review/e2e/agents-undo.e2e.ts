@@ -6,7 +6,7 @@
  * back the first; the file is as before it, the second stays; the same
  * session, resumed, carries the note in its next request.
  */
-import { cpSync, readFileSync, symlinkSync } from 'node:fs'
+import { cpSync, readFileSync, symlinkSync, writeFileSync } from 'node:fs'
 import { dirname, join, resolve } from 'node:path'
 import { fileURLToPath } from 'node:url'
 import { afterAll, describe, expect, it } from 'vitest'
@@ -91,13 +91,11 @@ describe.skipIf(!!skip).each(AGENTS)('dsh undo with the real $label CLI', agent 
     const ws = join(dir, 'shop')
     cpSync(join(repoRoot, 'examples/demo/workspace'), ws, { recursive: true })
     symlinkSync(join(repoRoot, 'node_modules'), join(ws, 'node_modules'), 'dir')
-    installHooks(ADAPTERS.find(a => a.agent === agent.adapter)!, ws)
-    hosts.push(ws)
     const home = tempDir(`dsh-undo-${agent.cli}-home-`)
-    if (agent.cli === 'claude') {
-      const { writeFileSync } = await import('node:fs')
-      writeFileSync(join(home, '.claude.json'), JSON.stringify({ projects: { [ws]: { hasTrustDialogAccepted: true } } }))
-    }
+    if (agent.cli === 'claude') writeFileSync(join(home, '.claude.json'), JSON.stringify({ projects: { [ws]: { hasTrustDialogAccepted: true } } }))
+    // The install's machine-specific part (Claude Code's local scope) goes into the test's home, never the user's.
+    installHooks(ADAPTERS.find(a => a.agent === agent.adapter)!, ws, { home })
+    hosts.push(ws)
     const server = await startModelServer(agent.model([...agent.steps(join(ws, 'src/money.ts')), { text: 'Done.' }, { text: 'Noted.' }]))
     try {
       const options = { bin: cliBin, workspace: ws, server, home }

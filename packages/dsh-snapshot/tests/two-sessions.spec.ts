@@ -1,7 +1,8 @@
 /**
  * Two real `dsh run` processes on one workspace (the repo's cordis.yml,
  * every plugin): session A's shell call breaks the type-check and is rolled
- * back while session B writes two files it is told are kept.
+ * back while session B writes two files it is told are kept. Per call
+ * (`DSH_VERDICTS=strict`): the rollback under test is the immediate one.
  */
 import { spawn } from 'node:child_process'
 import { cpSync, existsSync, readdirSync, readFileSync, symlinkSync } from 'node:fs'
@@ -40,14 +41,14 @@ describe('two sessions on one workspace', () => {
       { toolCalls: [{ name: 'write_file', arguments: { path: 'src/b2.ts', content: 'export const b2 = 2\n' } }] },
       { text: 'Done.' },
     ], 'b.jsonl')
-    const env = { ...process.env, NODE_ENV: 'test' }
+    const env = { ...process.env, NODE_ENV: 'test', DSH_VERDICTS: 'strict' }
     const runA = spawn(process.execPath, ['--import', 'tsx', bin, 'run', '--workspace', ws, '--script', a, 'a'], { cwd: repoRoot, env, stdio: 'ignore' })
     const exitA = new Promise<number | null>(done => runA.on('exit', code => done(code)))
     while (!existsSync(join(ws, '.a-started'))) {
       if (runA.exitCode !== null) throw new Error(`session A exited (${runA.exitCode}) before its command started`)
       await delay(50)
     }
-    const runB = await runCommand([process.execPath, '--import', 'tsx', bin, 'run', '--workspace', ws, '--script', b, 'b'], { cwd: repoRoot, env: { NODE_ENV: 'test' }, timeoutMs: 280_000 })
+    const runB = await runCommand([process.execPath, '--import', 'tsx', bin, 'run', '--workspace', ws, '--script', b, 'b'], { cwd: repoRoot, env: { NODE_ENV: 'test', DSH_VERDICTS: 'strict' }, timeoutMs: 280_000 })
     expect(runB.exitCode).toBe(0)
     expect(await exitA).toBe(0)
     const [first, second] = resultsOf(ws).sort((x, y) => x.length - y.length)

@@ -90,7 +90,7 @@ async function install(argv: string[], io: CliIO): Promise<number> {
     throw error
   }
   const where = scope === 'user' ? 'any project' : workspace
-  io.stdout(`From the next ${adapter.agent} session in ${where}, a write that breaks the type-check or the tests is rolled back and the agent is told why.\n`)
+  io.stdout(`From the next ${adapter.agent} session in ${where}, a write that makes the project worse is rolled back and the agent told why (one that only breaks other files is kept for now; the turn cannot end with it).\n`)
   if (scope === 'project' && !bool(parsed, 'no-start')) {
     // Booted before the first session, so its first hook finds it up (the session then measures the project's accepted state in the background).
     startHost(resolve(workspace), join(workspace, '.dsh'))
