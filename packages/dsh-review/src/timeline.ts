@@ -128,6 +128,7 @@ function buildItems(events: readonly RawSessionEvent[], mine: readonly KeptRecor
   const recordOf = (callId: string) => [...mine].reverse().find(r => r.kind !== 'undo' && r.callIds.includes(callId))
   let turn: number | undefined
   let step: number | undefined
+  const ended = new Set<number>()
   for (const e of events) {
     const d = (e.data ?? {}) as Record<string, unknown>
     switch (e.type) {
@@ -135,7 +136,7 @@ function buildItems(events: readonly RawSessionEvent[], mine: readonly KeptRecor
       case 'step/start': step = d.step as number; break
       case 'user/message': items.push({ kind: 'user', time: e.time, text: String(d.text ?? '') }); break
       case 'context/message': items.push({ kind: 'context', time: e.time, source: String(d.source ?? ''), text: String(d.text ?? '') }); break
-      case 'turn/end': items.push({ kind: 'turn-end', time: e.time, turn: d.turn as number, reason: String(d.reason ?? '') }); break
+      case 'turn/end': ended.add(d.turn as number); items.push({ kind: 'turn-end', time: e.time, turn: d.turn as number, reason: String(d.reason ?? '') }); break
       case 'tool/call': {
         const args = (d.arguments ?? {}) as Record<string, unknown>
         const call: CallView = {
@@ -183,6 +184,8 @@ function buildItems(events: readonly RawSessionEvent[], mine: readonly KeptRecor
       if (by) call.undoneBy = by.id
     }
     if (call.verdict !== 'group rollback') call.verdict = verdictOf(call)
+    // Kept for now, and its turn ended without undoing it: kept.
+    if (call.verdict === 'provisional' && call.turn !== undefined && ended.has(call.turn)) call.verdict = 'kept'
   }
   for (const r of mine.filter(r => r.kind === 'undo')) {
     const by = undone.get(r.id)
@@ -196,8 +199,10 @@ function verdictOf(call: CallView): CallVerdict {
   const outcomes = call.checks.map(c => c.outcome)
   const text = call.result?.content ?? ''
   if (!call.result) return 'running'
+  // Kept for now when it ran, undone with its turn's unfinished change at the stop (ADR 0037).
+  if (!call.result.isError && outcomes.includes('rolled-back')) return 'group rollback'
   if (call.record?.kind === 'rollback' || outcomes.includes('rolled-back') || text.startsWith('rolled back')) return 'rolled back'
-  if (outcomes.includes('provisional') || /\bkept provisionally\b/.test(text)) return 'provisional'
+  if (/(^|\n)kept for now:/.test(text)) return 'provisional'
   if (call.result.isError && !call.record) return call.checks.length ? 'not verified' : 'refused'
   if (!call.checks.length) return call.record ? 'not verified' : 'ran'
   if (outcomes.includes('error') || outcomes.includes('timeout') || /^warning: not verified/m.test(text)) return 'not verified'
