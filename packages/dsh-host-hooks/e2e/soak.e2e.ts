@@ -9,23 +9,12 @@ import { readFileSync } from 'node:fs'
 import { join } from 'node:path'
 import { afterAll, beforeAll, describe, expect, it } from 'vitest'
 import { hostStatus } from 'dsh-host-hooks'
+import { prng } from '../../../bench/gen-ts-project.ts'
 import { ADD, ADD_BROKEN, ClaudeSession, GOOD, killHost, ROUNDING, shopWorkspace, shown } from './claude-hooks.ts'
 
 const CALLS = Number(process.env.DSH_SOAK_CALLS ?? 200)
 const BUDGET_MS = Number(process.env.DSH_SOAK_BUDGET_MS ?? 1_200_000)
 const SEED = Number(process.env.DSH_SOAK_SEED ?? 41)
-
-/** mulberry32: a small seeded PRNG. */
-function prng(seed: number): () => number {
-  let a = seed >>> 0
-  return () => {
-    a = (a + 0x6d2b79f5) >>> 0
-    let t = a
-    t = Math.imul(t ^ (t >>> 15), t | 1)
-    t ^= t + Math.imul(t ^ (t >>> 7), t | 61)
-    return ((t ^ (t >>> 14)) >>> 0) / 4294967296
-  }
-}
 
 interface SoakReport {
   seed: number
