@@ -1,7 +1,7 @@
 /**
  * The Codex CLI and Gemini CLI adapters without the CLIs: reading their hook
  * payloads (shapes recorded from the pinned CLIs, pinned again live by the
- * recording hook of codex.spec.ts and gemini.spec.ts), wording answers, and `dsh hooks install` merging with the
+ * recording hook of e2e/codex.e2e.ts and e2e/gemini.e2e.ts), wording answers, and `dsh hooks install` merging with the
  * user's own configuration and `uninstall` restoring it byte for byte.
  */
 import { existsSync, mkdirSync, readFileSync, writeFileSync } from 'node:fs'

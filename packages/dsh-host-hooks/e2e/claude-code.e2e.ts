@@ -9,7 +9,7 @@ import { readFileSync, writeFileSync } from 'node:fs'
 import { join } from 'node:path'
 import { expect, it } from 'vitest'
 import { anthropicModel, anthropicToolResults, anthropicUserTexts, isClaudeTurnRequest, runClaude } from 'dsh-testkit'
-import { CLAIM_MARKED, describeAgentE2E, e2eSkip, KEPT_FOR_NOW, stopRefused, typeBreak, undoneAtTurnEnd } from './agent-e2e.ts'
+import { CLAIM_MARKED, describeAgentE2E, e2eSkip, KEPT_FOR_NOW, stopRefused, typeBreak, undoneAtTurnEnd } from '../tests/agent-e2e.ts'
 
 const skip = await e2eSkip('Claude Code')
 

@@ -12,7 +12,7 @@ import { join } from 'node:path'
 import { expect, it } from 'vitest'
 import { MESSAGES } from 'dsh-host-hooks'
 import { responsesMessages, responsesModel, responsesToolOutputs, runCodex } from 'dsh-testkit'
-import { describeAgentE2E, e2eSkip, GOOD, KEPT_FOR_NOW, ROUNDING, SED, stopRefused, SUMMARY_HEAD, typeBreak, undoneAtTurnEnd } from './agent-e2e.ts'
+import { describeAgentE2E, e2eSkip, GOOD, KEPT_FOR_NOW, ROUNDING, SED, stopRefused, SUMMARY_HEAD, typeBreak, undoneAtTurnEnd } from '../tests/agent-e2e.ts'
 
 const skip = await e2eSkip('Codex')
 

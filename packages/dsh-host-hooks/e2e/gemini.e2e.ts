@@ -9,7 +9,7 @@
  */
 import { expect, it } from 'vitest'
 import { geminiFunctionResponses, geminiModel, geminiUserTexts, isGeminiTurnRequest, runGemini } from 'dsh-testkit'
-import { CLAIM_MARKED, describeAgentE2E, e2eSkip, GOOD, KEPT_FOR_NOW, ROUNDING, SED, stopRefused, SUMMARY_HEAD, typeBreak, undoneAtTurnEnd, type Move } from './agent-e2e.ts'
+import { CLAIM_MARKED, describeAgentE2E, e2eSkip, GOOD, KEPT_FOR_NOW, ROUNDING, SED, stopRefused, SUMMARY_HEAD, typeBreak, undoneAtTurnEnd, type Move } from '../tests/agent-e2e.ts'
 
 const skip = await e2eSkip('Gemini CLI')
 
