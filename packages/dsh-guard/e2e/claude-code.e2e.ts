@@ -155,7 +155,7 @@ describe.skipIf(!!skip)('dsh-guard, packed and installed, in the real Claude Cod
         expect(existsSync(join(ws, '.mcp.json'))).toBe(false)
         expect(existsSync(join(ws, '.claude/settings.json'))).toBe(false)
         const status = execFileSync(installed.bin, ['status'], { cwd: ws, env: { ...process.env, HOME: home }, encoding: 'utf8' })
-        expect(status).toMatch(new RegExp(`^workspace ${ws}\ninstalled: claude-code \\(this project\\)\nhost: up, (warm|measuring: .+) \\(pid `))
+        expect(status).toMatch(new RegExp(`^workspace ${ws}\nclaude-code: installed \\(6 hook entries live in \\.claude/settings\\.local\\.json\\)\nhost: up, (warm|measuring: .+) \\(pid `))
         execFileSync(installed.bin, ['uninstall'], { cwd: ws, env: { ...process.env, HOME: home }, encoding: 'utf8' })
         expect(existsSync(join(ws, '.claude'))).toBe(false)
         // Claude Code rewrote its own file during the session: only our entry is gone.

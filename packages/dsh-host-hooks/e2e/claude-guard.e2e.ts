@@ -13,7 +13,7 @@ import { ensureAgentCli } from '../../../scripts/agent-clis.ts'
 import { ADAPTERS, hostStatus, installHooks, MESSAGES } from 'dsh-host-hooks'
 import { anthropicModel, anthropicUserTexts, isClaudeTurnRequest, runClaude, startModelServer, tempDir, type AgentRun, type ModelServer } from 'dsh-testkit'
 import { e2eSkip } from '../tests/agent-e2e.ts'
-import { ADD, ADD_BROKEN, killHost, repoRoot } from './claude-hooks.ts'
+import { ADD, ADD_BROKEN, killHost, repoRoot, hooksInTeamSettings } from './claude-hooks.ts'
 
 const skip = await e2eSkip('Claude Code')
 const DROP_HOOKS = `python3 -c "import json;p='.claude/settings.json';d=json.load(open(p));d.pop('hooks');json.dump(d,open(p,'w'))"`
@@ -38,6 +38,7 @@ describe.skipIf(!!skip)('the real Claude Code cannot switch the guard off, keep 
     cpSync(join(repoRoot, 'examples/demo/workspace'), ws, { recursive: true })
     symlinkSync(join(repoRoot, 'node_modules'), join(ws, 'node_modules'), 'dir')
     installHooks(ADAPTERS.find(a => a.agent === 'claude-code')!, ws)
+    hooksInTeamSettings(ws)
     writeFileSync(join(ws, '.gitignore'), 'node_modules\n')
     git(ws, 'init', '-q', '-b', 'main')
     git(ws, 'add', '-A')

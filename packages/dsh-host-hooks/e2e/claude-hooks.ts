@@ -6,7 +6,7 @@
  * host is the real `dsh hooks serve` the client starts.
  */
 import { spawn } from 'node:child_process'
-import { cpSync, readFileSync, symlinkSync, writeFileSync } from 'node:fs'
+import { cpSync, readFileSync, renameSync, symlinkSync, writeFileSync } from 'node:fs'
 import { dirname, join, resolve } from 'node:path'
 import { fileURLToPath } from 'node:url'
 import { ADAPTERS, hookCommand, hostStatus, installHooks } from 'dsh-host-hooks'
@@ -27,6 +27,15 @@ export function shopWorkspace(prefix = 'dsh-hooks-e2e-'): string {
   symlinkSync(join(repoRoot, 'node_modules'), join(ws, 'node_modules'), 'dir')
   installHooks(claude, ws)
   return ws
+}
+
+/**
+ * Our hooks in the team's `.claude/settings.json` rather than the local file
+ * an install writes: a project whose settings carry them (an earlier install,
+ * or hooks a team committed) — the file an agent's edit would most likely target.
+ */
+export function hooksInTeamSettings(ws: string): void {
+  renameSync(join(ws, '.claude/settings.local.json'), join(ws, '.claude/settings.json'))
 }
 
 export interface HookRun {

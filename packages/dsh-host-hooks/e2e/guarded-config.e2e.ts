@@ -11,7 +11,7 @@ import { join } from 'node:path'
 import { afterAll, beforeAll, describe, expect, it } from 'vitest'
 import { ADAPTERS, liveHooks, MESSAGES } from 'dsh-host-hooks'
 import { tempDir } from 'dsh-testkit'
-import { ADD, ADD_BROKEN, ClaudeSession, killHost, repoRoot, ROUNDING, GOOD, runHook, shopWorkspace, shown, type HookRun } from './claude-hooks.ts'
+import { ADD, ADD_BROKEN, ClaudeSession, killHost, repoRoot, ROUNDING, GOOD, runHook, shopWorkspace, shown, type HookRun, hooksInTeamSettings } from './claude-hooks.ts'
 
 const claude = ADAPTERS.find(a => a.agent === 'claude-code')!
 const home = tempDir('dsh-guarded-home-')
@@ -61,6 +61,7 @@ describe('the guard guards its own configuration and takes back commits', () => 
 
   beforeAll(async () => {
     ws = shopWorkspace('dsh-guarded-config-')
+    hooksInTeamSettings(ws)
     writeFileSync(join(ws, '.gitignore'), '.dsh/\nnode_modules\n')
     git(ws, 'init', '-q', '-b', 'main')
     git(ws, 'add', '-A')
