@@ -6,7 +6,7 @@
  * configuration is the workspace's (`.codex/hooks.json`,
  * `.gemini/settings.json`): what the test, or `dsh hooks install`, wrote.
  */
-import { mkdirSync, writeFileSync } from 'node:fs'
+import { existsSync, mkdirSync, readFileSync, writeFileSync } from 'node:fs'
 import { join } from 'node:path'
 import type { RunResult } from 'dsh-common'
 import { runInLoopback } from './loopback.ts'
@@ -54,15 +54,25 @@ function parsed(result: RunResult): AgentRun {
  */
 export const CODEX_MODEL = 'gpt-5.5'
 
+/** runCodex's own lines of config.toml, rewritten at each run. */
+const RUN_CONFIG_BEGIN = '# runCodex: begin'
+const RUN_CONFIG_END = '# runCodex: end'
+const RUN_CONFIG = new RegExp(`${RUN_CONFIG_BEGIN}\\n[\\s\\S]*?${RUN_CONFIG_END}\\n`)
+
 /**
  * `codex exec --json` with a `model_providers` entry (`wire_api = "responses"`)
  * for the server, the workspace trusted (project config, hooks included, is
  * ignored otherwise) and hooks run without review (`--dangerously-bypass-hook-trust`),
- * no sandbox (the namespace is the fence). `config` is appended to config.toml.
+ * no sandbox (the namespace is the fence). `config` is appended to those lines;
+ * what Codex's own commands wrote into config.toml (`codex plugin add`) stays.
  */
 export async function runCodex(options: AgentRunOptions & { config?: string }): Promise<AgentRun> {
   const home = options.home ?? tempDir('dsh-codex-home-')
-  writeFileSync(join(home, 'config.toml'), [
+  const file = join(home, 'config.toml')
+  // What Codex's own commands wrote there (`codex plugin marketplace add`, `codex plugin add`) stays, after the run's own lines.
+  const kept = existsSync(file) ? readFileSync(file, 'utf8').replace(RUN_CONFIG, '') : ''
+  writeFileSync(file, [
+    RUN_CONFIG_BEGIN,
     `model = "${CODEX_MODEL}"`,
     'model_provider = "scripted"',
     '[model_providers.scripted]',
@@ -73,7 +83,8 @@ export async function runCodex(options: AgentRunOptions & { config?: string }): 
     `[projects.${JSON.stringify(options.workspace)}]`,
     'trust_level = "trusted"',
     options.config ?? '',
-  ].join('\n') + '\n')
+    RUN_CONFIG_END,
+  ].join('\n') + '\n' + kept)
   const argv = [options.bin, 'exec', '--json', '--skip-git-repo-check', '--dangerously-bypass-hook-trust', '--dangerously-bypass-approvals-and-sandbox', ...(options.extraArgs ?? []), options.prompt]
   return parsed(await runInLoopback(argv, {
     cwd: options.workspace,
