@@ -54,11 +54,6 @@ function parsed(result: RunResult): AgentRun {
  */
 export const CODEX_MODEL = 'gpt-5.5'
 
-/** runCodex's own lines of config.toml, rewritten at each run. */
-const RUN_CONFIG_BEGIN = '# runCodex: begin'
-const RUN_CONFIG_END = '# runCodex: end'
-const RUN_CONFIG = new RegExp(`${RUN_CONFIG_BEGIN}\\n[\\s\\S]*?${RUN_CONFIG_END}\\n`)
-
 /**
  * `codex exec --json` with a `model_providers` entry (`wire_api = "responses"`)
  * for the server, the workspace trusted (project config, hooks included, is
@@ -68,23 +63,7 @@ const RUN_CONFIG = new RegExp(`${RUN_CONFIG_BEGIN}\\n[\\s\\S]*?${RUN_CONFIG_END}
  */
 export async function runCodex(options: AgentRunOptions & { config?: string }): Promise<AgentRun> {
   const home = options.home ?? tempDir('dsh-codex-home-')
-  const file = join(home, 'config.toml')
-  // What Codex's own commands wrote there (`codex plugin marketplace add`, `codex plugin add`) stays, after the run's own lines.
-  const kept = existsSync(file) ? readFileSync(file, 'utf8').replace(RUN_CONFIG, '') : ''
-  writeFileSync(file, [
-    RUN_CONFIG_BEGIN,
-    `model = "${CODEX_MODEL}"`,
-    'model_provider = "scripted"',
-    '[model_providers.scripted]',
-    'name = "scripted"',
-    `base_url = "http://127.0.0.1:${MODEL_PORT}/v1"`,
-    'wire_api = "responses"',
-    'env_key = "SCRIPTED_MODEL_KEY"',
-    `[projects.${JSON.stringify(options.workspace)}]`,
-    'trust_level = "trusted"',
-    options.config ?? '',
-    RUN_CONFIG_END,
-  ].join('\n') + '\n' + kept)
+  writeCodexConfig(home, options.workspace, options.config)
   const argv = [options.bin, 'exec', '--json', '--skip-git-repo-check', '--dangerously-bypass-hook-trust', '--dangerously-bypass-approvals-and-sandbox', ...(options.extraArgs ?? []), options.prompt]
   return parsed(await runInLoopback(argv, {
     cwd: options.workspace,
@@ -92,6 +71,31 @@ export async function runCodex(options: AgentRunOptions & { config?: string }): 
     forward: { [MODEL_PORT]: options.server.socketPath },
     timeoutMs: options.timeoutMs ?? 120_000,
   }))
+}
+
+/**
+ * `runCodex`'s lines of `<home>/config.toml` (the scripted provider, the
+ * workspace trusted, `config`), first in the file; what Codex's own commands
+ * wrote there (`codex plugin add`: tables it appends) stays after them. A file
+ * that already starts with them is left as it is, so a test may write them
+ * before it snapshots the home (one workspace and `config` per home).
+ */
+export function writeCodexConfig(home: string, workspace: string, config?: string): void {
+  const file = join(home, 'config.toml')
+  const text = existsSync(file) ? readFileSync(file, 'utf8') : ''
+  const lines = [
+    `model = "${CODEX_MODEL}"`,
+    'model_provider = "scripted"',
+    '[model_providers.scripted]',
+    'name = "scripted"',
+    `base_url = "http://127.0.0.1:${MODEL_PORT}/v1"`,
+    'wire_api = "responses"',
+    'env_key = "SCRIPTED_MODEL_KEY"',
+    `[projects.${JSON.stringify(workspace)}]`,
+    'trust_level = "trusted"',
+    config ?? '',
+  ].join('\n') + '\n'
+  if (!text.startsWith(lines)) writeFileSync(file, lines + text)
 }
 
 /**
@@ -125,8 +129,7 @@ export async function runClaude(options: AgentRunOptions & { extraArgs?: string[
  */
 export async function runGemini(options: AgentRunOptions): Promise<AgentRun> {
   const home = options.home ?? tempDir('dsh-gemini-home-')
-  mkdirSync(join(home, '.gemini'), { recursive: true })
-  writeFileSync(join(home, '.gemini', 'settings.json'), JSON.stringify({ security: { auth: { selectedType: 'gemini-api-key' } } }))
+  writeGeminiSettings(home)
   const argv = [options.bin, '-p', options.prompt, '--output-format', 'stream-json', '--yolo', '--skip-trust', '-m', 'gemini-2.5-pro', ...(options.extraArgs ?? [])]
   return parsed(await runInLoopback(argv, {
     cwd: options.workspace,
@@ -134,4 +137,18 @@ export async function runGemini(options: AgentRunOptions): Promise<AgentRun> {
     forward: { [MODEL_PORT]: options.server.socketPath },
     timeoutMs: options.timeoutMs ?? 120_000,
   }))
+}
+
+/**
+ * `runGemini`'s part of `<home>/.gemini/settings.json` (API-key auth), merged
+ * with what is there; the file is left as it is when it already has it, so a
+ * test may write it before it snapshots the home.
+ */
+export function writeGeminiSettings(home: string): void {
+  const file = join(home, '.gemini', 'settings.json')
+  const settings = (existsSync(file) ? JSON.parse(readFileSync(file, 'utf8')) : {}) as { security?: { auth?: Record<string, unknown> } }
+  if (settings.security?.auth?.selectedType === 'gemini-api-key') return
+  settings.security = { ...settings.security, auth: { ...settings.security?.auth, selectedType: 'gemini-api-key' } }
+  mkdirSync(join(home, '.gemini'), { recursive: true })
+  writeFileSync(file, JSON.stringify(settings))
 }
