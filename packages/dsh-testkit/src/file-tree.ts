@@ -26,8 +26,8 @@ export function readTree(root: string, skip: readonly string[] = []): FileTree {
   return tree
 }
 
-/** The paths added, changed or removed from `before` to `after`, sorted. */
-export function treeChanges(before: FileTree, after: FileTree): string[] {
+/** The paths added, changed or removed from `before` to `after` (trees, or picks of them), sorted. */
+export function treeChanges(before: Readonly<Record<string, string | undefined>>, after: Readonly<Record<string, string | undefined>>): string[] {
   return [...new Set([...Object.keys(before), ...Object.keys(after)])].filter(f => before[f] !== after[f]).sort()
 }
 
