@@ -27,10 +27,16 @@ import { ADD, ADD_STRING, agentFiles, GOOD, guardE2eSkip, installPackage, ORIGIN
 const TYPE_BREAK = "rolled back: typecheck failed after Edit on src/money.ts\nsrc/money.ts:5 TS2322 Type 'string' is not assignable to type 'number'."
 
 /** Claude Code's own state, rewritten at every run of it (startups, tips, the projects it ran in): not an install's. */
-const CLAUDE_STATE = /^home\/\.claude\.json(\.backup)?$|^home\/\.claude\/(projects|statsig|todos|shell-snapshots|session-env|file-history|debug)\//
+const CLAUDE_STATE = /^home\/\.claude\.json(\.backup)?$|^home\/\.claude\/(backups|projects|statsig|todos|shell-snapshots|session-env|file-history|debug)\//
 
-/** What Claude Code's plugin uninstall and marketplace remove leave of the install: its own records, not the plugin's files. */
-const CLAUDE_KEEPS: string[] = []
+/**
+ * What Claude Code's `plugin uninstall` and `plugin marketplace remove` leave
+ * of a plugin install (2.1.197 and 2.1.332): its records (the settings file
+ * and the plugin lists it created, without the plugin), and the plugin's
+ * cached copy, which nothing runs any more.
+ */
+const CLAUDE_KEEPS = ['home/.claude/plugins/installed_plugins.json', 'home/.claude/plugins/known_marketplaces.json', 'home/.claude/settings.json']
+const CLAUDE_CACHE = 'home/.claude/plugins/cache/dsh-e2e/'
 
 const skip = await guardE2eSkip('Claude Code')
 
@@ -192,7 +198,10 @@ describe.skipIf(!!skip)('dsh-guard, packed and installed, in the real Claude Cod
         const settings = readFileSync(join(home, '.claude/settings.json'), 'utf8')
         expect(settings).not.toContain('dsh')
         expect(touched).toContain('home/.claude/settings.json')
-        expect(treeChanges(pick(before, touched), pick(agentFiles(ws, home), touched))).toEqual(CLAUDE_KEEPS)
+        const after = agentFiles(ws, home)
+        const left = treeChanges(pick(before, touched), pick(after, touched))
+        expect(left.filter(f => !f.startsWith(CLAUDE_CACHE))).toEqual(CLAUDE_KEEPS)
+        for (const f of CLAUDE_KEEPS) expect(after[f], f).not.toContain('dsh-e2e')
       })
     })
   }

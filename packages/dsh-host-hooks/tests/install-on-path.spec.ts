@@ -52,6 +52,16 @@ describe.each(CASES)('$agent project install with dsh-guard on PATH', c => {
     expect(live.missing).toEqual([])
   })
 
+  it('user-level (--user) names them too, in the home directory, and uninstall removes what it created', () => {
+    const home = tempDir(`dsh-${c.agent}-onpath-home-`)
+    const report = installHooks(adapter(c.agent), home, { scope: 'user', home, onPath: true })
+    expect(report).toEqual({ scope: 'user', files: c.files.map(f => ({ file: `~/${f}`, change: 'created' })) })
+    const event = c.agent === 'codex' ? 'PreToolUse' : 'BeforeTool'
+    expect(c.hooks(read(home, c.files)).hooks[event]![0]!.hooks[0]!.command).toBe(c.preToolUse)
+    uninstallHooks(adapter(c.agent), home, { scope: 'user', home })
+    expect(read(home, c.files)).toEqual({})
+  })
+
   it('replaces a path-based install of ours, and uninstall puts the user\'s files back byte for byte', () => {
     const ws = tempDir(`dsh-${c.agent}-onpath-`)
     const home = tempDir(`dsh-${c.agent}-onpath-home-`)
