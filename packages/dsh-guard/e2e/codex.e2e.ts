@@ -108,7 +108,8 @@ describe.skipIf(!!skip)('dsh-guard, packed and installed, in the real Codex CLI'
         expectGuarded(result, ws)
       })
 
-      it('uninstall leaves every file the install touched as it was', () => {
+      it('status reads the entries that name no path as this project\'s; uninstall leaves every file the install touched as it was', () => {
+        expect(guard(['status'])).toMatch(new RegExp(`^workspace ${ws}\ncodex: installed \\(5 hook entries live in \\.codex/hooks\\.json\\)\n`))
         expect(guard(['uninstall'])).toBe('removed dsh hooks for codex (project-level: this project only):\n  .codex/hooks.json: restored\n  .codex/config.toml: restored\n')
         expect(pick(agentFiles(ws, home), touched)).toEqual(pick(before, touched))
       })

@@ -14,7 +14,8 @@
  * Gemini CLI copies an extension when it installs it; the copy's launcher
  * finds the dsh-guard on PATH. One session each, one file per call: a
  * `replace` that breaks the type-check (rolled back, the model given the
- * suite's text as the tool's error), then a good one (kept). Then the
+ * suite's text as the tool's error), a good one (kept), and a checkpoint
+ * through the suite's MCP server (its claim never run marked). Then the
  * uninstall leaves every file the install touched as it was, byte for byte,
  * but two records Gemini CLI's own uninstall keeps (GEMINI_KEEPS).
  */
@@ -26,6 +27,7 @@ import { agentCliVersions, ensureAgentCli } from '../../../scripts/agent-clis.ts
 import { MESSAGES } from 'dsh-host-hooks'
 import { geminiFunctionResponses, geminiModel, isGeminiTurnRequest, pick, runGemini, runInLoopback, startModelServer, tempDir, treeChanges, writeGeminiSettings, type AgentRun, type FileTree, type ModelServer } from 'dsh-testkit'
 import { repoManifests } from 'dsh-guard'
+import { CHECKPOINT, CLAIM_MARKED } from '../../dsh-host-hooks/tests/agent-e2e.ts'
 import { ADD, ADD_STRING, agentFiles, GOOD, guardE2eSkip, installPackage, ORIGINAL, project, repo, ROUNDING, stopHost, typeBreak, type InstalledGuard } from './guard-e2e.ts'
 
 const skip = await guardE2eSkip('Gemini CLI')
@@ -36,6 +38,7 @@ async function session(bin: string, ws: string, home: string, path: string): Pro
   const server = await startModelServer(geminiModel([
     { text: 'Let add take strings.', toolCalls: [replace(ADD, ADD_STRING)] },
     { text: 'Note the rounding.', toolCalls: [replace(ROUNDING, GOOD)] },
+    { text: 'Checkpoint.', toolCalls: [{ name: 'mcp_dsh_checkpoint', arguments: CHECKPOINT }] },
     { text: 'Done.' },
   ]))
   const run = await runGemini({ bin, workspace: ws, prompt: 'Tidy up the money module.', server, home, env: { PATH: path }, timeoutMs: 300_000 })
@@ -45,9 +48,11 @@ async function session(bin: string, ws: string, home: string, path: string): Pro
 function expectGuarded(result: { run: AgentRun; server: ModelServer }, ws: string): void {
   expect(result.run.exitCode, result.run.stderr).toBe(0)
   const last = result.server.requests.filter(isGeminiTurnRequest).at(-1)!
-  const [broken, good] = geminiFunctionResponses(last)
+  const [broken, good, checkpoint] = geminiFunctionResponses(last)
   expect(broken).toEqual({ name: 'replace', response: { error: typeBreak('replace') } })
   expect(good).toMatchObject({ name: 'replace', response: { output: expect.stringContaining('Successfully modified file') } })
+  // The suite's MCP server, started by Gemini CLI as the install named it, answers for this project's session.
+  expect(checkpoint).toMatchObject({ name: 'mcp_dsh_checkpoint', response: { output: expect.stringContaining(CLAIM_MARKED) } })
   expect(readFileSync(join(ws, 'src/money.ts'), 'utf8')).toBe(ORIGINAL.replace(ROUNDING, GOOD))
   const shown = result.server.requests.map(r => JSON.stringify(r.body ?? '')).join('\n')
   expect(shown).not.toContain(MESSAGES.notVerified('').slice(0, 20))
