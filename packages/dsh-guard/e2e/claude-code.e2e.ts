@@ -107,7 +107,8 @@ describe.skipIf(!!skip)('dsh-guard, packed and installed, in the real Claude Cod
         trust(home, ws)
         homeBefore = readFileSync(join(home, '.claude.json'), 'utf8')
         before = agentFiles(ws, home)
-        setupOut = execFileSync(installed.bin, ['setup', '--agent', 'claude-code'], { cwd: ws, env: { ...process.env, HOME: home }, encoding: 'utf8' })
+        // As after `npm i -g`: dsh-guard on PATH (Claude Code's local files still name the package by its path).
+        setupOut = execFileSync(installed.bin, ['setup', '--agent', 'claude-code'], { cwd: ws, env: { ...process.env, HOME: home, PATH: installed.path }, encoding: 'utf8' })
         touched = treeChanges(before, agentFiles(ws, home))
         result = await session(claude, ws, home)
       }, 600_000)

@@ -79,9 +79,9 @@ function scopeArg(parsed: ReturnType<typeof parseArgs>, command: string): 'user'
 export interface HooksCommandOptions {
   /**
    * Whether the hooks can name the distribution's commands on PATH
-   * (GUARD_COMMANDS) instead of paths; `notOnPath` is why not, for a
-   * project install that would otherwise write this machine's paths into
-   * files a team commits (it refuses then).
+   * (GUARD_COMMANDS) instead of paths, asked for a project install into
+   * files a team commits (`sharesProjectFiles`); `notOnPath` is why not (the
+   * install refuses then).
    */
   onPath?: (io: CliIO) => { notOnPath?: string }
 }
@@ -91,12 +91,14 @@ async function install(argv: string[], io: CliIO, options: HooksCommandOptions =
   const adapter = agentArg(str(parsed, 'agent'), true)!
   const scope = scopeArg(parsed, 'hooks install')
   const workspace = workspaceArg(parsed, 'hooks install', '.')
-  const path = options.onPath?.(io)
-  if (path?.notOnPath && scope === 'project' && adapter.sharesProjectFiles) {
+  // Only where the files are a team's: elsewhere (the agent's local files, the home directory) a path is this user's own.
+  const shared = scope === 'project' && adapter.sharesProjectFiles
+  const path = shared ? options.onPath?.(io) : undefined
+  if (path?.notOnPath) {
     io.stderr(`${adapter.agent} keeps a project's hooks only in files a team commits; ${path.notOnPath}, so they would hold this machine's paths. Install it with npm i -g dsh-guard and run this again (or --user: every project).\n`)
     return 2
   }
-  const onPath = !!path && !path.notOnPath
+  const onPath = !!path
   try {
     printReport(io, 'installed', adapter.agent, installHooks(adapter, workspace, { scope, home: homeOf(io), onPath }))
     if (onPath) io.stdout(`They run ${GUARD_COMMANDS.hook} and ${GUARD_COMMANDS.cli} from PATH: no path of this machine is in them.\n`)
