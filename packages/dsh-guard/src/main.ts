@@ -4,16 +4,46 @@
  * own; `setup`, `uninstall`, `status`, `serve` and `mcp` are its `hooks`
  * subcommands at the top level.
  */
-import { readFileSync } from 'node:fs'
-import { runMain, type Command, type Program } from 'dsh-cli'
+import { existsSync, readFileSync, realpathSync } from 'node:fs'
+import { delimiter, dirname, join } from 'node:path'
+import { fileURLToPath } from 'node:url'
+import { runMain, type CliIO, type Command, type Program } from 'dsh-cli'
 import { claimsCommand } from 'dsh-cli/commands/claims.ts'
-import { hooksCommand } from 'dsh-cli/commands/hooks.ts'
+import { hooksCommandWith } from 'dsh-cli/commands/hooks.ts'
+import { GUARD_COMMANDS } from 'dsh-host-hooks'
 import { proofCommand } from 'dsh-cli/commands/proof.ts'
 import { recoverCommand } from 'dsh-cli/commands/recover.ts'
 import { tryCommand } from 'dsh-cli/commands/try.ts'
 import { nodeTooOld } from 'dsh-cli/node-check.ts'
 
 const VERSION = (JSON.parse(readFileSync(new URL('../package.json', import.meta.url), 'utf8')) as { version: string }).version
+
+/** This package's directory: cli.mjs's in the built package (src/main.ts's parent when run from source, where no launcher is installed). */
+const PACKAGE = dirname(fileURLToPath(import.meta.url))
+
+/** An executable called `name` in `path`'s directories (the first), or undefined. */
+function onPathAt(name: string, path: string | undefined): string | undefined {
+  return (path ?? '').split(delimiter).filter(Boolean).map(d => join(d, name)).find(f => existsSync(f))
+}
+
+const real = (file: string) => (existsSync(file) ? realpathSync(file) : file)
+
+/**
+ * Whether the hooks this package installs can name its commands on PATH
+ * (no path of this machine in them): `dsh-guard-hook` and `dsh-guard` on
+ * PATH are this package's own launcher and CLI, not npx's passing copy.
+ */
+function guardOnPath(io: CliIO): { notOnPath?: string } {
+  if (/[/\\]_npx[/\\]/.test(real(PACKAGE))) return { notOnPath: 'run through npx, dsh-guard is on PATH only until npx ends' }
+  for (const [name, file] of [[GUARD_COMMANDS.hook, join(PACKAGE, 'hook')], [GUARD_COMMANDS.cli, join(PACKAGE, 'cli.mjs')]] as const) {
+    const found = onPathAt(name, io.env.PATH)
+    if (!found) return { notOnPath: `${name} is not on PATH` }
+    if (real(found) !== real(file)) return { notOnPath: `the ${name} on PATH (${found}) is not this one (${file})` }
+  }
+  return {}
+}
+
+const hooksCommand = hooksCommandWith({ onPath: guardOnPath })
 
 /** One `hooks` subcommand as a top-level command of its own. */
 function hooksSub(name: string, sub: string, summary: string, usage: string): Command {
@@ -26,12 +56,15 @@ Guard an agent with dsh: every write it makes is snapshotted before it runs,
 checked after it (type-check, the tests it can affect) and rolled back when it
 made the project worse; the agent is told why.
 
-Without --user: this project only, in files the agent keeps out of version
-control where it has them (Claude Code: .claude/settings.local.json and the
-project's entry in ~/.claude.json; Codex: .codex/; Gemini CLI: .gemini/).
+Without --user: this project only. Claude Code: .claude/settings.local.json
+and the project's entry in ~/.claude.json, which no one commits. Codex
+(.codex/hooks.json, .codex/config.toml) and Gemini CLI (.gemini/settings.json)
+have no such files: there the hooks run dsh-guard-hook and dsh-guard from
+PATH, so the files a team commits hold no path of this machine (this needs
+npm i -g dsh-guard; through npx it refuses).
 With --user: every project (the agent's files in your home directory).
-It prints which files it wrote and starts the project's guard (not with
---no-start), so the next session's first hook finds it up.
+It prints which files it wrote, at which level, and starts the project's
+guard (not with --no-start), so the next session's first hook finds it up.
 
   --agent AGENT    claude-code | codex | gemini
   --workspace DIR  the project (default: the current directory)
