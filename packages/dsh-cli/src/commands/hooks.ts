@@ -50,7 +50,7 @@ Options:
   --json           status: print it as JSON
   -h, --help       show this help
 
-Exit status: 0 done, 1 status found no host installed, 2 bad usage or a
+Exit status: 0 done, 1 status found no agent guarded, 2 bad usage or a
 configuration file that is not JSON (nothing is written then).
 `
 
@@ -95,7 +95,7 @@ async function install(argv: string[], io: CliIO, options: HooksCommandOptions =
   const shared = scope === 'project' && adapter.sharesProjectFiles
   const path = shared ? options.onPath?.(io) : undefined
   if (path?.notOnPath) {
-    io.stderr(`${adapter.agent} keeps a project's hooks only in files a team commits; ${path.notOnPath}, so they would hold this machine's paths. Install it with npm i -g dsh-guard and run this again (or --user: every project).\n`)
+    io.stderr(`${adapter.agent} keeps a project's hooks only in files a team commits; ${path.notOnPath}, so they would hold this machine's paths. Install the package with npm i -g (dsh-guard, or its packed tarball) and run this again (or --user: every project).\n`)
     return 2
   }
   const onPath = !!path
