@@ -45,9 +45,39 @@ function guardOnPath(io: CliIO): { notOnPath?: string } {
 
 const hooksCommand = hooksCommandWith({ onPath: guardOnPath })
 
+/**
+ * dsh-cli's texts name its commands as `dsh …`; here each names this CLI's
+ * own (`dsh hooks install` is `dsh-guard setup`). Only our own texts pass
+ * through it: usage, errors, and the hooks subcommands' reports.
+ */
+function respell(text: string): string {
+  return text
+    .replace(/(?<![\w-]|pnpm )dsh hooks install\b/g, 'dsh-guard setup')
+    .replace(/(?<![\w-]|pnpm )dsh hooks (uninstall|status|serve|mcp)\b/g, 'dsh-guard $1')
+    .replace(/(?<![\w-]|pnpm )dsh (recover|proof|claims|try)\b/g, 'dsh-guard $1')
+}
+
+/** `command` with its usage, its errors and (`reports`: texts that are all ours) its output naming this CLI's commands. */
+function respelled(command: Command, reports = false): Command {
+  return {
+    ...command,
+    usage: respell(command.usage),
+    async run(argv, io) {
+      const spelled: CliIO = { ...io, stderr: t => io.stderr(respell(t)), stdout: reports ? t => io.stdout(respell(t)) : io.stdout }
+      try {
+        return await command.run(argv, spelled)
+      } catch (error) {
+        // A usage error is printed as one line by runMain (its code, as dsh-cli's UsageError has it).
+        if ((error as { code?: string })?.code === 'USAGE') throw Object.assign(new Error(respell((error as Error).message)), { code: 'USAGE' })
+        throw error
+      }
+    },
+  }
+}
+
 /** One `hooks` subcommand as a top-level command of its own. */
 function hooksSub(name: string, sub: string, summary: string, usage: string): Command {
-  return { name, summary, usage, run: (argv, io) => hooksCommand.run([sub, ...argv], io) }
+  return respelled({ name, summary, usage, run: (argv, io) => hooksCommand.run([sub, ...argv], io) }, true)
 }
 
 const setupUsage = `Usage: dsh-guard setup --agent AGENT [--workspace DIR | --user] [--no-start]
@@ -74,23 +104,56 @@ guard (not with --no-start), so the next session's first hook finds it up.
 Undo it with: dsh-guard uninstall [--agent AGENT] [--workspace DIR | --user]
 `
 
+const uninstallUsage = `Usage: dsh-guard uninstall [--agent AGENT] [--workspace DIR | --user]
+
+Take out exactly what dsh-guard setup wrote (a file untouched since is
+restored byte for byte, one it created is removed); the user's own entries
+stay. Without --agent: every agent set up in the project (--user: for this
+user).
+
+  --agent AGENT    claude-code | codex | gemini
+  --workspace DIR  the project (default: the current directory)
+  --user           what setup --user wrote, in your home directory
+`
+
+const statusUsage = `Usage: dsh-guard status [--workspace DIR] [--json]
+
+What the agents' configuration runs of the guard in this project (and at
+user level), and whether the project's guard is up.
+
+  --workspace DIR  the project (default: the current directory)
+  --json           print it as JSON
+
+Exit status: 0 an agent is guarded, 1 none is, 2 bad usage.
+`
+
+const serveUsage = `Usage: dsh-guard serve [--workspace DIR] [--idle MIN]
+
+The warm guard of one project (the hook client starts it on the first hook
+call): listens on <workspace>/.dsh/hooks/host.sock, exits after --idle
+minutes without a hook call (default 30).
+`
+
+const mcpUsage = `Usage: dsh-guard mcp [--workspace DIR]
+
+The stdio MCP server offering the checkpoint tool (the agent starts it;
+setup registers it).
+`
+
 export const GUARD: Program = {
   name: 'dsh-guard',
   version: VERSION,
   title: 'dsh-guard — guards Claude Code, Codex and Gemini CLI: a write that makes the project worse is rolled back, and the agent is told why.',
   commands: [
     hooksSub('setup', 'install', 'guard an agent in this project (or, --user, in every project)', setupUsage),
-    hooksSub('uninstall', 'uninstall', 'take out exactly what setup wrote', hooksCommand.usage),
-    hooksSub('status', 'status', 'what is installed for this project, and whether its guard is up', hooksCommand.usage),
-    recoverCommand,
-    proofCommand,
-    claimsCommand,
-    tryCommand,
+    hooksSub('uninstall', 'uninstall', 'take out exactly what setup wrote', uninstallUsage),
+    hooksSub('status', 'status', 'what is installed for this project, and whether its guard is up', statusUsage),
+    ...[recoverCommand, proofCommand, claimsCommand, tryCommand].map(c => respelled(c)),
   ],
   // What the hook client and the agents start; `hooks …` as in `dsh hooks …`.
   hidden: [
-    hooksSub('serve', 'serve', 'the warm guard of one workspace', hooksCommand.usage),
-    hooksSub('mcp', 'mcp', 'the MCP server offering the checkpoint tool', hooksCommand.usage),
+    hooksSub('serve', 'serve', 'the warm guard of one workspace', serveUsage),
+    hooksSub('mcp', 'mcp', 'the MCP server offering the checkpoint tool', mcpUsage),
     hooksCommand,
   ],
 }

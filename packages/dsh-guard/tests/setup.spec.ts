@@ -23,7 +23,7 @@ describe('dsh-guard setup without its commands on PATH', () => {
     const home = tempDir('dsh-guard-setup-home-')
     const r = guard(['setup', '--agent', agent, '--workspace', ws, '--no-start'], home)
     expect(r.status).toBe(2)
-    expect(r.stderr).toBe(`${agent} keeps a project's hooks only in files a team commits; dsh-guard-hook is not on PATH, so they would hold this machine's paths. Install it with npm i -g dsh-guard and run this again (or --user: every project).\n`)
+    expect(r.stderr).toBe(`${agent} keeps a project's hooks only in files a team commits; dsh-guard-hook is not on PATH, so they would hold this machine's paths. Install the package with npm i -g (dsh-guard, or its packed tarball) and run this again (or --user: every project).\n`)
     expect(readdirSync(ws)).toEqual([])
     expect(readdirSync(home)).toEqual([])
   })
@@ -36,7 +36,7 @@ describe('dsh-guard setup without its commands on PATH', () => {
     chmodSync(join(bin, 'dsh-guard-hook'), 0o755)
     const r = guard(['setup', '--agent', 'gemini', '--workspace', ws, '--no-start'], home, `${bin}:/usr/bin:/bin`)
     expect(r.status).toBe(2)
-    expect(r.stderr).toBe(`gemini keeps a project's hooks only in files a team commits; the dsh-guard-hook on PATH (${bin}/dsh-guard-hook) is not this one (${join(dirname(main), 'hook')}), so they would hold this machine's paths. Install it with npm i -g dsh-guard and run this again (or --user: every project).\n`)
+    expect(r.stderr).toBe(`gemini keeps a project's hooks only in files a team commits; the dsh-guard-hook on PATH (${bin}/dsh-guard-hook) is not this one (${join(dirname(main), 'hook')}), so they would hold this machine's paths. Install the package with npm i -g (dsh-guard, or its packed tarball) and run this again (or --user: every project).\n`)
     expect(readdirSync(ws)).toEqual([])
   })
 

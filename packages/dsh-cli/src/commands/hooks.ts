@@ -50,17 +50,17 @@ Options:
   --json           status: print it as JSON
   -h, --help       show this help
 
-Exit status: 0 done, 1 status found no host installed, 2 bad usage or a
+Exit status: 0 done, 1 status found no agent guarded, 2 bad usage or a
 configuration file that is not JSON (nothing is written then).
 `
 
-function agentArg(value: string | undefined, required: boolean) {
+function agentArg(value: string | undefined, required: boolean, command: string) {
   if (value === undefined) {
-    if (required) throw new UsageError(`dsh hooks: --agent is required (${agents.join(', ')})`)
+    if (required) throw new UsageError(`dsh ${command}: --agent is required (${agents.join(', ')})`)
     return undefined
   }
   const adapter = adapterFor(value)
-  if (!adapter) throw new UsageError(`dsh hooks: unknown agent "${value}" (known: ${agents.join(', ')})`)
+  if (!adapter) throw new UsageError(`dsh ${command}: unknown agent "${value}" (known: ${agents.join(', ')})`)
   return adapter
 }
 
@@ -88,14 +88,14 @@ export interface HooksCommandOptions {
 
 async function install(argv: string[], io: CliIO, options: HooksCommandOptions = {}): Promise<number> {
   const parsed = parseArgs(argv, { flags: { agent: 'string', workspace: 'string', user: 'boolean', 'no-start': 'boolean' } }, 'hooks install')
-  const adapter = agentArg(str(parsed, 'agent'), true)!
+  const adapter = agentArg(str(parsed, 'agent'), true, 'hooks install')!
   const scope = scopeArg(parsed, 'hooks install')
   const workspace = workspaceArg(parsed, 'hooks install', '.')
   // Only where the files are a team's: elsewhere (the agent's local files, the home directory) a path is this user's own.
   const shared = scope === 'project' && adapter.sharesProjectFiles
   const path = shared ? options.onPath?.(io) : undefined
   if (path?.notOnPath) {
-    io.stderr(`${adapter.agent} keeps a project's hooks only in files a team commits; ${path.notOnPath}, so they would hold this machine's paths. Install it with npm i -g dsh-guard and run this again (or --user: every project).\n`)
+    io.stderr(`${adapter.agent} keeps a project's hooks only in files a team commits; ${path.notOnPath}, so they would hold this machine's paths. Install the package with npm i -g (dsh-guard, or its packed tarball) and run this again (or --user: every project).\n`)
     return 2
   }
   const onPath = !!path
@@ -126,7 +126,7 @@ async function uninstall(argv: string[], io: CliIO): Promise<number> {
   const parsed = parseArgs(argv, { flags: { agent: 'string', workspace: 'string', user: 'boolean' } }, 'hooks uninstall')
   const scope = scopeArg(parsed, 'hooks uninstall')
   const workspace = workspaceArg(parsed, 'hooks uninstall', '.')
-  const chosen = agentArg(str(parsed, 'agent'), false)
+  const chosen = agentArg(str(parsed, 'agent'), false, 'hooks uninstall')
   const home = homeOf(io)
   const vault = join(scope === 'user' ? home : workspace, '.dsh')
   const recorded = installedAgents(vault)
@@ -163,7 +163,7 @@ async function status(argv: string[], io: CliIO): Promise<number> {
     return installed.length ? 0 : 1
   }
   io.stdout(`workspace ${workspace}\n`)
-  if (!agentsLive.length) io.stdout('installed: nothing (hooks install --agent AGENT, or an agent plugin)\n')
+  if (!agentsLive.length) io.stdout('installed: nothing (dsh hooks install --agent AGENT, or an agent plugin)\n')
   for (const a of agentsLive) io.stdout(`${a.agent}: ${agentLine(workspace, a.recorded, a.live)}\n`)
   io.stdout(`host: ${hostLine(host, vault)}\n`)
   return installed.length ? 0 : 1
