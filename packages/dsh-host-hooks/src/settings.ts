@@ -1,4 +1,5 @@
-import { existsSync, readFileSync } from 'node:fs'
+import { existsSync, readFileSync, statSync } from 'node:fs'
+import { dirname, join, relative, resolve, sep } from 'node:path'
 
 /** A file an adapter writes, with its content before and after (undefined: absent). */
 export interface ConfigEdit {
@@ -160,4 +161,55 @@ function updateAt(obj: JsonObject, path: readonly string[], update: (current: un
   if (value === obj[key]) return obj
   const { [key]: _old, ...others } = obj
   return value === undefined ? others : { ...obj, [key]: value }
+}
+
+/** The `.git/info/exclude` that applies to `dir` and `dir`'s path inside its work tree; undefined outside a git work tree. */
+function gitExcludeOf(dir: string): { file: string; inside: string } | undefined {
+  for (let d = resolve(dir); ; d = dirname(d)) {
+    const dotGit = join(d, '.git')
+    let gitDir: string | undefined
+    try {
+      if (statSync(dotGit).isDirectory()) gitDir = dotGit
+      else gitDir = resolve(d, /^gitdir: *(.+)$/m.exec(readFileSync(dotGit, 'utf8'))?.[1]?.trim() ?? '')
+    } catch {
+      // No .git here: look one level up.
+    }
+    if (gitDir) {
+      // A linked work tree reads the exclude file of its repository's common directory.
+      let common = gitDir
+      try {
+        common = resolve(gitDir, readFileSync(join(gitDir, 'commondir'), 'utf8').trim())
+      } catch {
+        // Not a linked work tree.
+      }
+      return { file: join(common, 'info', 'exclude'), inside: relative(d, resolve(dir)).split(sep).join('/') }
+    }
+    if (dirname(d) === d) return undefined
+  }
+}
+
+const EXCLUDE_MARK = '# dsh-guard: the local settings its setup wrote (never committed)'
+
+/**
+ * Keep `file` (relative to `dir`) out of git through the repository's
+ * `.git/info/exclude`, a file git never commits: a mark line and the
+ * pattern, added once; `removing`: that pair taken out again. Undefined
+ * when `dir` is not in a git work tree (nothing to keep it out of).
+ */
+export function editGitExclude(dir: string, file: string, removing = false): ConfigEdit | undefined {
+  const where = gitExcludeOf(dir)
+  // A repository without .git/info (made by hand, not by git init) is left as it is.
+  if (!where || !existsSync(dirname(where.file))) return undefined
+  const pattern = `/${where.inside ? `${where.inside}/` : ''}${file}`
+  const block = `${EXCLUDE_MARK}\n${pattern}\n`
+  let before: string | undefined
+  try {
+    before = readFileSync(where.file, 'utf8')
+  } catch {
+    before = undefined
+  }
+  const text = before ?? ''
+  if (removing) return { file: where.file, before, after: before === undefined ? undefined : text.replace(block, '') }
+  if (text.includes(block)) return { file: where.file, before, after: before }
+  return { file: where.file, before, after: `${text}${text && !text.endsWith('\n') ? '\n' : ''}${block}` }
 }

@@ -1,3 +1,4 @@
+import { execFileSync } from 'node:child_process'
 import { existsSync, mkdirSync, readFileSync, writeFileSync } from 'node:fs'
 import { join } from 'node:path'
 import { describe, expect, it } from 'vitest'
@@ -122,6 +123,29 @@ describe('dsh hooks install for Claude Code', () => {
     uninstallHooks(claude, ws, { home })
     expect(existsSync(join(ws, '.claude'))).toBe(false)
     expect(existsSync(join(home, '.claude.json'))).toBe(false)
+  })
+
+  it('in a git work tree, keeps the local settings out of git (.git/info/exclude); uninstall puts the exclude file back byte for byte', () => {
+    const repo = tempDir('dsh-hooks-git-')
+    const home = tempDir('dsh-hooks-home-')
+    const git = (...args: string[]) => execFileSync('git', ['-C', repo, ...args], { encoding: 'utf8' })
+    git('init', '-q')
+    const ws = join(repo, 'app')
+    mkdirSync(ws)
+    writeFileSync(join(ws, 'index.ts'), 'export {}\n')
+    const exclude = join(repo, '.git', 'info', 'exclude')
+    const before = readFileSync(exclude, 'utf8')
+    const report = installHooks(claude, ws, { home })
+    expect(report.files.map(f => f.file)).toEqual([join(repo, '.git', 'info', 'exclude'), '.claude/settings.local.json', '~/.claude.json'])
+    expect(git('status', '--porcelain', '--untracked-files=all')).toBe('?? app/index.ts\n')
+    expect(git('check-ignore', 'app/.claude/settings.local.json')).toBe('app/.claude/settings.local.json\n')
+    // Idempotent: a second install adds nothing.
+    const once = readFileSync(exclude, 'utf8')
+    installHooks(claude, ws, { home })
+    expect(readFileSync(exclude, 'utf8')).toBe(once)
+    uninstallHooks(claude, ws, { home })
+    expect(readFileSync(exclude, 'utf8')).toBe(before)
+    expect(existsSync(join(ws, '.claude'))).toBe(false)
   })
 
   it('refuses a settings file that is not JSON, writing nothing', () => {

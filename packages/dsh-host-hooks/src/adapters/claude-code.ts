@@ -1,7 +1,7 @@
 import { join } from 'node:path'
 import type { ToolResult } from 'dsh-tools'
 import { hookReplier, hookTranslator, payloadField, type ConfigEdit, type HookAdapter, type HookEntry, type InstallPlace, type InstallTarget } from '../adapter.ts'
-import { addToList, editJson, isObject, mergeHookGroups, removeFromList, removeHookGroups, setEntry } from '../settings.ts'
+import { addToList, editGitExclude, editJson, isObject, mergeHookGroups, removeFromList, removeHookGroups, setEntry } from '../settings.ts'
 
 // Claude Code (`@anthropic-ai/claude-code` 2.1.x): hooks in `.claude/settings.json`
 // (regex matchers, `timeout` in seconds), project MCP servers in `.mcp.json`.
@@ -74,8 +74,16 @@ function settingsFile(place: InstallPlace): string {
 const mcpFile = (place: InstallPlace) => join(place.home, '.claude.json')
 const mcpPath = (place: InstallPlace) => (place.scope === 'user' ? ['mcpServers', MCP_NAME] : ['projects', place.workspace, 'mcpServers', MCP_NAME])
 
+/** A project install keeps its local settings out of git, as Claude Code does for the file it writes itself. */
+function excluded(place: InstallPlace, removing = false): ConfigEdit[] {
+  if (place.scope === 'user') return []
+  const edit = editGitExclude(place.workspace, '.claude/settings.local.json', removing)
+  return edit ? [edit] : []
+}
+
 function install(target: InstallTarget): ConfigEdit[] {
   return [
+    ...excluded(target),
     editJson(settingsFile(target), settings => {
       const next = mergeHookGroups(settings, HOOKS.map(h => ({
         event: h.event, ...(h.matcher ? { matcher: h.matcher } : {}), command: target.hookCommand(h), timeout: h.timeoutSeconds,
@@ -88,6 +96,7 @@ function install(target: InstallTarget): ConfigEdit[] {
 
 function uninstall(place: InstallPlace, isOurs: (command: string) => boolean): ConfigEdit[] {
   return [
+    ...excluded(place, true),
     editJson(settingsFile(place), settings => removeFromList(removeHookGroups(settings, isOurs), ['permissions', 'allow'], `${MCP_PREFIX}checkpoint`), true),
     editJson(mcpFile(place), config => setEntry(config, mcpPath(place), undefined), true),
   ]
