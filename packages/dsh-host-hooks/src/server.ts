@@ -222,6 +222,11 @@ export interface HostStatus {
   uptimeMs?: number
   /** What the suite is measuring now (the accepted state at session start, a write's checks); empty: nothing, warm. */
   measuring?: string[]
+  /**
+   * The warm-up (dsh-dstvalid's, begun at the first session start): `warming`, `warm` (what a
+   * first write needs is measured; `ms` it took) or `cold` (it ended without, `why`).
+   */
+  warm?: { state: 'warming' | 'warm' | 'cold'; ms: number; pieces: number; yielded: number; why?: string }
 }
 
 /** The scheduler state letter of a process (`R`, `S`, `T` stopped…), undefined when it is gone or there is no /proc. */

@@ -162,10 +162,22 @@ function agentLine(workspace: string, recorded: boolean, live: LiveHooks): strin
   return parts.join('; ')
 }
 
+/** What the host is measuring, and whether what a first write needs is measured (its warm-up). */
+function warmWords(host: HostStatus): string {
+  const measuring = host.measuring?.length ? `measuring: ${host.measuring.join('; ')}` : undefined
+  const w = host.warm
+  const s = (ms: number) => `${(ms / 1000).toFixed(1)} s`
+  if (w?.state === 'warming') return `warming up for ${s(w.ms)}${w.yielded ? ` (yielded to ${w.yielded} write(s))` : ''}${measuring ? `, ${measuring}` : ''}`
+  if (w?.state === 'cold') return `not warm (${w.why ?? 'the warm-up ended early'})${measuring ? `, ${measuring}` : ''}`
+  if (measuring) return measuring
+  if (w?.state === 'warm') return `warm (in ${s(w.ms)})`
+  return host.sessions?.length ? 'warm' : 'waiting for a session'
+}
+
 function hostLine(host: HostStatus, vault: string): string {
   switch (host.state) {
     case 'up': {
-      const warm = host.measuring?.length ? `measuring: ${host.measuring.join('; ')}` : host.sessions?.length ? 'warm' : 'waiting for a session'
+      const warm = warmWords(host)
       return `up, ${warm} (pid ${host.pid}, ${Math.round((host.rssBytes ?? 0) / 1048576)} MB, ${host.sessions?.length ?? 0} session(s), socket ${hookPaths(vault).socket})`
     }
     case 'starting': return `starting (pid ${host.pid})`
@@ -237,7 +249,10 @@ async function serve(argv: string[], io: CliIO): Promise<number> {
     const done = new Promise<void>(r => { closed = r })
     const server = await listenHooks({
       host, vault, workspace, idleMs: idle * 60_000,
-      status: () => ({ measuring: [...measuring.keys()] }),
+      status: () => {
+        const warm = ctx.dstvalid?.warmState(workspace)
+        return { measuring: [...measuring.keys()], ...(warm ? { warm } : {}) }
+      },
       log: line => io.stderr(`${stamp()} ${line}\n`),
       onIdle: async () => {
         await host.shutdown()
