@@ -478,12 +478,16 @@ export class Verifier {
   }
 
   /** Where each workspace's warm-up is (by the guard's root), for status. */
-  private readonly _warmth = new Map<string, WarmState>()
+  private readonly _warmth = new Map<string, WarmState & { startedAt?: number }>()
 
   /** The warm-up of a workspace (its real path, or any path to it): undefined when none began. */
   warmState(root: string): WarmState | undefined {
     try {
-      return this._warmth.get(realpathSync(root))
+      const found = this._warmth.get(realpathSync(root))
+      if (!found) return undefined
+      const { startedAt, ...state } = found
+      // While it runs: how long so far.
+      return state.state === 'warming' && startedAt !== undefined ? { ...state, ms: Math.round(performance.now() - startedAt) } : state
     } catch {
       // The workspace is gone: nothing warms it.
       return undefined
@@ -499,7 +503,7 @@ export class Verifier {
       timeoutMs: this.config.warmTimeoutMs,
       // A step's writes wait for one judgement after their tool ran: the disk is not the accepted content meanwhile.
       canMeasure: () => ![...this._steps.values()].some(p => this._guards.get(realpathSync(p.session.cwd)) === guard),
-      onState: state => { this._warmth.set(root, state) },
+      onState: state => { this._warmth.set(root, { ...state, startedAt: performance.now() - state.ms }) },
     }))
   }
 
