@@ -88,6 +88,7 @@ export class Guard {
   markDirty(): void {
     this._dirty = true
     this._unjudged++
+    this._warmed.clear()
   }
 
   /** Unjudged changes so far (see markDirty): a warm-up that saw one begin since it started does not claim the whole workspace measured. */
@@ -96,8 +97,10 @@ export class Guard {
   }
 
   private _unjudged = 0
-  /** Lazy checks whose warm-up pieces are all done. */
+  /** Lazy checks whose warm-up pieces are all done (since the last unjudged change). */
   private readonly _warmed = new Set<Check>()
+  /** Per lazy check: the unjudged-change count when its warm-up pieces began (pieces from before one begin again). */
+  private readonly _warmBegun = new Map<Check, number>()
 
   /**
    * One piece of the lazy checks' warm-up (see {@link Check.warmPiece}):
@@ -111,7 +114,9 @@ export class Guard {
     let all = true
     for (const check of this.options.checks.filter(c => c.lazyBaseline)) {
       if (this._warmed.has(check)) continue
-      const piece = check.warmPiece ? await check.warmPiece(this.checkIO(io, timeoutMs), yieldTo) : undefined
+      const restart = this._warmBegun.get(check) !== this._unjudged
+      this._warmBegun.set(check, this._unjudged)
+      const piece = check.warmPiece ? await check.warmPiece(this.checkIO(io, timeoutMs), yieldTo, restart) : undefined
       if (!piece) {
         all = (await this.measureAccepted(check, undefined, io, timeoutMs)) && all
         this._warmed.add(check)

@@ -228,9 +228,11 @@ export interface Check {
    * It ends early once `yieldTo` aborts (a write is waiting), keeping what
    * finished. `measurement`: the accepted results of the test files that
    * finished (its scope); `done`: nothing is left. Undefined: no pieces here
-   * (the warm-up measures the check whole, in one go).
+   * (the warm-up measures the check whole, in one go). `restart`: begin
+   * with the whole suite again (the workspace changed unjudged since the
+   * earlier pieces).
    */
-  warmPiece?(io: CheckIO, yieldTo: AbortSignal): Promise<WarmPiece | undefined>
+  warmPiece?(io: CheckIO, yieldTo: AbortSignal, restart: boolean): Promise<WarmPiece | undefined>
   /**
    * Whether {@link measureAccepted} can serve `change`'s accepted content
    * after the write (ADR 0019): what this toolchain's runs read only through

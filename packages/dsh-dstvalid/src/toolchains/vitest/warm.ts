@@ -332,8 +332,9 @@ export class WarmVitestCheck implements Check {
    * runner lives on): the files that finished whole give their results and
    * map entries, the others wait for the next piece.
    */
-  async warmPiece(io: CheckIO, yieldTo: AbortSignal): Promise<WarmPiece | undefined> {
+  async warmPiece(io: CheckIO, yieldTo: AbortSignal, restart: boolean): Promise<WarmPiece | undefined> {
     if (this._unsupported || this.options.mode !== 'related') return undefined
+    if (restart) this._warmLeft = undefined
     const left = this._warmLeft
     const only = this._judge.runnable
     const request: WarmRunRequest = left ? { changed: null, mode: 'files', files: left } : { changed: null, mode: 'all' }
