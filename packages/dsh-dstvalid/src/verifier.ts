@@ -503,7 +503,11 @@ export class Verifier {
       timeoutMs: this.config.warmTimeoutMs,
       // A step's writes wait for one judgement after their tool ran: the disk is not the accepted content meanwhile.
       canMeasure: () => ![...this._steps.values()].some(p => this._guards.get(realpathSync(p.session.cwd)) === guard),
-      onState: state => { this._warmth.set(root, { ...state, startedAt: performance.now() - state.ms }) },
+      onState: state => {
+        // A later session's warm-up that found everything measured: the workspace stays as warm as it was, and since when.
+        if (this._warmth.get(root)?.state === 'warm' && state.pieces === 0 && state.state !== 'cold') return
+        this._warmth.set(root, { ...state, startedAt: performance.now() - state.ms })
+      },
     }))
   }
 
