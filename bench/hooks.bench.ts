@@ -1,146 +1,218 @@
 /**
- * dsh hooks with the real Claude Code CLI: the same scripted session of 20
- * writes (a Read, then 20 `Write`s of one module, each good) with and
- * without `dsh hooks install`, on the generated library (bench/gen-library.ts)
- * and on examples/demo/workspace, offline in a loopback-only namespace:
+ * dsh hooks with the real Claude Code CLI, offline in a loopback-only
+ * namespace, on the generated library (bench/gen-library.ts), every row in
+ * one run:
  *
- * - added time per hook call: the client (`sh` + `curl` over the socket) on
- *   a call the host answers at once, against the naive client (a `node`
- *   start-up per call);
- * - per judged write: tool/call → tool/result in the host's session log,
- *   against the same 20 writes through `dsh run` (write_file, scripted model);
- * - the session's wall clock with and without the hooks;
- * - the warm host's RSS after the session.
+ * - the hook client's round trip (`sh` + `curl` over the socket) on a call
+ *   the host answers at once, against a `node` start-up per call;
+ * - time to warm: a fresh host's first session measures what a first write
+ *   needs (type-check baseline, the whole suite: accepted results and the
+ *   per-test map), against the naive check (`tsc -b` + `vitest run`); then a
+ *   body-only edit made once warm, judged (client Pre + Post), against the
+ *   same naive check; the idle host's RSS (with its workers);
+ * - per call, inside Claude Code: N no-op `Bash` calls (`true`), N comment
+ *   `Edit`s and N body `Edit`s of one module, with and without the hooks
+ *   (the host up and warm), each call timed from the model's side: the
+ *   time between the scripted model's consecutive requests.
  *
  *   tsx bench/hooks.bench.ts
  *   DSH_BENCH_HOOKS=client tsx bench/hooks.bench.ts     # the client's round trip only
- *   DSH_BENCH_WRITES=10 DSH_BENCH_MODULES=80 DSH_BENCH_TEST_FILES=40 tsx bench/hooks.bench.ts
+ *   DSH_BENCH_CALLS=20 DSH_BENCH_MODULES=120 DSH_BENCH_TEST_FILES=40 tsx bench/hooks.bench.ts
  */
-import { spawnSync } from 'node:child_process'
+import { spawn, spawnSync } from 'node:child_process'
 import { cpSync, mkdtempSync, readFileSync, readdirSync, rmSync, symlinkSync, writeFileSync } from 'node:fs'
 import { tmpdir } from 'node:os'
 import { dirname, join, resolve } from 'node:path'
 import { fileURLToPath } from 'node:url'
 import { runCommand } from 'dsh-common'
-import { ADAPTERS, HOOK_CLIENT, hostStatus, installHooks, startHost } from 'dsh-host-hooks'
-import { anthropicModel, runClaude, startModelServer } from 'dsh-testkit'
+import { ADAPTERS, HOOK_CLIENT, hostStatus, installHooks, startHost, type HostStatus } from 'dsh-host-hooks'
+import { anthropicModel, isClaudeTurnRequest, runClaude, startModelServer, type AgentStep } from 'dsh-testkit'
 import { ensureAgentCli } from '../scripts/agent-clis.ts'
 import { generateLibrary } from './gen-library.ts'
 
 const here = dirname(fileURLToPath(import.meta.url))
 const repo = resolve(here, '..')
 const env = (name: string, def: number) => Number(process.env[name] ?? def)
-const WRITES = env('DSH_BENCH_WRITES', 20)
+const CALLS = env('DSH_BENCH_CALLS', 20)
+const claude = ADAPTERS.find(a => a.agent === 'claude-code')!
 
 const median = (xs: number[]) => {
   const s = [...xs].sort((a, b) => a - b)
   return s.length ? (s.length % 2 ? s[(s.length - 1) / 2]! : (s[s.length / 2 - 1]! + s[s.length / 2]!) / 2) : NaN
 }
-const ms = (x: number) => (Number.isNaN(x) ? '—' : x >= 1000 ? `${(x / 1000).toFixed(2)} s` : `${x.toFixed(x < 10 ? 1 : 0)} ms`)
+const ms = (x: number) => (Number.isNaN(x) ? '—' : Math.abs(x) >= 1000 ? `${(x / 1000).toFixed(2)} s` : `${x.toFixed(Math.abs(x) < 10 ? 1 : 0)} ms`)
+const load = () => readFileSync('/proc/loadavg', 'utf8').split(' ')[0]!
+const sleep = (t: number) => new Promise(r => setTimeout(r, t))
 
 interface Project {
   name: string
   root: string
-  /** The module the session writes, workspace-relative. */
+  /** The module the calls edit, workspace-relative. */
   file: string
 }
 
-function contents(original: string, i: number): string {
-  return `${original.trimEnd()}\n// revision ${i + 1}\n`
-}
-
-/** tool/call → tool/result of each write in a session log, in ms. */
-function judgedWrites(vault: string): number[] {
-  const out: number[] = []
-  for (const f of readdirSync(join(vault, 'sessions'))) {
-    const calls = new Map<string, number>()
-    for (const line of readFileSync(join(vault, 'sessions', f), 'utf8').split('\n')) {
-      if (!line) continue
-      const e = JSON.parse(line) as { time: number; type: string; data: { callId?: string; name?: string } }
-      if (e.type === 'tool/call' && /^(Write|write_file)$/.test(e.data.name ?? '')) calls.set(e.data.callId!, e.time)
-      if (e.type === 'tool/result' && calls.has(e.data.callId!)) out.push(e.time - calls.get(e.data.callId!)!)
-    }
-  }
-  return out
-}
-
-function copyProject(p: Project): Project {
-  const root = join(mkdtempSync(join(tmpdir(), `dsh-bench-hooks-${p.name}-`)), 'ws')
+/** A copy of the project (node_modules symlinked to the repo's), in its own temp dir. */
+function copyProject(p: Project, tag: string): Project {
+  const root = join(mkdtempSync(join(tmpdir(), `dsh-bench-hooks-${tag}-`)), 'ws')
   cpSync(p.root, root, { recursive: true, filter: src => !src.includes('/.dsh') && !src.endsWith('/node_modules') })
   symlinkSync(join(repo, 'node_modules'), join(root, 'node_modules'), 'dir')
   return { ...p, root }
 }
 
-async function claudeSession(bin: string, p: Project, hooked: boolean): Promise<{ wallMs: number; writes: number[]; rssMb?: number }> {
-  const ws = copyProject(p)
-  const abs = join(ws.root, ws.file)
-  const original = readFileSync(abs, 'utf8')
+/** A home for Claude Code that trusts the workspace (its `.claude.json` also takes our MCP entry, not the user's). */
+function claudeHome(ws: string): string {
   const home = mkdtempSync(join(tmpdir(), 'dsh-bench-claude-home-'))
-  writeFileSync(join(home, '.claude.json'), JSON.stringify({ projects: { [ws.root]: { hasTrustDialogAccepted: true } } }))
-  if (hooked) {
-    installHooks(ADAPTERS.find(a => a.agent === 'claude-code')!, ws.root, { home })
-    // Started and up before the session, as after any earlier session of the day: the session measures writes, not the boot.
-    startHost(ws.root, join(ws.root, '.dsh'))
-    while ((await hostStatus(join(ws.root, '.dsh'))).state !== 'up') await new Promise(r => setTimeout(r, 200))
+  writeFileSync(join(home, '.claude.json'), JSON.stringify({ projects: { [ws]: { hasTrustDialogAccepted: true } } }))
+  return home
+}
+
+/** One hook through the real client, as Claude Code runs it; its wall clock and what it printed. */
+function hook(ws: string, home: string, event: string, payload: Record<string, unknown>): Promise<{ ms: number; out: string }> {
+  const entry = claude.hooks.find(h => h.event === event)!
+  return new Promise((done, fail) => {
+    const started = performance.now()
+    const child = spawn('sh', [HOOK_CLIENT, ws, 'claude-code', event, String(entry.timeoutSeconds - 2), String(entry.bootWaitSeconds ?? 0)], { stdio: ['pipe', 'pipe', 'inherit'] })
+    let out = ''
+    child.stdout.on('data', (c: Buffer) => { out += c.toString('utf8') })
+    child.on('error', fail)
+    child.on('close', () => done({ ms: performance.now() - started, out }))
+    child.stdin.end(JSON.stringify({ hook_event_name: event, cwd: ws, session_id: 'bench-warm', transcript_path: join(home, 'transcript.jsonl'), ...payload }))
+  })
+}
+
+async function waitFor(vault: string, done: (s: HostStatus) => boolean, limitMs: number): Promise<HostStatus> {
+  const started = performance.now()
+  for (;;) {
+    const s = await hostStatus(vault, 5000)
+    if (done(s) || performance.now() - started > limitMs) return s
+    await sleep(250)
   }
-  const steps = [
+}
+
+/** Resident memory of a process and everything under it (the host, its vitest runner and workers), MB. */
+function treeRssMb(pid: number): number {
+  const children = new Map<number, number[]>()
+  for (const entry of readdirSync('/proc')) {
+    if (!/^\d+$/.test(entry)) continue
+    try {
+      const stat = readFileSync(`/proc/${entry}/stat`, 'utf8')
+      const ppid = Number(stat.slice(stat.lastIndexOf(')') + 2).split(' ')[1])
+      children.set(ppid, [...children.get(ppid) ?? [], Number(entry)])
+    } catch {
+      // ENOENT: the process ended while /proc was read.
+    }
+  }
+  const rss = (p: number) => {
+    try {
+      return Number(/VmRSS:\s+(\d+)/.exec(readFileSync(`/proc/${p}/status`, 'utf8'))?.[1] ?? 0)
+    } catch {
+      // ENOENT: gone.
+      return 0
+    }
+  }
+  const walk = (p: number): number => rss(p) + (children.get(p) ?? []).reduce((sum, c) => sum + walk(c), 0)
+  return walk(pid) / 1024
+}
+
+/** The naive check of the whole project: its own `tsc -b` (build info deleted first: a fresh copy has none), then `vitest run`. */
+async function naiveCheck(p: Project): Promise<{ tscMs: number; vitestMs: number }> {
+  const ws = copyProject(p, 'naive')
+  const bin = (name: string) => join(ws.root, 'node_modules', '.bin', name)
+  let t = performance.now()
+  await runCommand([bin('tsc'), '-b'], { cwd: ws.root, timeoutMs: 3_600_000 })
+  const tscMs = performance.now() - t
+  t = performance.now()
+  await runCommand([bin('vitest'), 'run'], { cwd: ws.root, timeoutMs: 3_600_000 })
+  const vitestMs = performance.now() - t
+  rmSync(dirname(ws.root), { recursive: true, force: true })
+  return { tscMs, vitestMs }
+}
+
+interface Edits {
+  /** The comment a comment Edit rewrites, and the statement a body Edit rewrites, at revision i. */
+  comment(i: number): string
+  body(i: number): string
+}
+
+/** Markers for the calls' edits: a comment line at the module's top, a no-op statement in its first function's body. */
+function prepareEdits(abs: string): Edits {
+  const text = readFileSync(abs, 'utf8')
+  const edits: Edits = { comment: i => `// revision ${i}`, body: i => `total += 0 * ${i}` }
+  const withBody = text.replace(/(\n {2}return total\n)/, `\n  ${edits.body(0)}$1`)
+  if (withBody === text) throw new Error(`${abs}: no \`return total\` to put the body edit's statement before`)
+  writeFileSync(abs, `${edits.comment(0)}\n${withBody}`)
+  return edits
+}
+
+/** The fresh host's first session: time to warm, a body edit judged once warm, the idle RSS. The host stays up. */
+async function warmRow(ws: Project, edits: Edits, home: string) {
+  const vault = join(ws.root, '.dsh')
+  installHooks(claude, ws.root, { home })
+  const started = performance.now()
+  // Claude Code's SessionStart starts the host (and does not wait for it); its first prompt waits and brings the session.
+  await hook(ws.root, home, 'SessionStart', { source: 'startup' })
+  await waitFor(vault, s => s.state === 'up', 120_000)
+  await hook(ws.root, home, 'UserPromptSubmit', { prompt: 'Warm up.' })
+  const warm = await waitFor(vault, s => !!s.warm && s.warm.state !== 'warming', 3_600_000)
+  const warmMs = performance.now() - started
+  if (warm.warm?.state !== 'warm') throw new Error(`the host did not get warm: ${JSON.stringify(warm.warm)}`)
+  const abs = join(ws.root, ws.file)
+  const input = { file_path: abs, old_string: edits.body(0), new_string: edits.body(1) }
+  const pre = await hook(ws.root, home, 'PreToolUse', { tool_name: 'Edit', tool_use_id: 'toolu_bench_warm', tool_input: input })
+  writeFileSync(abs, readFileSync(abs, 'utf8').replace(edits.body(0), edits.body(1)))
+  const post = await hook(ws.root, home, 'PostToolUse', { tool_name: 'Edit', tool_use_id: 'toolu_bench_warm', tool_input: input, tool_response: { filePath: abs } })
+  if (!readFileSync(abs, 'utf8').includes(edits.body(1))) throw new Error(`the good body edit was not kept: ${post.out}`)
+  // Back to revision 0 for the sessions' calls (judged too: a body edit).
+  const back = { file_path: abs, old_string: edits.body(1), new_string: edits.body(0) }
+  await hook(ws.root, home, 'PreToolUse', { tool_name: 'Edit', tool_use_id: 'toolu_bench_back', tool_input: back })
+  writeFileSync(abs, readFileSync(abs, 'utf8').replace(edits.body(1), edits.body(0)))
+  await hook(ws.root, home, 'PostToolUse', { tool_name: 'Edit', tool_use_id: 'toolu_bench_back', tool_input: back, tool_response: { filePath: abs } })
+  await hook(ws.root, home, 'Stop', { stop_hook_active: false })
+  await sleep(10_000)
+  const idle = await hostStatus(vault)
+  return { warmMs, hostWarmMs: warm.warm.ms, bodyMs: pre.ms + post.ms, idleHostMb: (idle.rssBytes ?? 0) / 1048576, idleTreeMb: idle.pid ? treeRssMb(idle.pid) : NaN }
+}
+
+type Kind = 'bash' | 'comment' | 'body'
+const KINDS: { kind: Kind; label: string }[] = [
+  { kind: 'bash', label: 'no-op `Bash` (`true`)' },
+  { kind: 'comment', label: 'comment `Edit`' },
+  { kind: 'body', label: 'body `Edit` (a statement in a function)' },
+]
+
+/** One Claude Code session of a Read and CALLS calls of one kind: each call's time as the model sees it (its request to the next). */
+async function claudeCalls(bin: string, ws: Project, edits: Edits, kind: Kind, home: string): Promise<number[]> {
+  const abs = join(ws.root, ws.file)
+  const call = (i: number): AgentStep['toolCalls'] => kind === 'bash'
+    ? [{ name: 'Bash', arguments: { command: 'true', description: 'Nothing' } }]
+    : [{ name: 'Edit', arguments: { file_path: abs, old_string: edits[kind](i), new_string: edits[kind](i + 1) } }]
+  const steps: AgentStep[] = [
     { text: 'Reading.', toolCalls: [{ name: 'Read', arguments: { file_path: abs } }] },
-    ...Array.from({ length: WRITES }, (_, i) => ({ text: `Revision ${i + 1}.`, toolCalls: [{ name: 'Write', arguments: { file_path: abs, content: contents(original, i) } }] })),
+    ...Array.from({ length: CALLS }, (_, i) => ({ text: `Call ${i + 1}.`, toolCalls: call(i) })),
     { text: 'Done.' },
   ]
   const server = await startModelServer(anthropicModel(steps))
-  const started = performance.now()
-  const run = await runClaude({ bin, workspace: ws.root, prompt: 'Revise the module.', server, home, timeoutMs: 1_800_000 })
-  const wallMs = performance.now() - started
+  const run = await runClaude({ bin, workspace: ws.root, prompt: 'Make the calls.', server, home, timeoutMs: 1_800_000 })
   await server.close()
   if (run.exitCode !== 0) throw new Error(`claude exited ${run.exitCode}: ${run.stderr.slice(0, 500)}`)
-  if (readFileSync(abs, 'utf8') !== contents(original, WRITES - 1)) throw new Error(`${p.name}: a write was not kept (a good write must never be rolled back)`)
-  let rssMb: number | undefined
-  if (hooked) {
-    const status = await hostStatus(join(ws.root, '.dsh'))
-    rssMb = (status.rssBytes ?? 0) / 1048576
-    if (status.pid) process.kill(status.pid, 'SIGTERM')
-    await new Promise(r => setTimeout(r, 1000))
+  if (kind !== 'bash') {
+    const marker = edits[kind]
+    if (!readFileSync(abs, 'utf8').includes(marker(CALLS))) throw new Error(`${kind}: an edit was not made or not kept (a good edit must never be rolled back)`)
+    // Put the module back at revision 0 for the next session (no hook sees this: the bench's own write).
+    writeFileSync(abs, readFileSync(abs, 'utf8').replace(marker(CALLS), marker(0)))
   }
-  const writes = hooked ? judgedWrites(join(ws.root, '.dsh')) : []
-  rmSync(dirname(ws.root), { recursive: true, force: true })
-  rmSync(home, { recursive: true, force: true })
-  return { wallMs, writes, ...(rssMb !== undefined ? { rssMb } : {}) }
+  const times = server.requests.filter(isClaudeTurnRequest).map(r => r.time)
+  // Request k + 1 follows call k (request 0 is the prompt, answered with the Read).
+  return times.slice(2, CALLS + 2).map((t, k) => t - times[k + 1]!)
 }
 
-async function dshRun(p: Project): Promise<number[]> {
-  const ws = copyProject(p)
-  const original = readFileSync(join(ws.root, ws.file), 'utf8')
-  const script = join(dirname(ws.root), 'script.jsonl')
-  writeFileSync(script, Array.from({ length: WRITES }, (_, i) => JSON.stringify({ text: `Revision ${i + 1}.`, toolCalls: [{ name: 'write_file', arguments: { path: ws.file, content: contents(original, i) } }] })).join('\n') + '\n{"text":"Done."}\n')
-  const r = await runCommand([process.execPath, join(repo, 'packages/dsh-cli/bin/dsh.mjs'), 'run', '--script', script, '--workspace', ws.root], { cwd: repo, timeoutMs: 1_800_000 })
-  if (r.exitCode !== 0) throw new Error(`dsh run exited ${r.exitCode}: ${r.output.slice(-500)}`)
-  const writes = judgedWrites(join(ws.root, '.dsh'))
-  rmSync(dirname(ws.root), { recursive: true, force: true })
-  return writes
-}
-
-/** The hook client's own cost: a call the host answers at once (a tool it does not guard), N times, against `node -e ''`. */
-async function clientCost(p: Project): Promise<{ client: number; naive: number; clientCpu: number; naiveCpu: number; load: string }> {
-  const ws = copyProject(p)
-  const vault = join(ws.root, '.dsh')
-  installHooks(ADAPTERS.find(a => a.agent === 'claude-code')!, ws.root, { home: dirname(ws.root) })
-  startHost(ws.root, vault)
-  while ((await hostStatus(vault)).state !== 'up') await new Promise(r => setTimeout(r, 200))
+/** The hook client's own cost: a call the host answers at once (a tool it does not guard), against `node -e ''`. */
+async function clientCost(ws: Project): Promise<{ client: number; naive: number }> {
   const payload = JSON.stringify({ session_id: 'bench', tool_name: 'Read', tool_use_id: 't', tool_input: { file_path: join(ws.root, ws.file) } })
-  const wall = (argv: string[], input?: string) => {
+  const wall = (argv: string[], input = '') => {
     const t = performance.now()
-    spawnSync(argv[0]!, argv.slice(1), { input: input ?? '', stdio: ['pipe', 'ignore', 'ignore'] })
+    spawnSync(argv[0]!, argv.slice(1), { input, stdio: ['pipe', 'ignore', 'ignore'] })
     return performance.now() - t
-  }
-  // The CPU the calls' processes used (GNU time's user + sys over 30 calls in one loop: it counts in 10 ms steps), which the machine's load changes much less than the wall clock.
-  const payloadFile = join(dirname(ws.root), 'payload.json')
-  writeFileSync(payloadFile, payload)
-  const q = (s: string) => `'${s}'`
-  const cpu = (command: string) => {
-    const r = spawnSync('/usr/bin/time', ['-f', '%U %S', 'sh', '-c', `for i in $(seq 30); do ${command} >/dev/null; done`], { stdio: ['ignore', 'ignore', 'pipe'], encoding: 'utf8' })
-    const [user, sys] = r.stderr.trim().split('\n').at(-1)!.split(' ').map(Number)
-    return ((user ?? NaN) + (sys ?? NaN)) * 1000 / 30
   }
   const client: number[] = []
   const naive: number[] = []
@@ -148,42 +220,60 @@ async function clientCost(p: Project): Promise<{ client: number; naive: number; 
     client.push(wall(['sh', HOOK_CLIENT, ws.root, 'claude-code', 'PreToolUse', '10', '0'], payload))
     naive.push(wall([process.execPath, '-e', '']))
   }
-  const clientCpu = cpu(`sh ${q(HOOK_CLIENT)} ${q(ws.root)} claude-code PreToolUse 10 0 < ${q(payloadFile)}`)
-  const naiveCpu = cpu(`${q(process.execPath)} -e ''`)
-  const load = readFileSync('/proc/loadavg', 'utf8').split(' ')[0]!
-  const status = await hostStatus(vault)
-  if (status.pid) process.kill(status.pid, 'SIGTERM')
-  await new Promise(r => setTimeout(r, 500))
-  rmSync(dirname(ws.root), { recursive: true, force: true })
-  return {
-    client: median(client), naive: median(naive), clientCpu, naiveCpu, load,
-  }
+  return { client: median(client), naive: median(naive) }
 }
 
 const bin = await ensureAgentCli('claude')
 const libRoot = join(mkdtempSync(join(tmpdir(), 'dsh-bench-hooks-lib-')), 'lib')
-const lib = generateLibrary(libRoot, { modules: env('DSH_BENCH_MODULES', 320), testFiles: env('DSH_BENCH_TEST_FILES', 160), seed: 1 })
-const libModule = lib.modules.find(m => m.layer === 1)!.path
-const projects: Project[] = [
-  { name: 'demo', root: join(repo, 'examples/demo/workspace'), file: 'src/money.ts' },
-  { name: 'library', root: libRoot, file: libModule },
-]
+const lib = generateLibrary(libRoot, { modules: env('DSH_BENCH_MODULES', 120), testFiles: env('DSH_BENCH_TEST_FILES', 40), seed: 1 })
+const source: Project = { name: 'library', root: libRoot, file: lib.modules.find(m => m.layer === 1)!.path }
+const edits = prepareEdits(join(libRoot, source.file))
+console.log(`Generated library: ${lib.modules.length} modules, ${lib.testFiles} test files, ${lib.tests} tests; calls edit ${source.file}.\n`)
 
-const cost = await clientCost(projects[0]!)
-console.log(`Hook client round trip (median of 30, host up, a call it answers at once; load average ${cost.load}):`)
-console.log(`| client | wall clock | CPU (user + sys) |`)
-console.log(`|---|---|---|`)
-console.log(`| sh + curl over the socket | ${ms(cost.client)} | ${ms(cost.clientCpu)} |`)
-console.log(`| naive: a node start-up per call (nothing else) | ${ms(cost.naive)} (${(cost.naive / cost.client).toFixed(1)}×) | ${ms(cost.naiveCpu)} (${(cost.naiveCpu / cost.clientCpu).toFixed(1)}×) |\n`)
-if (process.env.DSH_BENCH_HOOKS === 'client') process.exit(0)
-console.log(`| project | session without hooks | with hooks | added per write (2 hook calls) | judged write, hooks (median) | same write, dsh run (median) | hooks / dsh run | host RSS after |`)
-console.log(`|---|---|---|---|---|---|---|---|`)
-for (const p of projects) {
-  const plain = await claudeSession(bin, p, false)
-  const hooked = await claudeSession(bin, p, true)
-  const run = await dshRun(p)
-  const h = median(hooked.writes)
-  const d = median(run)
-  console.log(`| ${p.name} (${p.file}, ${WRITES} writes) | ${ms(plain.wallMs)} | ${ms(hooked.wallMs)} | ${ms((hooked.wallMs - plain.wallMs) / WRITES)} | ${ms(h)} | ${ms(d)} | ${(h / d).toFixed(2)} | ${hooked.rssMb!.toFixed(0)} MB |`)
+const guarded = copyProject(source, 'guarded')
+const home = claudeHome(guarded.root)
+if (process.env.DSH_BENCH_HOOKS === 'client') {
+  installHooks(claude, guarded.root, { home })
+  startHost(guarded.root, join(guarded.root, '.dsh'))
+  await waitFor(join(guarded.root, '.dsh'), s => s.state === 'up', 120_000)
+} else {
+  const w = await warmRow(guarded, edits, home)
+  const loadWarm = load()
+  const naive = await naiveCheck(source)
+  const naiveMs = naive.tscMs + naive.vitestMs
+  console.log(`A fresh host's first session (load average ${loadWarm} after it, ${load()} after the naive check):`)
+  console.log('| | guard | naive check (`tsc -b` + `vitest run`, same run) | ratio |')
+  console.log('|---|---|---|---|')
+  console.log(`| time to warm (first hook to "warm") | ${ms(w.warmMs)} (the host's own count ${ms(w.hostWarmMs)}) | ${ms(naiveMs)} (${ms(naive.tscMs)} + ${ms(naive.vitestMs)}) | ${(w.warmMs / naiveMs).toFixed(2)}× |`)
+  console.log(`| body-only edit once warm (Pre + Post hooks) | ${ms(w.bodyMs)} | ${ms(naiveMs)} | ${(w.bodyMs / naiveMs).toFixed(3)}× |`)
+  console.log(`| idle host RSS after warm: the host / with its workers and test runner | ${w.idleHostMb.toFixed(0)} MB / ${w.idleTreeMb.toFixed(0)} MB | | |\n`)
 }
+
+const cost = await clientCost(guarded)
+console.log(`Hook client round trip (median of 30, host up, a call it answers at once; load average ${load()}):`)
+console.log('| client | wall clock |')
+console.log('|---|---|')
+console.log(`| sh + curl over the socket | ${ms(cost.client)} |`)
+console.log(`| naive: a node start-up per call (nothing else) | ${ms(cost.naive)} (${(cost.naive / cost.client).toFixed(1)}×) |\n`)
+if (process.env.DSH_BENCH_HOOKS !== 'client') {
+  const plain = copyProject(source, 'plain')
+  const plainHome = claudeHome(plain.root)
+  console.log(`Per call inside Claude Code (${CALLS} calls a session, each from the model's request before it to the one after; guarded: hooks installed, host up and warm):`)
+  console.log('| call | without hooks (median) | with hooks (median) | added per call | guarded / unguarded | load average |')
+  console.log('|---|---|---|---|---|---|')
+  for (const { kind, label } of KINDS) {
+    const without = await claudeCalls(bin, plain, edits, kind, plainHome)
+    const withHooks = await claudeCalls(bin, guarded, edits, kind, home)
+    const a = median(without)
+    const b = median(withHooks)
+    console.log(`| ${label} | ${ms(a)} | ${ms(b)} | ${ms(b - a)} | ${(b / a).toFixed(2)}× | ${load()} |`)
+  }
+  rmSync(dirname(plain.root), { recursive: true, force: true })
+  rmSync(plainHome, { recursive: true, force: true })
+}
+const status = await hostStatus(join(guarded.root, '.dsh'))
+if (status.pid) process.kill(status.pid, 'SIGTERM')
+await sleep(1000)
+rmSync(dirname(guarded.root), { recursive: true, force: true })
+rmSync(home, { recursive: true, force: true })
 rmSync(dirname(libRoot), { recursive: true, force: true })

@@ -21,6 +21,7 @@ export const Config = Schema.object({
   shell: Schema.boolean().default(true).description('Judge shell calls that changed files like writes (false: not judged; the state they leave is re-measured before the next write).'),
   warmOnStart: Schema.boolean().default(true).description('Measure the baseline in the background when a session is created.'),
   warmMap: Schema.boolean().default(false).description('With warmOnStart, also run the tests measured per write once, whole, in the background (their accepted results and the map of what each test executed), so the first write is judged at the steady cost.'),
+  warmTimeoutMs: Schema.natural().default(1_800_000).description('Milliseconds the warm-up (warmOnStart, warmMap) may take in all: its own limit, not timeoutMs. It runs in pieces that yield to writes; past the limit, what it has not measured is measured for each write.'),
   timeoutMs: Schema.natural().default(120_000).description('Milliseconds a judgement waits for one check: a command is then killed (its process group); the type-check worker goes on in the background (its work kept for the next check).'),
   maxOutputBytes: Schema.natural().default(1_048_576).description('Cap on the output kept from one check command, in bytes.'),
   maxProblemLines: Schema.natural().default(30).description('Problem lines shown in a rewritten result before "… N more".'),

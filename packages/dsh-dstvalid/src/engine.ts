@@ -87,6 +87,52 @@ export class Guard {
   /** The workspace changed in a way nobody judged (a shell command, a failed write): re-measure before the next judgement. */
   markDirty(): void {
     this._dirty = true
+    this._unjudged++
+    this._warmed.clear()
+  }
+
+  /** Unjudged changes so far (see markDirty): a warm-up that saw one begin since it started does not claim the whole workspace measured. */
+  get unjudged(): number {
+    return this._unjudged
+  }
+
+  private _unjudged = 0
+  /** Lazy checks whose warm-up pieces are all done (since the last unjudged change). */
+  private readonly _warmed = new Set<Check>()
+  /** Per lazy check: the unjudged-change count when its warm-up pieces began (pieces from before one begin again). */
+  private readonly _warmBegun = new Map<Check, number>()
+
+  /**
+   * One piece of the lazy checks' warm-up (see {@link Check.warmPiece}):
+   * ends early once `yieldTo` aborts; each check's commands may take
+   * `timeoutMs` (the warm-up's own limit, not a judgement's). True when every
+   * lazy check is measured whole (then, unless `since` unjudged changes
+   * differ, the whole workspace is known). Call inside `queue`.
+   */
+  async warmStep(io: GuardIO, yieldTo: AbortSignal, timeoutMs: number, since: number): Promise<boolean> {
+    if (this._knownAll) return true
+    let all = true
+    for (const check of this.options.checks.filter(c => c.lazyBaseline)) {
+      if (this._warmed.has(check)) continue
+      const restart = this._warmBegun.get(check) !== this._unjudged
+      this._warmBegun.set(check, this._unjudged)
+      const piece = check.warmPiece ? await check.warmPiece(this.checkIO(io, timeoutMs), yieldTo, restart) : undefined
+      if (!piece) {
+        all = (await this.measureAccepted(check, undefined, io, timeoutMs)) && all
+        this._warmed.add(check)
+        continue
+      }
+      if (piece.measurement.status === 'ok') {
+        this._accepted.get(check)!.advance(piece.measurement)
+        check.advance?.(piece.measurement)
+        this.markCurrent(check, piece.measurement)
+      } else all = false
+      if (!piece.done) return false
+      this._warmed.add(check)
+    }
+    this._warmed.clear()
+    if (since === this._unjudged) this._knownAll = all
+    return true
   }
 
   /**
@@ -171,9 +217,9 @@ export class Guard {
    * whole run of each: the accepted results, and the map of what each test
    * executed, so the first write is judged at the steady cost). Call inside `queue`.
    */
-  async warm(io: GuardIO, tests = false): Promise<void> {
+  async warm(io: GuardIO, tests = false, timeoutMs?: number): Promise<void> {
     for (const check of this.options.checks) {
-      if (!check.lazyBaseline && !this._accepted.get(check)!.measured) await this.measureAccepted(check, undefined, io)
+      if (!check.lazyBaseline && !this._accepted.get(check)!.measured) await this.measureAccepted(check, undefined, io, timeoutMs)
     }
     if (!tests || this._knownAll) return
     // As `prepare` does for a shell call: the whole workspace, once.
@@ -183,12 +229,12 @@ export class Guard {
   }
 
   /** Measure the accepted content for one check (before a write runs) and advance its accepted state; false when it could not. */
-  private async measureAccepted(check: Check, change: Change | undefined, io: GuardIO): Promise<boolean> {
+  private async measureAccepted(check: Check, change: Change | undefined, io: GuardIO, timeoutMs?: number): Promise<boolean> {
     const state = this._accepted.get(check)!
     const what = !change ? (state.measured ? 'current' : 'baseline') : check.lazyBaseline ? 'accepted' : 'current'
     const of = change && check.lazyBaseline ? ` of what ${listFiles(change.files)} can affect` : ''
     io.notice('info', `measuring the ${what} state${of}: ${check.verb}…`, 'start')
-    const m = await check.measure(change, this.checkIO(io))
+    const m = await check.measure(change, this.checkIO(io, timeoutMs))
     if (m.status !== 'ok') {
       const why = m.error ?? m.status
       this._unmeasured.set(check, m.status === 'timeout' && change && check.lazyBaseline ? `it took longer than ${seconds(this.options.timeoutMs)}` : why)
@@ -619,11 +665,11 @@ export class Guard {
     }))
   }
 
-  private checkIO(io: GuardIO): CheckIO {
+  private checkIO(io: GuardIO, timeoutMs = this.options.timeoutMs): CheckIO {
     return {
       record: io.record,
       notice: (level, text) => io.notice(level, text),
-      timeoutMs: this.options.timeoutMs,
+      timeoutMs,
       maxOutputBytes: this.options.maxOutputBytes,
       ...(this.options.vault ? { vault: this.options.vault } : {}),
       signal: io.signal ? AbortSignal.any([io.signal, this._abort.signal]) : this._abort.signal,

@@ -9,6 +9,7 @@ import type { VerifyLearning, VerifyResult } from './flow.ts'
 import { answerJudge, commitSnapshot, requestRollback, shellChanges, shellTracked } from './snapshot-port.ts'
 import type { RunRecord } from './types.ts'
 import { Verifier, type DstvalidNotice } from './verifier.ts'
+import type { WarmState } from './warm-up.ts'
 
 declare module '@deepseek-ai/cordis' {
   interface Context {
@@ -93,6 +94,11 @@ export class DstValidService extends Service {
     return this.verifier.disable()
   }
 
+  /** Where the warm-up of a workspace is (warming, warm, cold), for status; undefined when none began. */
+  warmState(root: string): WarmState | undefined {
+    return this.verifier.warmState(root)
+  }
+
   /** The engine of a workspace (created on first use); `vault`: where its caches are kept. */
   guardFor(root: string, vault?: string): Guard {
     return this.verifier.guardFor(root, vault)
@@ -109,6 +115,7 @@ export default DstValidService
 export * from './types.ts'
 export * from './config.ts'
 export { Verifier, type CallPlan, type DstvalidNotice, type VerifierHost } from './verifier.ts'
+export type { WarmState } from './warm-up.ts'
 export { Guard, type GuardIO, type GuardOptions, type Judgement } from './engine.ts'
 export type { VerifyLearning, VerifyResult } from './flow.ts'
 export { findImporters, formatImpact, type ImpactList, type Importer, type ImportEdge } from './impact.ts'

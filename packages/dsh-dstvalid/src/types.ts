@@ -182,6 +182,12 @@ export interface CheckIO {
  * One step of the checks pipeline. A profile contributes checks; an advanced
  * mode (style, coverage) is one more check.
  */
+/** What one piece of a warm-up measured (see {@link Check.warmPiece}). */
+export interface WarmPiece {
+  measurement: Measurement
+  done: boolean
+}
+
 export interface Check {
   /** `typecheck`, `test`, `compile`, `vet`, `style`, `coverage` … — the `check` of `verify/run` and `verify/result`. */
   readonly name: string
@@ -216,6 +222,17 @@ export interface Check {
    * this change (e.g. the write deleted a file the tests import).
    */
   measureAccepted?(files: string[], change: Change, io: CheckIO): Promise<Measurement | undefined>
+  /**
+   * One piece of a lazy check's warm-up (session start, `warmMap`): the
+   * whole suite the first time, then what earlier pieces did not finish.
+   * It ends early once `yieldTo` aborts (a write is waiting), keeping what
+   * finished. `measurement`: the accepted results of the test files that
+   * finished (its scope); `done`: nothing is left. Undefined: no pieces here
+   * (the warm-up measures the check whole, in one go). `restart`: begin
+   * with the whole suite again (the workspace changed unjudged since the
+   * earlier pieces).
+   */
+  warmPiece?(io: CheckIO, yieldTo: AbortSignal, restart: boolean): Promise<WarmPiece | undefined>
   /**
    * Whether {@link measureAccepted} can serve `change`'s accepted content
    * after the write (ADR 0019): what this toolchain's runs read only through

@@ -11,6 +11,7 @@ import { conclude, type Conclusion, type JudgedWrite, type VerifyLearning, type 
 import { formatImpact } from './impact.ts'
 import { listFiles } from './message.ts'
 import { buildProfiles } from './profiles.ts'
+import { warmUp, type WarmState } from './warm-up.ts'
 import type { AcceptedState } from './accepted.ts'
 import { openNotes, stopRefusal, undoneMessage, type HeldWriteName } from './message.ts'
 import { formatProblem } from './problems.ts'
@@ -473,9 +474,41 @@ export class Verifier {
       return
     }
     guard.startWorkers()
-    guard.queue.run(() => guard.warm(this.io(session), this.config.warmMap)).catch(error => {
-      this.host.notice({ sessionId: session.id, level: 'error', text: `baseline failed: ${(error as Error).message}` })
-    })
+    this.warmInBackground(session, guard)
+  }
+
+  /** Where each workspace's warm-up is (by the guard's root), for status. */
+  private readonly _warmth = new Map<string, WarmState & { startedAt?: number }>()
+
+  /** The warm-up of a workspace (its real path, or any path to it): undefined when none began. */
+  warmState(root: string): WarmState | undefined {
+    try {
+      const found = this._warmth.get(realpathSync(root))
+      if (!found) return undefined
+      const { startedAt, ...state } = found
+      // While it runs: how long so far.
+      return state.state === 'warming' && startedAt !== undefined ? { ...state, ms: Math.round(performance.now() - startedAt) } : state
+    } catch {
+      // The workspace is gone: nothing warms it.
+      return undefined
+    }
+  }
+
+  /** One warm-up per workspace at a time (see {@link warmUp}); a session that starts while one runs shares it. */
+  private warmInBackground(session: Session, guard: Guard): void {
+    const root = guard.options.root
+    if (this._warmth.get(root)?.state === 'warming') return
+    void guard.queue.hold(warmUp(guard, this.io(session), {
+      tests: this.config.warmMap,
+      timeoutMs: this.config.warmTimeoutMs,
+      // A step's writes wait for one judgement after their tool ran: the disk is not the accepted content meanwhile.
+      canMeasure: () => ![...this._steps.values()].some(p => this._guards.get(realpathSync(p.session.cwd)) === guard),
+      onState: state => {
+        // A later session's warm-up that found everything measured: the workspace stays as warm as it was, and since when.
+        if (this._warmth.get(root)?.state === 'warm' && state.pieces === 0 && state.state !== 'cold') return
+        this._warmth.set(root, { ...state, startedAt: performance.now() - state.ms })
+      },
+    }))
   }
 
   private limits() {

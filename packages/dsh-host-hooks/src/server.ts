@@ -73,6 +73,47 @@ function send(res: ServerResponse, status: number, body: unknown): void {
   res.end(text)
 }
 
+/** A hook answer later than this starts the heartbeat. */
+const HEARTBEAT_AFTER_MS = 1000
+/** Spaces sent per heartbeat: the client's curl gives up below 1 byte/s averaged over seconds. */
+const HEARTBEAT = ' '.repeat(32)
+/** What a hook answer that failed after its heartbeat began ends with (the client fails open on it). */
+const HOOK_ERROR_MARK = '!dsh-error'
+
+/**
+ * Answer a hook call: at once when it is ready within a second (the common
+ * case: one plain response); else a 200 is sent then and a few spaces every
+ * second until the answer follows them (JSON may start with white space), so
+ * the client tells a host that is working (bytes keep coming) from one that
+ * is stopped or wedged (nothing for seconds) with no process of its own.
+ * A failure after the heartbeat began ends the body with `!dsh-error`.
+ */
+async function answerHook(res: ServerResponse, answer: () => Promise<unknown>): Promise<void> {
+  let beat: NodeJS.Timeout | undefined
+  const pulse = () => {
+    // A client that gave up (its timeout) closed the socket: nothing more to send.
+    if (!res.destroyed) res.write(HEARTBEAT)
+  }
+  const first = setTimeout(() => {
+    if (res.destroyed) return
+    res.writeHead(200, { 'content-type': 'application/json' })
+    pulse()
+    beat = setInterval(pulse, 1000)
+  }, HEARTBEAT_AFTER_MS)
+  try {
+    const body = await answer()
+    if (!res.headersSent) return send(res, 200, body)
+    res.end(body === undefined ? '' : JSON.stringify(body))
+  } catch (error) {
+    if (!res.headersSent) throw error
+    res.end(`\n${HOOK_ERROR_MARK} ${(error as Error).message.replace(/\s+/g, ' ')}`)
+    throw error
+  } finally {
+    clearTimeout(first)
+    clearInterval(beat)
+  }
+}
+
 /**
  * Serve hook calls on `<vault>/hooks/host.sock` (owner-only): `POST
  * /hook/<agent>/<event>` with the agent's payload answers with the JSON the
@@ -125,7 +166,7 @@ export async function listenHooks(options: ListenOptions): Promise<HookServer> {
       } catch {
         payload = body
       }
-      return send(res, 200, await options.host.handle(adapter, hook[2]!, payload, gone))
+      return answerHook(res, () => options.host.handle(adapter, hook[2]!, payload, gone))
     }
     if (req.method === 'GET' && url.pathname === '/suite/tools') return send(res, 200, options.host.suiteTools())
     if (req.method === 'POST' && url.pathname === '/suite/call') {
@@ -181,6 +222,11 @@ export interface HostStatus {
   uptimeMs?: number
   /** What the suite is measuring now (the accepted state at session start, a write's checks); empty: nothing, warm. */
   measuring?: string[]
+  /**
+   * The warm-up (dsh-dstvalid's, begun at the first session start): `warming`, `warm` (what a
+   * first write needs is measured; `ms` it took) or `cold` (it ended without, `why`).
+   */
+  warm?: { state: 'warming' | 'warm' | 'cold'; ms: number; pieces: number; yielded: number; why?: string }
 }
 
 /** The scheduler state letter of a process (`R`, `S`, `T` stopped…), undefined when it is gone or there is no /proc. */

@@ -182,11 +182,23 @@ function agentLine(workspace: string, recorded: boolean, live: LiveHooks): strin
   return parts.join('; ')
 }
 
+/** What the host is measuring, and whether what a first write needs is measured (its warm-up); `detail` goes in the parenthesis. */
+function warmWords(host: HostStatus): { state: string; detail?: string } {
+  const measuring = host.measuring?.length ? host.measuring.join('; ') : undefined
+  const w = host.warm
+  const s = (ms: number) => `${(ms / 1000).toFixed(1)} s`
+  if (w?.state === 'warming') return { state: `measuring: warming up for ${s(w.ms)}${w.yielded ? `, yielded to ${w.yielded} write(s)` : ''}${measuring ? ` (${measuring})` : ''}` }
+  if (measuring) return { state: `measuring: ${measuring}` }
+  if (w?.state === 'cold') return { state: `not warm (${w.why ?? 'the warm-up ended early'})` }
+  if (w?.state === 'warm') return { state: 'warm', detail: `warm in ${s(w.ms)}` }
+  return { state: host.sessions?.length ? 'warm' : 'waiting for a session' }
+}
+
 function hostLine(host: HostStatus, vault: string): string {
   switch (host.state) {
     case 'up': {
-      const warm = host.measuring?.length ? `measuring: ${host.measuring.join('; ')}` : host.sessions?.length ? 'warm' : 'waiting for a session'
-      return `up, ${warm} (pid ${host.pid}, ${Math.round((host.rssBytes ?? 0) / 1048576)} MB, ${host.sessions?.length ?? 0} session(s), socket ${hookPaths(vault).socket})`
+      const { state, detail } = warmWords(host)
+      return `up, ${state} (pid ${host.pid}, ${detail ? `${detail}, ` : ''}${Math.round((host.rssBytes ?? 0) / 1048576)} MB, ${host.sessions?.length ?? 0} session(s), socket ${hookPaths(vault).socket})`
     }
     case 'starting': return `starting (pid ${host.pid})`
     case 'stopped': return `STOPPED (pid ${host.pid} is stopped, e.g. kill -STOP): it answers nothing; the next hook call replaces it`
@@ -258,7 +270,10 @@ async function serve(argv: string[], io: CliIO): Promise<number> {
     const done = new Promise<void>(r => { closed = r })
     const server = await listenHooks({
       host, vault, workspace, idleMs: idle * 60_000,
-      status: () => ({ measuring: [...measuring.keys()] }),
+      status: () => {
+        const warm = ctx.dstvalid?.warmState(workspace)
+        return { measuring: [...measuring.keys()], ...(warm ? { warm } : {}) }
+      },
       log: line => io.stderr(`${stamp()} ${line}\n`),
       onIdle: async () => {
         await host.shutdown()

@@ -18,6 +18,8 @@ export interface ModelRequest {
   headers: IncomingHttpHeaders
   /** The JSON body, parsed (undefined when empty or not JSON). */
   body: unknown
+  /** When its body had arrived (`performance.now()` of this process): the model's side of the agent's timing. */
+  time: number
 }
 
 /** One server-sent event: `event: <event>` (when set) and `data: <JSON of data>`. */
@@ -51,7 +53,7 @@ export async function startModelServer(answer: (request: ModelRequest) => ModelR
       } catch {
         // not JSON: recorded without a body
       }
-      const request: ModelRequest = { method: req.method ?? '', path: req.url ?? '', headers: req.headers, body }
+      const request: ModelRequest = { method: req.method ?? '', path: req.url ?? '', headers: req.headers, body, time: performance.now() }
       requests.push(request)
       let reply: ModelReply
       try {

@@ -52,7 +52,7 @@ export type WarmRunAnswer =
    * the tsconfigs those projects' `tsc` reads (absolute). `typechecked` (a listing): the listed test files some
    * project runs in the typecheck mode (absolute).
    */
-  | { status: 'ok'; report: DshVitestReport; rssKb?: number; phases?: WarmRunPhases; calls?: RunCalls; readers?: string[]; typeOnly?: Record<string, string[]>; typechecked?: string[] }
+  | { status: 'ok'; report: DshVitestReport; rssKb?: number; phases?: WarmRunPhases; calls?: RunCalls; readers?: string[]; typeOnly?: Record<string, string[]>; typechecked?: string[]; cancelled?: boolean }
   /** `calls`: the run was cancelled in time (the runner lives on): what its finished test files executed. */
   | { status: 'timeout'; calls?: RunCalls }
   /** The runner crashed, could not start, or answered with an error. */
@@ -64,7 +64,7 @@ type ServerMessage =
   | { ready: true; version?: string }
   | { unsupported: string }
   | { startError: string }
-  | { id: number; ok: true; report: DshVitestReport; phases?: WarmRunPhases; calls?: RunCalls; readers?: string[]; typeOnly?: Record<string, string[]>; typechecked?: string[] }
+  | { id: number; ok: true; report: DshVitestReport; phases?: WarmRunPhases; calls?: RunCalls; readers?: string[]; typeOnly?: Record<string, string[]>; typechecked?: string[]; cancelled?: boolean }
   | { id: number; ok: false; error: string }
 
 export interface WarmClientOptions {
@@ -146,7 +146,7 @@ export class WarmVitestClient {
           if (pending?.id !== message.id) return
           this._pending = undefined
           // The runner's process group (vitest and its workers), measured from here right after the run.
-          pending.settle(message.ok ? { status: 'ok', report: message.report, rssKb: child.pid === undefined ? undefined : processGroupRssKb(child.pid), phases: message.phases, ...(message.calls ? { calls: message.calls } : {}), ...(message.readers ? { readers: message.readers } : {}), ...(message.typeOnly ? { typeOnly: message.typeOnly } : {}), ...(message.typechecked ? { typechecked: message.typechecked } : {}) } : { status: 'error', error: message.error.split('\n')[0]! })
+          pending.settle(message.ok ? { status: 'ok', report: message.report, rssKb: child.pid === undefined ? undefined : processGroupRssKb(child.pid), phases: message.phases, ...(message.calls ? { calls: message.calls } : {}), ...(message.readers ? { readers: message.readers } : {}), ...(message.typeOnly ? { typeOnly: message.typeOnly } : {}), ...(message.typechecked ? { typechecked: message.typechecked } : {}), ...(message.cancelled ? { cancelled: true } : {}) } : { status: 'error', error: message.error.split('\n')[0]! })
         }
       })
       void child.exited.then(exit => {
@@ -167,8 +167,12 @@ export class WarmVitestClient {
     return ready
   }
 
-  /** One run; `timeoutMs` covers start-up too. A timeout kills the child's whole process group. */
-  async run(request: WarmRunRequest, timeoutMs: number, signal?: AbortSignal): Promise<WarmRunAnswer> {
+  /**
+   * One run; `timeoutMs` covers start-up too. A timeout kills the child's whole process group.
+   * `yieldTo` (a preemptible run, the warm-up's): when it aborts, the run is cancelled as at a
+   * timeout but the runner lives on, and the answer is what finished (`cancelled: true`).
+   */
+  async run(request: WarmRunRequest, timeoutMs: number, signal?: AbortSignal, yieldTo?: AbortSignal): Promise<WarmRunAnswer> {
     let timer: NodeJS.Timeout | undefined
     const expired = new Promise<'timeout'>(resolve => { timer = setTimeout(() => resolve('timeout'), timeoutMs) })
     // The signal lives as long as the session: its listener goes with the run.
@@ -200,7 +204,23 @@ export class WarmVitestClient {
         this._pending = undefined
         return { status: 'error', error: 'warm vitest is gone' }
       }
-      const result = await Promise.race([answer, expired, aborted])
+      let onYield: (() => void) | undefined
+      const yielded = new Promise<'yield'>(resolve => {
+        if (yieldTo?.aborted) resolve('yield')
+        onYield = () => resolve('yield')
+        yieldTo?.addEventListener('abort', onYield, { once: true })
+      })
+      const result = await Promise.race([answer, expired, aborted, yielded]).finally(() => { if (onYield) yieldTo?.removeEventListener('abort', onYield) })
+      if (result === 'yield') {
+        child.send({ kind: 'cancel' })
+        let grace: NodeJS.Timeout | undefined
+        const late = await Promise.race([answer, aborted, expired, new Promise<'late'>(resolve => { grace = setTimeout(() => resolve('late'), CANCEL_GRACE_MS) })])
+        clearTimeout(grace)
+        if (typeof late === 'object') return late.status === 'ok' ? { ...late, cancelled: true } : late
+        this._pending = undefined
+        await this.dispose()
+        return late === 'aborted' ? { status: 'error', error: 'aborted' } : { status: 'timeout' }
+      }
       if (result === 'timeout') {
         // Cancelled, vitest lets the tests that are running finish: the records of the files that finished are kept.
         // A run that does not end within the grace (a test stuck in a loop) is killed with its process group.

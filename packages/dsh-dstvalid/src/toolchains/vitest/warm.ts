@@ -2,10 +2,10 @@ import { existsSync } from 'node:fs'
 import { join, resolve } from 'node:path'
 import { toPosixRelative } from 'dsh-common'
 import { seconds } from '../../run.ts'
-import type { Change, Check, CheckIO, Confirmation, Measurement, Problem } from '../../types.ts'
+import type { Change, Check, CheckIO, Confirmation, Measurement, Problem, WarmPiece } from '../../types.ts'
 import { WarmVitestClient, type RunCalls, type WarmRunAnswer, type WarmRunPhases, type WarmRunRequest } from './warm-client.ts'
 import { confirmAlone } from '../runner.ts'
-import { VitestJudge, type VitestCheck, type VitestRun } from './check.ts'
+import { VitestJudge, type DshVitestReport, type VitestCheck, type VitestRun } from './check.ts'
 import { preloadParser } from '../../body-edit.ts'
 import { DiskHashes, type TestMap } from '../../test-map.ts'
 import { measureByMap, RERUN_ALL } from './by-map.ts'
@@ -322,10 +322,54 @@ export class WarmVitestCheck implements Check {
     map.save()
   }
 
-  /** One warm run, recorded; undefined when the CLI must do it instead (said in a notice). */
-  private async runWarm(request: WarmRunRequest, argv: string[], io: CheckIO): Promise<VitestRun | undefined> {
+  /** Absolute test files the warm-up's pieces have still to run; undefined: the whole suite (not begun, or done). */
+  private _warmLeft?: string[]
+
+  /**
+   * One piece of the warm-up (see {@link Check.warmPiece}): the whole suite,
+   * then the test files a yielded piece left. A piece that yields is
+   * cancelled as at a timeout (vitest lets the running files finish; the
+   * runner lives on): the files that finished whole give their results and
+   * map entries, the others wait for the next piece.
+   */
+  async warmPiece(io: CheckIO, yieldTo: AbortSignal, restart: boolean): Promise<WarmPiece | undefined> {
+    if (this._unsupported || this.options.mode !== 'related') return undefined
+    if (restart) this._warmLeft = undefined
+    const left = this._warmLeft
+    const only = this._judge.runnable
+    const request: WarmRunRequest = left ? { changed: null, mode: 'files', files: left } : { changed: null, mode: 'all' }
+    const argv = projectArgv(left ? ['vitest', 'run', `(the ${left.length} test files the warm-up has left)`] : ['vitest', 'run'], only)
+    const first = await this.runWarm({ ...request, ...(only ? { projects: only } : {}) }, argv, io, yieldTo)
+    if (!first) return undefined
+    if (!first.cancelled || !first.report) {
+      // Ran to its end: judged as any run (projects that cannot start are found here; their re-runs do not yield).
+      let given = false
+      const m = await this._judge.judge(o => {
+        if (!given) return Promise.resolve((given = true, first))
+        return this.runWarm({ ...request, ...(o ? { projects: o } : {}) }, projectArgv(argv, o), io)
+      }, io, [])
+      if (!m) return undefined
+      this._warmLeft = undefined
+      return { measurement: !left && m.status === 'ok' ? { ...m, complete: true } : m, done: true }
+    }
+    // A file whose tests the cancel skipped did not finish: it runs again in the next piece.
+    const whole = (m: DshVitestReport['modules'][number]) => (m.state === 'pass' || m.state === 'fail') && m.tests.every(t => t.state !== 'skip')
+    const finished = first.report.modules.filter(whole)
+    const done = new Set(finished.map(m => m.file))
+    this._warmLeft = [...new Set(first.report.modules.filter(m => !whole(m)).map(m => m.file))]
+    for (const f of this._warmLeft) done.delete(f)
+    const report: DshVitestReport = { projects: first.report.projects, modules: finished.filter(m => done.has(m.file)), errors: [] }
+    const m = await this._judge.judge(() => Promise.resolve({ ...first, report, exitCode: 0 }), io, [], false)
+    if (!m) return undefined
+    const over = !this._warmLeft.length
+    if (over) this._warmLeft = undefined
+    return { measurement: m, done: over }
+  }
+
+  /** One warm run, recorded; undefined when the CLI must do it instead (said in a notice). `yieldTo`: see {@link WarmVitestClient.run}. */
+  private async runWarm(request: WarmRunRequest, argv: string[], io: CheckIO, yieldTo?: AbortSignal): Promise<(VitestRun & { cancelled?: boolean }) | undefined> {
     const started = performance.now()
-    const answer: WarmRunAnswer = await this._client.run(request, io.timeoutMs, io.signal)
+    const answer: WarmRunAnswer = await this._client.run(request, io.timeoutMs, io.signal, yieldTo)
     const durationMs = Math.round(performance.now() - started)
     const cwd = this.options.root
     argv = [...argv, '(warm)']
@@ -336,12 +380,13 @@ export class WarmVitestCheck implements Check {
         io.record({ check: this.name, argv, cwd, exitCode, durationMs, outcome: exitCode ? 'fail' : 'pass' })
         this._lastRssKb = answer.rssKb
         this._lastPhases = answer.phases
-        if (answer.calls) this.recordCalls(answer.calls, report.modules.map(m => m.file))
+        // A cancelled run (a warm-up piece that yielded): only the files that finished have records.
+        if (answer.calls) this.recordCalls(answer.calls, answer.cancelled ? Object.keys(answer.calls) : report.modules.map(m => m.file))
         if (this.options.maxRssMb && answer.rssKb !== undefined && answer.rssKb > this.options.maxRssMb * 1024) {
           io.notice('info', `warm test runner uses ${Math.round(answer.rssKb / 1024)} MB (bound ${this.options.maxRssMb} MB): recycling it`)
           void this._client.dispose().then(() => this._client.start())
         }
-        return { report, exitCode, output: '', failed: () => ({ status: 'error', problems: [], scope: [], error: 'vitest wrote no report' }) }
+        return { report, exitCode, output: '', failed: () => ({ status: 'error', problems: [], scope: [], error: 'vitest wrote no report' }), ...(answer.cancelled ? { cancelled: true } : {}) }
       }
       case 'timeout': {
         io.record({ check: this.name, argv, cwd, exitCode: null, durationMs, outcome: 'timeout' })
