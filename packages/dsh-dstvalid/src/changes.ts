@@ -1,10 +1,8 @@
 import { readdirSync, statSync } from 'node:fs'
 import { join } from 'node:path'
+import { NOT_SOURCE_DIRS } from 'dsh-common'
 
-/** Directories never scanned for out-of-band changes. */
-const SKIP = new Set(['node_modules', '.git', '.dsh', 'target', '__pycache__', '.venv', 'venv', 'dist', 'build', 'coverage'])
-
-/** mtime+size of every file below `root` (minus SKIP), by workspace-relative posix path. */
+/** mtime+size of every file below `root` (minus NOT_SOURCE_DIRS), by workspace-relative posix path. */
 export type FileStates = Map<string, string>
 
 /** Scan the workspace's files (bounded by `limit` entries, so a huge tree cannot stall a shell call). */
@@ -23,7 +21,7 @@ export function scanFiles(root: string, limit = 50_000): FileStates {
       const abs = join(dir, e.name)
       const r = rel ? `${rel}/${e.name}` : e.name
       if (e.isDirectory()) {
-        if (!SKIP.has(e.name)) walk(abs, r)
+        if (!NOT_SOURCE_DIRS.has(e.name)) walk(abs, r)
       } else if (e.isFile()) {
         try {
           const s = statSync(abs)
