@@ -30,6 +30,17 @@ import type {
 
 type Pending = { record: JournalRecord; payload?: Uint8Array }
 
+/** A write's pre-images as its capture read them, by workspace-relative path (`null`: nothing there; undefined: not kept as bytes). */
+export type PreImages = Map<string, Buffer | null | undefined>
+
+/** What a tracked shell call changed, and each changed path's earlier bytes (absent when one was not kept). */
+export type MeasuredShell = ShellChanges & { before?: Map<string, Buffer | null> }
+
+function imageOf(read: ReadState): Buffer | null | undefined {
+  if (read.entry.kind === 'absent') return null
+  return read.entry.kind === 'file' ? read.payload ?? Buffer.alloc(0) : undefined
+}
+
 /** Paths a capture in progress already holds; `keep` notes one asked for again. */
 interface ReadTarget {
   has(path: string): boolean
@@ -67,7 +78,7 @@ export class Snapshots {
   private _nextScope = 1
   private _closed = false
   private _tracker?: WorkspaceTracker
-  private readonly _measured = new Map<string, ShellChanges>()
+  private readonly _measured = new Map<string, MeasuredShell>()
   private readonly _keep: KeepSettings
 
   constructor(options: SnapshotsOptions, owner: JournalOwner = currentOwner()) {
@@ -124,11 +135,28 @@ export class Snapshots {
    * captured like {@link captureDir}.
    * @throws SnapshotError (`escape`, `too-large`, `unsupported`, `journal`); nothing is recorded then.
    */
-  capture(scope: ScopeRef, paths: readonly string[]): CaptureSummary {
+  capture(scope: ScopeRef, paths: readonly string[], images?: PreImages): CaptureSummary {
     const targets = paths.map(p => this.contain(p))
-    return this.record(scope, true, (state, add) => {
-      for (const abs of targets) this.readInto(state, abs, add, { total: 0 })
+    const named = new Set(targets.map(abs => toPosixRelative(this.root, abs) || '.'))
+    const summary = this.record(scope, true, (state, add) => {
+      const note = (item: ReadState) => {
+        if (images && named.has(item.entry.path)) images.set(item.entry.path, imageOf(item))
+        add(item)
+      }
+      for (const abs of targets) this.readInto(state, abs, note, { total: 0 })
     })
+    // A path an earlier call of this scope captured (step scopes): what it holds now is this call's pre-image.
+    for (const path of images ? named : []) if (!images!.has(path)) images!.set(path, this.imageNow(path))
+    return summary
+  }
+
+  private imageNow(path: string): Buffer | null | undefined {
+    try {
+      return imageOf(readState(this.root, resolve(this.root, path), this._maxFile))
+    } catch {
+      // Grown past the cap, or replaced by something that cannot be snapshotted: not kept.
+      return undefined
+    }
   }
 
   /**
@@ -242,14 +270,14 @@ export class Snapshots {
    * capture of its own, so a rollback restores exactly those paths.
    * Undefined when no open scope holds a workspace pre-image for the call.
    */
-  async measureShell(callId: string): Promise<ShellChanges | undefined> {
+  async measureShell(callId: string): Promise<MeasuredShell | undefined> {
     const known = this._measured.get(callId)
     if (known) return known
     const scope = selectScopes(this._open, { callId }).find(s => s.items.some(i => i.entry.kind === 'manifest'))
     if (!scope || !this._tracker) return undefined
     if (scope.measured) return { created: [], modified: [], deleted: [] }
     const diffs = await this._tracker.differences()
-    const { items, changes } = capturesOf(diffs, held => this._tracker!.bytes(held))
+    const { items, changes, before } = capturesOf(diffs, held => this._tracker!.bytes(held))
     const ref: ScopeRef = { key: scope.key, callId }
     // Not fsynced: lost in a crash, recovery compares the whole workspace with the pack instead.
     this.record(ref, false, (state, add) => {
@@ -260,8 +288,9 @@ export class Snapshots {
     })
     this.journal().append([{ record: { t: 'measured', scope: scope.id } }])
     scope.measured = true
-    this._measured.set(callId, changes)
-    return changes
+    const measured: MeasuredShell = before ? { ...changes, before } : changes
+    this._measured.set(callId, measured)
+    return measured
   }
 
   /**
@@ -539,8 +568,9 @@ function summary(s: ScopeState): ScopeSummary {
 
 
 /** The captures that undo measured differences, and the file changes they are. */
-function capturesOf(diffs: readonly Difference[], bytesOf: (held: Difference['before'] & object) => Buffer): { items: { entry: CaptureEntry; payload?: Buffer }[]; changes: ShellChanges } {
+function capturesOf(diffs: readonly Difference[], bytesOf: (held: Difference['before'] & object) => Buffer): { items: { entry: CaptureEntry; payload?: Buffer }[]; changes: ShellChanges; before?: Map<string, Buffer | null> } {
   const changes: ShellChanges = { created: [], modified: [], deleted: [] }
+  let before: Map<string, Buffer | null> | undefined = new Map()
   const createdDirs = new Set(diffs.filter(d => !d.before && d.now?.k === 'dir').map(d => d.path))
   const isLeaf = (k: string | undefined) => k === 'file' || k === 'big' || k === 'symlink'
   // Directories below which something was created (a new directory, a new leaf): such a directory is removed with it, not on its own.
@@ -561,8 +591,9 @@ function capturesOf(diffs: readonly Difference[], bytesOf: (held: Difference['be
     if (wasLeaf && isNowLeaf) changes.modified.push(d.path)
     else if (wasLeaf) changes.deleted.push(d.path)
     else if (isNowLeaf) changes.created.push(d.path)
-    const before = d.before
-    if (!before) {
+    const held = d.before
+    if (!held) {
+      if (isNowLeaf) before?.set(d.path, null)
       if (d.now?.k === 'dir' && holders.has(d.path)) continue
       const dirs: string[] = []
       for (let i = d.path.indexOf('/'); i !== -1; i = d.path.indexOf('/', i + 1)) {
@@ -572,21 +603,26 @@ function capturesOf(diffs: readonly Difference[], bytesOf: (held: Difference['be
       items.push({ entry: { kind: 'absent', path: d.path, dirs } })
       continue
     }
-    switch (before.k) {
-      case 'file':
-        items.push({ entry: { kind: 'file', path: d.path, mode: before.mode, size: before.size, sum: before.sum }, payload: bytesOf(before) })
+    switch (held.k) {
+      case 'file': {
+        const payload = bytesOf(held)
+        before?.set(d.path, payload)
+        items.push({ entry: { kind: 'file', path: d.path, mode: held.mode, size: held.size, sum: held.sum }, payload })
         break
+      }
       case 'big':
+        before = undefined
         items.push({ entry: { kind: 'uncaptured', path: d.path, why: 'its earlier bytes were not kept: over the shell tracking size cap (dsh-snapshot shellMaxFileBytes)' } })
         break
       case 'symlink':
-        items.push({ entry: { kind: 'symlink', path: d.path, target: before.target } })
+        before = undefined
+        items.push({ entry: { kind: 'symlink', path: d.path, target: held.target } })
         break
       case 'dir':
-        dirItems.push({ entry: { kind: 'dir', path: d.path, mode: before.mode } })
+        dirItems.push({ entry: { kind: 'dir', path: d.path, mode: held.mode } })
         break
     }
   }
   // Directories first: restored newest first, they come last, after the files in them.
-  return { items: [...dirItems, ...items], changes }
+  return { items: [...dirItems, ...items], changes, ...(before ? { before } : {}) }
 }
