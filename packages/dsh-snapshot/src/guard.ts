@@ -1,8 +1,7 @@
 import { resolve } from 'node:path'
 import { definedOnly } from 'dsh-common'
 import type { Session } from 'dsh-session'
-import type { ToolExecution, ToolResult } from 'dsh-tools'
-import { callReturned, guardCall, type CallGuard, type GuardHost, type OpenCall } from './call.ts'
+import type { CallGuard, GuardHost, OpenCall } from './call.ts'
 import type { Config } from './config.ts'
 import { SnapshotError } from './errors.ts'
 import { gitRestored, listPaths, nothingToRestore } from './messages.ts'
@@ -13,12 +12,11 @@ import type { CommitRequest, RollbackRequest, RollbackResult } from './types.ts'
 import { Vaults } from './vaults.ts'
 import { unlockIfIdle } from './workspace-lock.ts'
 
-export type { GuardHost } from './call.ts'
-
 /**
  * Snapshots for every session of one plugin instance: recovers vaults at
- * start, guards each write and shell call (`call.ts`), answers verdicts.
- * No Cordis in here; `index.ts` wires it to events.
+ * start, holds what each call's path (`guardCall`, `callReturned` in
+ * `call.ts`) needs, answers verdicts. No Cordis in here; `index.ts` wires
+ * it to events.
  */
 export class SnapshotGuard implements CallGuard {
   readonly owner: JournalOwner = currentOwner()
@@ -28,15 +26,11 @@ export class SnapshotGuard implements CallGuard {
   readonly gitNotes = new Map<string, string>()
   readonly warned = new Set<string>()
   private readonly _sessions = new Map<string, Snapshots>()
-  private _disposed = false
+  disposed = false
 
   constructor(readonly settings: Config, readonly host: GuardHost) {
     liveInstances.add(this.owner.instance)
     this.vaults = new Vaults({ settings, owner: this.owner, sessions: this._sessions, recovered: r => host.recovered(r), info: t => host.info(t), warn: t => host.warn(t) })
-  }
-
-  get disposed(): boolean {
-    return this._disposed
   }
 
   vaultOf(session: Session): string {
@@ -58,16 +52,6 @@ export class SnapshotGuard implements CallGuard {
       this._sessions.set(session.id, snaps)
     }
     return snaps
-  }
-
-  /** The `tools/execute` listener (see `guardCall`). */
-  execute(exec: ToolExecution, next: () => Promise<ToolResult>): Promise<ToolResult> {
-    return guardCall(this, exec, next)
-  }
-
-  /** The `tools/returned` listener (see `callReturned`). */
-  returned(exec: ToolExecution): Promise<void> {
-    return callReturned(this, exec)
   }
 
   async rollback(req: RollbackRequest): Promise<RollbackResult> {
@@ -125,8 +109,8 @@ export class SnapshotGuard implements CallGuard {
   }
 
   dispose(): void {
-    if (this._disposed) return
-    this._disposed = true
+    if (this.disposed) return
+    this.disposed = true
     // A session with scopes still open keeps its lock: the next instance in this process adopts both.
     for (const snaps of this._sessions.values()) unlockIfIdle(snaps)
     for (const snaps of this._sessions.values()) {

@@ -3,6 +3,7 @@ import { resolve } from 'node:path'
 import type { ToolExecution } from 'dsh-tools'
 import type {} from 'dsh-session'
 import type {} from 'dsh-tools'
+import { callReturned, guardCall } from './call.ts'
 import { SnapshotGuard } from './guard.ts'
 import type { Config } from './config.ts'
 import { formatRecovery, type RecoveryReport } from './recover.ts'
@@ -66,8 +67,8 @@ export function apply(ctx: Context, config: Config) {
   for (const session of ctx.sessions.list()) void guard.prepareVault(guard.vaultOf(session))
   ctx.on('session/created', session => void guard.prepareVault(guard.vaultOf(session)))
 
-  ctx.on('tools/execute', (exec, next) => guard.execute(exec, next), { prepend: true })
-  ctx.on('tools/returned', exec => guard.returned(exec))
+  ctx.on('tools/execute', (exec, next) => guardCall(guard, exec, next), { prepend: true })
+  ctx.on('tools/returned', exec => callReturned(guard, exec))
   ctx.on('snapshot/rollback', req => guard.rollback(req))
   ctx.on('snapshot/commit', req => guard.commit(req))
   ctx.on('session/event', (session, event) => {
@@ -77,10 +78,13 @@ export function apply(ctx: Context, config: Config) {
 
 export * from './types.ts'
 export * from './errors.ts'
-export { Snapshots, snapshotDir } from './snapshots.ts'
+export { Snapshots } from './snapshots.ts'
+export { snapshotDir } from './layout.ts'
+export type { MeasuredShell, PreImages } from './measure.ts'
 export { DEFAULT_MAX_FILE_BYTES, DEFAULT_MAX_DIR_BYTES } from './config.ts'
 export { DEFAULT_EXCLUDES, compileIgnore, type PathMatcher } from './internal/ignore.ts'
-export { SnapshotGuard, type GuardHost } from './guard.ts'
+export { SnapshotGuard } from './guard.ts'
+export { guardCall, callReturned, type GuardHost } from './call.ts'
 export { recoverVault, resolveJournal, listJournals, formatRecovery, type RecoveryReport, type RecoveredJournal, type RecoveredScope, type RecoverOptions } from './recover.ts'
 export { JOURNAL_FORMAT, type JournalHeader, type JournalRecord, type ParsedJournal } from './journal-format.ts'
 export { JournalWriter } from './journal.ts'
