@@ -7,7 +7,7 @@ import { SnapshotError } from './errors.ts'
 import { committedBlobs, gitBlobId, readGitState, type RefsEntry } from './git-refs.ts'
 import { shellChange, scannedChange, writeChange, type Measured, type PreImages } from './measure.ts'
 import { captureRefused, discardedNote, escapeRefused, otherSessionNote, outsideNote } from './messages.ts'
-import { changedBefore, NOTHING_OUTSIDE, type Outside, type WrittenBy } from './outside.ts'
+import { NOTHING_OUTSIDE, type Outside, type WrittenBy } from './outside.ts'
 import type { RecoveryReport } from './recover.ts'
 import type { Difference } from './shell/tracker.ts'
 import type { Snapshots } from './snapshots.ts'
@@ -93,7 +93,7 @@ export async function guardCall(g: CallGuard, exec: ToolExecution, next: () => P
     g.running.delete(exec.callId)
     await closeCall(g, call)
   }
-  return withNotes(result, await notesFor(g, call))
+  return withNotes(g, call, result)
 }
 
 /** The `tools/returned` listener: measure what the call changed and announce it, once. */
@@ -219,17 +219,18 @@ async function closeCall(g: CallGuard, call: OpenCall): Promise<void> {
   if (call.gitBefore && !g.gitNotes.has(exec.callId)) call.discarded = await discarded(snaps, call.gitBefore, own)
 }
 
-/** The notes the model reads after the call's result: what git put back, what it discarded, waits, changes outside. */
-async function notesFor(g: CallGuard, call: OpenCall): Promise<string[]> {
+/** The call's result with the notes the model reads after it: what git put back, what it discarded, waits, changes outside. */
+function withNotes(g: CallGuard, call: OpenCall, result: ToolResult): ToolResult {
   const git = g.gitNotes.get(call.exec.callId)
   g.gitNotes.delete(call.exec.callId)
-  return [
+  const notes = [
     ...(git ? [git] : []),
     ...(call.discarded ? [call.discarded] : []),
     ...(call.waited ? [call.waited] : []),
     ...(call.outside.outside.length ? [outsideNote(call.outside.outside)] : []),
     ...(call.outside.others.size ? [otherSessionNote(call.outside.others)] : []),
   ]
+  return notes.length ? { ...result, content: `${result.content}\n${notes.join('\n')}` } : result
 }
 
 function scopeRef(settings: Config, exec: ToolExecution): ScopeRef {
@@ -259,7 +260,9 @@ function startTracking(g: CallGuard, snaps: Snapshots): boolean {
  * session's guarded call left (and nobody changed since) apart.
  */
 async function outsideBefore(g: CallGuard, exec: ToolExecution, snaps: Snapshots): Promise<Outside> {
-  const files = await changedBefore(snaps)
+  if (!snaps.tracking) return NOTHING_OUTSIDE
+  const diffs = await snaps.refresh()
+  const files = diffs.filter(d => d.now?.k !== 'dir' && !(d.now === undefined && d.before?.k === 'dir')).map(d => d.path)
   if (!files.length) return NOTHING_OUTSIDE
   g.host.outside({ sessionId: exec.session.id, callId: exec.callId, paths: files })
   return g.written.split(snaps.root, exec.session.id, files)
@@ -310,9 +313,4 @@ async function discarded(snaps: Snapshots, before: RefsEntry, own: readonly Diff
   const back = modified.filter(d => committed.get(d.path) === gitBlobId(d.data!)).map(d => d.path)
   if (!back.length) return undefined
   return discardedNote(back, readGitState(before).refs['refs/stash'] !== before.refs['refs/stash'])
-}
-
-/** `result` with `notes` appended to its content (unchanged when there are none). */
-function withNotes(result: ToolResult, notes: readonly string[]): ToolResult {
-  return notes.length ? { ...result, content: `${result.content}\n${notes.join('\n')}` } : result
 }

@@ -1,6 +1,5 @@
 import { resolveInside, toPosixRelative } from 'dsh-common'
 import { pathState } from './post-image.ts'
-import type { Snapshots } from './snapshots.ts'
 
 /** Files changed before a call that this session's calls did not make: by nobody guarded, or by another session's guarded call. */
 export interface Outside {
@@ -49,14 +48,4 @@ export class WrittenBy {
     }
     return out
   }
-}
-
-/**
- * What the tracker finds changed before a call (adopted as the workspace's
- * picture): the files among it, or none when tracking is off.
- */
-export async function changedBefore(snaps: Snapshots): Promise<string[]> {
-  if (!snaps.tracking) return []
-  const diffs = await snaps.refresh()
-  return diffs.filter(d => d.now?.k !== 'dir' && !(d.now === undefined && d.before?.k === 'dir')).map(d => d.path)
 }
