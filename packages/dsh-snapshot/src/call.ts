@@ -290,7 +290,8 @@ function notePost(g: CallGuard, snaps: Snapshots, callId: string): void {
   }
 }
 
-async function adoptOwn(g: CallGuard, snaps: Snapshots): Promise<Difference[]> {
+/** What the tracker finds changed since it last looked, adopted as the workspace's picture (a failure is a warning). */
+export async function adoptOwn(g: Pick<CallGuard, 'host'>, snaps: Snapshots): Promise<Difference[]> {
   try {
     return await snaps.refresh()
   } catch (error) {

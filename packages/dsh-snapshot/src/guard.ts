@@ -1,7 +1,7 @@
 import { resolve } from 'node:path'
 import { definedOnly } from 'dsh-common'
 import type { Session } from 'dsh-session'
-import type { CallGuard, GuardHost, OpenCall } from './call.ts'
+import { adoptOwn, type CallGuard, type GuardHost, type OpenCall } from './call.ts'
 import type { Config } from './config.ts'
 import { SnapshotError } from './errors.ts'
 import { gitRestored, listPaths, nothingToRestore } from './messages.ts'
@@ -61,14 +61,7 @@ export class SnapshotGuard implements CallGuard {
     const result = await snaps.rollback(selector, req.reason)
     if (result.git?.length && req.callId !== undefined && this.running.has(req.callId)) this.gitNotes.set(req.callId, gitRestored(result.git))
     // What the restore wrote is the workspace's picture again, not a change out of band.
-    if (snaps.tracking) {
-      try {
-        await snaps.refresh()
-      } catch (error) {
-        if (!(error instanceof SnapshotError)) throw error
-        this.host.warn(`shell tracking of ${snaps.root}: ${error.message}`)
-      }
-    }
+    if (snaps.tracking) await adoptOwn(this, snaps)
     unlockIfIdle(snaps)
     if (result.matched) {
       this.host.restored({ ...selector, sessionId: req.sessionId, reason: req.reason, restored: result.restored, deleted: result.deleted, failed: result.failed })
