@@ -9,17 +9,18 @@ export const MAX_BEFORE_BYTES = 8 * 1024 * 1024
 /** Stands for a file's bytes before a write runs: only that a file is there is known then. */
 const UNREAD = Buffer.alloc(0)
 
-/** Changes dsh-snapshot announced, waiting for their call's judgement (each taken once), by call id. */
+/** Changes dsh-snapshot announced, waiting for their call's judgement (each taken once), by session and call. */
 export class Announced {
   private readonly _changes = new Map<string, CallChange>()
 
   put(change: CallChange): void {
-    this._changes.set(change.callId, change)
+    this._changes.set(`${change.sessionId}\u0000${change.callId}`, change)
   }
 
-  take(callId: string): CallChange | undefined {
-    const change = this._changes.get(callId)
-    this._changes.delete(callId)
+  take(sessionId: string, callId: string): CallChange | undefined {
+    const key = `${sessionId}\u0000${callId}`
+    const change = this._changes.get(key)
+    this._changes.delete(key)
     return change
   }
 

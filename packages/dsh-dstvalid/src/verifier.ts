@@ -189,7 +189,7 @@ export class Verifier {
       // the call unjudged and say so, rather than failing the turn.
       const message = (error as Error)?.message ?? String(error)
       const result = await next()
-      this._announced.take(exec.callId)
+      this._announced.take(session.id, exec.callId)
       this.host.commit({ sessionId: session.id, callId: exec.callId })
       this.io(session, exec.signal).notice('error', `checks could not be set up: ${message}`)
       return plan.kind === 'write' ? withNotes(result, [`warning: not verified: dsh-dstvalid could not set up checks for this workspace (${message})`]) : result
@@ -217,7 +217,7 @@ export class Verifier {
       const raw = await next()
       // The impact list goes with a write that ran; a rollback replaces the whole result anyway.
       const result = raw.isError ? raw : withNotes(raw, impact)
-      const announced = this._announced.take(exec.callId)
+      const announced = this._announced.take(session.id, exec.callId)
       const change = own ? ownChange(paths, own) : announcedChange(guard.options.root, paths, announced)
       if ((plan.kind === 'write' && result.isError) || !change.paths.length) {
         // A failed write tool changed nothing (the workspace tools are all-or-nothing): nothing to judge.
