@@ -5,7 +5,7 @@
  * Codex ships its native binary as an optional dependency of the npm package,
  * so optional dependencies are installed; no install script runs.
  *
- *   tsx scripts/agent-clis.ts install [agent…]   install (or find) the pinned CLIs; prints their paths
+ *   tsx scripts/agent-clis.ts install [agent…]   install (or find) the pinned CLIs and the current releases; prints their paths
  *
  * `.ci/run` calls `install` before the tests; a test calls `ensureAgentCli(agent)`,
  * which finds the cache or installs it itself. These CLIs reach for other
@@ -34,6 +34,17 @@ export const AGENT_CLI_PINS = {
 } as const
 
 export type AgentCliName = keyof typeof AGENT_CLI_PINS
+
+/**
+ * Each agent's current npm release when last checked (`npm view <package>
+ * version`), verified next to its pin; the same as the pin where they are equal.
+ */
+export const AGENT_CLI_CURRENT: Record<AgentCliName, string> = { claude: '2.1.332', codex: '0.171.0', gemini: '0.61.0' }
+
+/** The releases an e2e run covers for `agent`: the pin (undefined), and the current release when it is another. */
+export function agentCliVersions(agent: AgentCliName): (string | undefined)[] {
+  return AGENT_CLI_CURRENT[agent] === AGENT_CLI_PINS[agent].version ? [undefined] : [undefined, AGENT_CLI_CURRENT[agent]]
+}
 
 /** The pin of `agent`, at `version` when given (an agent's current release, next to its pin). */
 function pinOf(agent: AgentCliName, version?: string) {
@@ -79,8 +90,10 @@ if (isMain(import.meta.url)) {
     process.exitCode = 2
   } else {
     for (const agent of names.length ? (names as AgentCliName[]) : known) {
-      const bin = await ensureAgentCli(agent, line => process.stdout.write(line + '\n'))
-      process.stdout.write(`${agent}: ${bin}\n`)
+      for (const version of agentCliVersions(agent)) {
+        const bin = await ensureAgentCli(agent, line => process.stdout.write(line + '\n'), version)
+        process.stdout.write(`${agent}${version ? ` ${version} (current)` : ''}: ${bin}\n`)
+      }
     }
   }
 }

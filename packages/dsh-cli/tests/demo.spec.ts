@@ -1,7 +1,8 @@
-import { existsSync, readFileSync, readdirSync } from 'node:fs'
+import { chmodSync, existsSync, readFileSync, readdirSync, writeFileSync } from 'node:fs'
 import { join } from 'node:path'
 import { describe, expect, it } from 'vitest'
 import { tempDir } from 'dsh-testkit'
+import { dshFromRepo } from '../src/commands/demo.ts'
 import { dsh, repoRoot } from './helpers.ts'
 
 /** A call's transcript block when its write was rolled back: the tool, why, the first problem line. */
@@ -44,4 +45,14 @@ describe('dsh demo', () => {
     const verify = await dsh(['proof', 'verify', '--vault', join(dir, '.dsh')])
     expect(verify.exitCode).toBe(0)
   }, 300_000)
+
+  it('ends with commands that run here: pnpm dsh with pnpm on PATH, else npx --yes pnpm@10 dsh (Node and npm only)', () => {
+    const bin = tempDir('dsh-demo-path-')
+    const none = tempDir('dsh-demo-path-')
+    writeFileSync(join(bin, 'pnpm'), '#!/bin/sh\n')
+    chmodSync(join(bin, 'pnpm'), 0o755)
+    expect(dshFromRepo(`${none}:${bin}`)).toBe('pnpm dsh')
+    expect(dshFromRepo(none)).toBe('npx --yes pnpm@10 dsh')
+    expect(dshFromRepo(undefined)).toBe('npx --yes pnpm@10 dsh')
+  })
 })

@@ -6,7 +6,7 @@ import type { Change } from './types.ts'
 
 /**
  * Whether a test command can be shown a write's accepted content in a
- * private mount namespace (ADR 0024): namespaces are available here, and
+ * private mount namespace (ADR 0019): namespaces are available here, and
  * every path the write touched existed before it and is a file now (a
  * created file cannot be made absent by a mount, nor a deleted one mounted
  * over). Unlike the warm runner's served modules, a mount reaches the

@@ -11,49 +11,34 @@
  *
  * One session each: a Read, a no-op `Bash true`, a type-breaking Edit (rolled
  * back, the model told why in the suite's words), a good Edit (kept). Then
- * the uninstall leaves the agent's files as they were.
+ * the uninstall leaves every file the install touched as it was, byte for
+ * byte, but Claude Code's own state (`~/.claude.json`, rewritten at every
+ * run of it: there only our entry must be gone).
  */
 import { execFileSync } from 'node:child_process'
-import { cpSync, existsSync, mkdirSync, readFileSync, readdirSync, symlinkSync, writeFileSync } from 'node:fs'
-import { dirname, join, resolve } from 'node:path'
-import { fileURLToPath } from 'node:url'
+import { cpSync, existsSync, mkdirSync, readFileSync, readdirSync, writeFileSync } from 'node:fs'
+import { join } from 'node:path'
 import { afterAll, beforeAll, describe, expect, it } from 'vitest'
-import { ensureAgentCli } from '../../../scripts/agent-clis.ts'
-import { registryReachable } from '../../../scripts/deepseek-harness.ts'
-import { hostStatus, MESSAGES } from 'dsh-host-hooks'
-import { anthropicModel, isClaudeTurnRequest, loopbackUnavailable, runClaude, runInLoopback, startModelServer, tempDir, type AgentRun, type ModelServer } from 'dsh-testkit'
+import { agentCliVersions, ensureAgentCli } from '../../../scripts/agent-clis.ts'
+import { MESSAGES } from 'dsh-host-hooks'
+import { anthropicModel, isClaudeTurnRequest, pick, runClaude, runInLoopback, startModelServer, tempDir, treeChanges, type AgentRun, type FileTree, type ModelServer } from 'dsh-testkit'
+import { ADD, ADD_STRING, agentFiles, GOOD, guardE2eSkip, installPackage, ORIGINAL, project, ROUNDING, stopHost, type InstalledGuard } from './guard-e2e.ts'
 
-const here = dirname(fileURLToPath(import.meta.url))
-const repo = resolve(here, '../../..')
-const ORIGINAL = readFileSync(join(repo, 'examples/demo/workspace/src/money.ts'), 'utf8')
-const ROUNDING = 'return Math.round(amount * (1 - percent / 100))'
-const GOOD = `${ROUNDING} // rounded to the cent`
-const ADD = 'export function add(a: Cents, b: Cents): Cents {'
 const TYPE_BREAK = "rolled back: typecheck failed after Edit on src/money.ts\nsrc/money.ts:5 TS2322 Type 'string' is not assignable to type 'number'."
 
-/** The Claude Code releases the guard is verified on: the pin, and the current one on npm when this was written. */
-const CLAUDE_VERSIONS = [undefined, '2.1.332'] as const
+/** Claude Code's own state, rewritten at every run of it (startups, tips, the projects it ran in): not an install's. */
+const CLAUDE_STATE = /^home\/\.claude\.json(\.backup)?$|^home\/\.claude\/(backups|projects|statsig|todos|shell-snapshots|session-env|file-history|debug)\//
 
-const offline = (await registryReachable()) ? undefined : 'the npm registry is unreachable (the guard\'s dependency and the CLIs come from it)'
-const skip = offline ?? (await loopbackUnavailable())
-if (skip) console.warn(`dsh-guard e2e skipped: ${skip}`)
+/**
+ * What Claude Code's `plugin uninstall` and `plugin marketplace remove` leave
+ * of a plugin install (2.1.197 and 2.1.332): its records (the settings file
+ * and the plugin lists it created, without the plugin), and the plugin's
+ * cached copy, which nothing runs any more.
+ */
+const CLAUDE_KEEPS = ['home/.claude/plugins/installed_plugins.json', 'home/.claude/plugins/known_marketplaces.json', 'home/.claude/settings.json']
+const CLAUDE_CACHE = 'home/.claude/plugins/cache/dsh-e2e/'
 
-/** Build, pack, and install the tarball into an empty prefix: the package directory npm made. */
-function installPackage(): { prefix: string; pkg: string; bin: string } {
-  const out = execFileSync(process.execPath, ['--import', 'tsx', join(repo, 'packages/dsh-guard/src/build.ts'), '--pack'], { cwd: repo, encoding: 'utf8' })
-  const tarball = out.trim().split('\n').at(-1)!
-  const prefix = tempDir('dsh-guard-prefix-')
-  execFileSync('npm', ['install', '--global', '--prefix', prefix, tarball, '--no-audit', '--no-fund', '--loglevel=error'], { encoding: 'utf8', timeout: 300_000 })
-  return { prefix, pkg: join(prefix, 'lib/node_modules/dsh-guard'), bin: join(prefix, 'bin/dsh-guard') }
-}
-
-function project(): string {
-  const ws = join(tempDir('dsh-guard-e2e-'), 'shop')
-  cpSync(join(repo, 'examples/demo/workspace'), ws, { recursive: true })
-  // The project's own TypeScript and vitest, as a real project has them.
-  symlinkSync(join(repo, 'node_modules'), join(ws, 'node_modules'), 'dir')
-  return ws
-}
+const skip = await guardE2eSkip('Claude Code')
 
 /** Claude Code's home with the workspace trusted (as after its trust dialog), merged with what is there. */
 function trust(home: string, ws: string): void {
@@ -68,7 +53,7 @@ async function session(bin: string, ws: string, home: string): Promise<{ run: Ag
   const server = await startModelServer(anthropicModel([
     { text: 'Reading money.', toolCalls: [{ name: 'Read', arguments: { file_path: money } }] },
     { text: 'Nothing to run.', toolCalls: [{ name: 'Bash', arguments: { command: 'true', description: 'Nothing' } }] },
-    { text: 'Let add take strings.', toolCalls: [{ name: 'Edit', arguments: { file_path: money, old_string: ADD, new_string: 'export function add(a: Cents, b: string): Cents {' } }] },
+    { text: 'Let add take strings.', toolCalls: [{ name: 'Edit', arguments: { file_path: money, old_string: ADD, new_string: ADD_STRING } }] },
     { text: 'Note the rounding.', toolCalls: [{ name: 'Edit', arguments: { file_path: money, old_string: ROUNDING, new_string: GOOD } }] },
     { text: 'Done.' },
   ]))
@@ -88,13 +73,8 @@ function messageText(content: unknown): string {
 const shown = (server: ModelServer) => server.requests.filter(isClaudeTurnRequest)
   .flatMap(r => ((r.body as { messages?: { content: unknown }[] }).messages ?? []).map(m => messageText(m.content))).join('\n')
 
-async function stopHost(ws: string): Promise<void> {
-  const status = await hostStatus(join(ws, '.dsh'))
-  if (status.pid) process.kill(status.pid, 'SIGTERM')
-}
-
 describe.skipIf(!!skip)('dsh-guard, packed and installed, in the real Claude Code', () => {
-  let installed: ReturnType<typeof installPackage>
+  let installed: InstalledGuard
   beforeAll(() => {
     installed = installPackage()
   }, 600_000)
@@ -109,7 +89,7 @@ describe.skipIf(!!skip)('dsh-guard, packed and installed, in the real Claude Cod
     expect(readdirSync(join(pkg, 'node_modules')).filter(f => !f.startsWith('.'))).toEqual(['typescript'])
   })
 
-  for (const version of CLAUDE_VERSIONS) {
+  for (const version of agentCliVersions('claude')) {
     const label = version ? `Claude Code ${version} (current)` : 'Claude Code (pinned)'
 
     describe(`${label}, npm install + dsh-guard setup`, () => {
@@ -118,13 +98,18 @@ describe.skipIf(!!skip)('dsh-guard, packed and installed, in the real Claude Cod
       let result: { run: AgentRun; server: ModelServer }
       let homeBefore = ''
       let setupOut = ''
+      let before: FileTree
+      let touched: string[] = []
       beforeAll(async () => {
         const claude = await ensureAgentCli('claude', () => {}, version)
         ws = project()
         home = tempDir('dsh-guard-home-')
         trust(home, ws)
         homeBefore = readFileSync(join(home, '.claude.json'), 'utf8')
-        setupOut = execFileSync(installed.bin, ['setup', '--agent', 'claude-code'], { cwd: ws, env: { ...process.env, HOME: home }, encoding: 'utf8' })
+        before = agentFiles(ws, home)
+        // As after `npm i -g`: dsh-guard on PATH (Claude Code's local files still name the package by its path).
+        setupOut = execFileSync(installed.bin, ['setup', '--agent', 'claude-code'], { cwd: ws, env: { ...process.env, HOME: home, PATH: installed.path }, encoding: 'utf8' })
+        touched = treeChanges(before, agentFiles(ws, home))
         result = await session(claude, ws, home)
       }, 600_000)
       afterAll(async () => {
@@ -158,6 +143,9 @@ describe.skipIf(!!skip)('dsh-guard, packed and installed, in the real Claude Cod
         expect(status).toMatch(new RegExp(`^workspace ${ws}\nclaude-code: installed \\(6 hook entries live in \\.claude/settings\\.local\\.json\\)\nhost: up, (warm|measuring: .+) \\(pid `))
         execFileSync(installed.bin, ['uninstall'], { cwd: ws, env: { ...process.env, HOME: home }, encoding: 'utf8' })
         expect(existsSync(join(ws, '.claude'))).toBe(false)
+        expect(touched).toEqual(['home/.claude.json', 'ws/.claude/settings.local.json'])
+        const mine = touched.filter(f => !CLAUDE_STATE.test(f))
+        expect(pick(agentFiles(ws, home), mine)).toEqual(pick(before, mine))
         // Claude Code rewrote its own file during the session: only our entry is gone.
         const after = JSON.parse(readFileSync(join(home, '.claude.json'), 'utf8')) as { projects: Record<string, Record<string, unknown>> }
         expect(after.projects[ws]!.mcpServers).toBeUndefined()
@@ -170,6 +158,8 @@ describe.skipIf(!!skip)('dsh-guard, packed and installed, in the real Claude Cod
       let home = ''
       let claude = ''
       let result: { run: AgentRun; server: ModelServer }
+      let before: FileTree
+      let touched: string[] = []
       const cli = (args: string[]) => runInLoopback([claude, ...args], { cwd: home, env: { HOME: home, DISABLE_TELEMETRY: '1', CLAUDE_CODE_DISABLE_NONESSENTIAL_TRAFFIC: '1', DISABLE_AUTOUPDATER: '1' }, timeoutMs: 120_000 })
       beforeAll(async () => {
         claude = await ensureAgentCli('claude', () => {}, version)
@@ -181,10 +171,12 @@ describe.skipIf(!!skip)('dsh-guard, packed and installed, in the real Claude Cod
         mkdirSync(join(market, '.claude-plugin'))
         cpSync(installed.pkg, join(market, 'dsh-guard'), { recursive: true })
         writeFileSync(join(market, '.claude-plugin/marketplace.json'), JSON.stringify({ name: 'dsh-e2e', owner: { name: 'dsh' }, plugins: [{ name: 'dsh-guard', source: './dsh-guard', description: 'dsh-guard' }] }))
+        before = agentFiles(ws, home)
         for (const args of [['plugin', 'marketplace', 'add', market], ['plugin', 'install', 'dsh-guard@dsh-e2e']]) {
           const r = await cli(args)
           if (r.exitCode !== 0) throw new Error(`claude ${args.join(' ')}: ${r.stderr || r.stdout}`)
         }
+        touched = treeChanges(before, agentFiles(ws, home)).filter(f => !CLAUDE_STATE.test(f))
         result = await session(claude, ws, home)
       }, 600_000)
       afterAll(async () => {
@@ -206,6 +198,11 @@ describe.skipIf(!!skip)('dsh-guard, packed and installed, in the real Claude Cod
         }
         const settings = readFileSync(join(home, '.claude/settings.json'), 'utf8')
         expect(settings).not.toContain('dsh')
+        expect(touched).toContain('home/.claude/settings.json')
+        const after = agentFiles(ws, home)
+        const left = treeChanges(pick(before, touched), pick(after, touched))
+        expect(left.filter(f => !f.startsWith(CLAUDE_CACHE))).toEqual(CLAUDE_KEEPS)
+        for (const f of CLAUDE_KEEPS) expect(after[f], f).not.toContain('dsh-e2e')
       })
     })
   }

@@ -129,7 +129,7 @@ async function main(): Promise<void> {
     version: source.version,
     description: source.description,
     type: 'module',
-    bin: { 'dsh-guard': 'cli.mjs' },
+    bin: { 'dsh-guard': 'cli.mjs', 'dsh-guard-hook': 'hook' },
     engines: source.engines,
     ...(source.license ? { license: source.license } : {}),
     dependencies: { typescript: cliPkg.dependencies.typescript },

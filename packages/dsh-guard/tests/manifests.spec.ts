@@ -45,6 +45,12 @@ describe('dsh-guard manifests', () => {
     spawnSync('ln', ['-s', join(pkg, 'cli.mjs'), join(bin, 'dsh-guard')])
     chmodSync(join(pkg, 'cli.mjs'), 0o755)
     expect(run(join(copy, 'hook'), `${bin}:/usr/bin:/bin`).stdout).toBe(`${pkg}/cli.mjs hooks mcp --x\n`)
+    // The package's own `dsh-guard-hook` command, as npm links it onto PATH: run by its name.
+    copyFileSync(join(pkgDir, 'hook'), join(pkg, 'hook'))
+    chmodSync(join(pkg, 'hook'), 0o755)
+    spawnSync('ln', ['-s', join(pkg, 'hook'), join(bin, 'dsh-guard-hook')])
+    const linked = spawnSync('dsh-guard-hook', ['mcp', '--x'], { encoding: 'utf8', env: { PATH: `${bin}:/usr/bin:/bin`, DSH_NODE: 'echo' } })
+    expect(linked.stdout).toBe(`${pkg}/cli.mjs hooks mcp --x\n`)
     // Nothing installed: exit 0, the reason on stderr.
     const none = run(join(copy, 'hook'), '/usr/bin:/bin')
     expect(none.status).toBe(0)

@@ -1,5 +1,7 @@
 import type { ToolResult } from 'dsh-tools'
-import { isObject, type JsonObject } from './settings.ts'
+import { isObject, type ConfigEdit, type JsonObject } from './settings.ts'
+
+export type { ConfigEdit } from './settings.ts'
 
 /**
  * What one hook call of an agent means to the suite, once its adapter has
@@ -86,14 +88,6 @@ export interface InstallTarget extends InstallPlace {
   mcp: { command: string; args: string[] }
 }
 
-/** A file an adapter writes, with its content before and after (undefined: absent). */
-export interface ConfigEdit {
-  /** Absolute path. */
-  file: string
-  before: string | undefined
-  after: string | undefined
-}
-
 /**
  * One agent's side of the host, one file each under `src/adapters/`:
  * reading its hook payloads, wording the suite's answers in its protocol,
@@ -117,6 +111,13 @@ export interface HookAdapter {
   uninstall(place: InstallPlace, isOurs: (command: string) => boolean): ConfigEdit[]
   /** The shell word a user-level hook command names the project with (the agent's project variable, or the hook's cwd). */
   readonly projectWord: string
+  /**
+   * Whether a project-level install writes files a team commits: the agent
+   * has no local, uncommitted settings of a project (Codex 0.171 reads
+   * `.codex/`, Gemini CLI 0.61 `.gemini/settings.json`, nothing beside them).
+   * Such an install names no path of this machine only with `onPath`.
+   */
+  readonly sharesProjectFiles: boolean
 }
 
 /** `payload[name]` as a non-empty string. @throws Error naming the agent and the field when it is not one. */

@@ -27,23 +27,41 @@ function shellQuote(s: string): string {
  * The command line an agent runs for one hook entry: the client, the
  * workspace (a path, or `projectWord`: a shell word the agent expands to the
  * project), the agent, the event, the seconds it may take, the seconds it
- * waits for a starting host.
+ * waits for a starting host. The client is a path run with `sh`, or
+ * dsh-guard's launcher on PATH ({@link GUARD_COMMANDS}), run by its name.
  */
 export function hookCommand(workspace: string | { projectWord: string }, agent: string, entry: HookEntry, client = HOOK_CLIENT): string {
   // The client answers two seconds before the agent would give up on it; a boot wait leaves room for the call itself.
   const max = Math.max(1, entry.timeoutSeconds - 2)
   const wait = Math.min(entry.bootWaitSeconds, Math.floor(max / 2))
   const ws = typeof workspace === 'string' ? shellQuote(workspace) : workspace.projectWord
-  return `sh ${client.startsWith('${') ? `"${client}"` : shellQuote(client)} ${ws} ${agent} ${entry.event} ${max} ${wait}`
+  const run = client === GUARD_COMMANDS.hook ? client : `sh ${client.startsWith('${') ? `"${client}"` : shellQuote(client)}`
+  return `${run} ${ws} ${agent} ${entry.event} ${max} ${wait}`
 }
 
-/** A hook command line of ours (any checkout, any workspace, any agent): it runs this package's client. */
+/**
+ * The commands the distributable guard (dsh-guard, installed with npm) puts
+ * on PATH: its hook launcher, which runs this package's client, and its CLI.
+ * An install that names them (`onPath`) names no path of this machine.
+ */
+export const GUARD_COMMANDS = { hook: 'dsh-guard-hook', cli: 'dsh-guard' } as const
+
+/** A hook command line of ours (any checkout, any workspace, any agent): it runs this package's client, or dsh-guard's launcher on PATH. */
 export function isOurCommand(command: string): boolean {
-  return /\/dsh-host-hooks\/bin\/dsh-hook'? /.test(command)
+  return /\/dsh-host-hooks\/bin\/dsh-hook'? /.test(command) || command.startsWith(`${GUARD_COMMANDS.hook} `)
 }
 
-function installTarget(adapter: HookAdapter, place: InstallPlace, node: string): InstallTarget {
+function installTarget(adapter: HookAdapter, place: InstallPlace, node: string, onPath: boolean): InstallTarget {
   const user = place.scope === 'user'
+  if (onPath) {
+    // No path at all: the agent names the project in the command, the MCP server runs in the session's directory.
+    return {
+      ...place,
+      hookCommand: entry => hookCommand(adapter, adapter.agent, entry, GUARD_COMMANDS.hook),
+      isOurs: isOurCommand,
+      mcp: { command: GUARD_COMMANDS.cli, args: ['mcp'] },
+    }
+  }
   return {
     ...place,
     // Every project: the agent names the project in the command; the MCP server runs in the session's directory.
@@ -114,6 +132,13 @@ export interface InstallOptions {
   scope?: InstallScope
   /** The user's home (default: `os.homedir()`). */
   home?: string
+  /**
+   * Name dsh-guard's commands on PATH ({@link GUARD_COMMANDS}) instead of
+   * this checkout's files: hooks and MCP server without any path, so a
+   * project file a team commits (Codex's `.codex/`, Gemini CLI's
+   * `.gemini/settings.json`) holds nothing of this machine.
+   */
+  onPath?: boolean
 }
 
 export interface InstallReport {
@@ -132,7 +157,7 @@ export function installHooks(adapter: HookAdapter, workspace: string, options: I
   const place = placeOf(workspace, options)
   const ws = place.scope === 'user' ? place.home : place.workspace
   const vault = installVault(place, options.vault)
-  const edits = adapter.install(installTarget(adapter, place, options.node ?? process.execPath))
+  const edits = adapter.install(installTarget(adapter, place, options.node ?? process.execPath, options.onPath ?? false))
   ensureVault(vault)
   const paths = hookPaths(vault)
   const previous = readManifest(paths.installed(adapter.agent))

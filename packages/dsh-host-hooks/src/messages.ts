@@ -18,8 +18,8 @@ export const MESSAGES = {
   noResultButWrote: (files: readonly string[]) => `the agent reported no result for this call, but ${files.join(', ')} changed after its snapshot`,
   settled: (tool: string, what: string) => `dsh: ${tool} (no result reported by the agent): ${what}`,
   afterSettle: (tool: string, files: readonly string[]) => `${tool} wrote ${files.join(', ')} after the guard had settled it as not run (its result came only after the agent's next call)`,
-  configGuarded: (tool: string, files: readonly string[]) => `rolled back: ${tool} changed the dsh guard's own configuration in ${files.join(', ')}, which is not the agent's to change (only the user installs or removes the guard: dsh hooks install / uninstall); ${files.length === 1 ? 'it was' : 'they were'} put back and the rest of the call rolled back. Go on with the task without touching those entries.`,
-  configNotRestored: (tool: string, why: string) => `${tool} changed the dsh guard's own configuration and it could NOT be put back (${why}); tell the user to run dsh hooks install again`,
+  configGuarded: (tool: string, files: readonly string[]) => `rolled back: ${tool} changed the dsh guard's own configuration in ${files.join(', ')}, which is not the agent's to change (only the user sets up or removes the guard); ${files.length === 1 ? 'it was' : 'they were'} put back and the rest of the call rolled back. Go on with the task without touching those entries.`,
+  configNotRestored: (tool: string, why: string) => `${tool} changed the dsh guard's own configuration and it could NOT be put back (${why}); tell the user to set the guard up again (dsh-guard setup, or dsh hooks install from the dsh repo)`,
   chainRewritten: (why: string) => `dsh: ${why}; its entries are no longer evidence of what ran (dsh proof verify reports it)`,
-  noSession: 'no session of this workspace has reached the guard yet (are the hooks installed? see `dsh hooks status`)',
+  noSession: 'no session of this workspace has reached the guard yet (are the hooks installed? see `dsh-guard status`, or `dsh hooks status` from the dsh repo)',
 } as const

@@ -1,5 +1,12 @@
 import { existsSync, readFileSync } from 'node:fs'
-import type { ConfigEdit } from './adapter.ts'
+
+/** A file an adapter writes, with its content before and after (undefined: absent). */
+export interface ConfigEdit {
+  /** Absolute path. */
+  file: string
+  before: string | undefined
+  after: string | undefined
+}
 
 /** A JSON object as read from an agent's configuration file. */
 export type JsonObject = Record<string, unknown>

@@ -6,7 +6,7 @@
  * configuration is the workspace's (`.codex/hooks.json`,
  * `.gemini/settings.json`): what the test, or `dsh hooks install`, wrote.
  */
-import { mkdirSync, writeFileSync } from 'node:fs'
+import { existsSync, mkdirSync, readFileSync, writeFileSync } from 'node:fs'
 import { join } from 'node:path'
 import type { RunResult } from 'dsh-common'
 import { runInLoopback } from './loopback.ts'
@@ -58,22 +58,12 @@ export const CODEX_MODEL = 'gpt-5.5'
  * `codex exec --json` with a `model_providers` entry (`wire_api = "responses"`)
  * for the server, the workspace trusted (project config, hooks included, is
  * ignored otherwise) and hooks run without review (`--dangerously-bypass-hook-trust`),
- * no sandbox (the namespace is the fence). `config` is appended to config.toml.
+ * no sandbox (the namespace is the fence). `config` is appended to those lines;
+ * what Codex's own commands wrote into config.toml (`codex plugin add`) stays.
  */
 export async function runCodex(options: AgentRunOptions & { config?: string }): Promise<AgentRun> {
   const home = options.home ?? tempDir('dsh-codex-home-')
-  writeFileSync(join(home, 'config.toml'), [
-    `model = "${CODEX_MODEL}"`,
-    'model_provider = "scripted"',
-    '[model_providers.scripted]',
-    'name = "scripted"',
-    `base_url = "http://127.0.0.1:${MODEL_PORT}/v1"`,
-    'wire_api = "responses"',
-    'env_key = "SCRIPTED_MODEL_KEY"',
-    `[projects.${JSON.stringify(options.workspace)}]`,
-    'trust_level = "trusted"',
-    options.config ?? '',
-  ].join('\n') + '\n')
+  writeCodexConfig(home, options.workspace, options.config)
   const argv = [options.bin, 'exec', '--json', '--skip-git-repo-check', '--dangerously-bypass-hook-trust', '--dangerously-bypass-approvals-and-sandbox', ...(options.extraArgs ?? []), options.prompt]
   return parsed(await runInLoopback(argv, {
     cwd: options.workspace,
@@ -81,6 +71,31 @@ export async function runCodex(options: AgentRunOptions & { config?: string }): 
     forward: { [MODEL_PORT]: options.server.socketPath },
     timeoutMs: options.timeoutMs ?? 120_000,
   }))
+}
+
+/**
+ * `runCodex`'s lines of `<home>/config.toml` (the scripted provider, the
+ * workspace trusted, `config`), first in the file; what Codex's own commands
+ * wrote there (`codex plugin add`: tables it appends) stays after them. A file
+ * that already starts with them is left as it is, so a test may write them
+ * before it snapshots the home (one workspace and `config` per home).
+ */
+export function writeCodexConfig(home: string, workspace: string, config?: string): void {
+  const file = join(home, 'config.toml')
+  const text = existsSync(file) ? readFileSync(file, 'utf8') : ''
+  const lines = [
+    `model = "${CODEX_MODEL}"`,
+    'model_provider = "scripted"',
+    '[model_providers.scripted]',
+    'name = "scripted"',
+    `base_url = "http://127.0.0.1:${MODEL_PORT}/v1"`,
+    'wire_api = "responses"',
+    'env_key = "SCRIPTED_MODEL_KEY"',
+    `[projects.${JSON.stringify(workspace)}]`,
+    'trust_level = "trusted"',
+    config ?? '',
+  ].join('\n') + '\n'
+  if (!text.startsWith(lines)) writeFileSync(file, lines + text)
 }
 
 /**
@@ -114,8 +129,7 @@ export async function runClaude(options: AgentRunOptions & { extraArgs?: string[
  */
 export async function runGemini(options: AgentRunOptions): Promise<AgentRun> {
   const home = options.home ?? tempDir('dsh-gemini-home-')
-  mkdirSync(join(home, '.gemini'), { recursive: true })
-  writeFileSync(join(home, '.gemini', 'settings.json'), JSON.stringify({ security: { auth: { selectedType: 'gemini-api-key' } } }))
+  writeGeminiSettings(home)
   const argv = [options.bin, '-p', options.prompt, '--output-format', 'stream-json', '--yolo', '--skip-trust', '-m', 'gemini-2.5-pro', ...(options.extraArgs ?? [])]
   return parsed(await runInLoopback(argv, {
     cwd: options.workspace,
@@ -123,4 +137,18 @@ export async function runGemini(options: AgentRunOptions): Promise<AgentRun> {
     forward: { [MODEL_PORT]: options.server.socketPath },
     timeoutMs: options.timeoutMs ?? 120_000,
   }))
+}
+
+/**
+ * `runGemini`'s part of `<home>/.gemini/settings.json` (API-key auth), merged
+ * with what is there; the file is left as it is when it already has it, so a
+ * test may write it before it snapshots the home.
+ */
+export function writeGeminiSettings(home: string): void {
+  const file = join(home, '.gemini', 'settings.json')
+  const settings = (existsSync(file) ? JSON.parse(readFileSync(file, 'utf8')) : {}) as { security?: { auth?: Record<string, unknown> } }
+  if (settings.security?.auth?.selectedType === 'gemini-api-key') return
+  settings.security = { ...settings.security, auth: { ...settings.security?.auth, selectedType: 'gemini-api-key' } }
+  mkdirSync(join(home, '.gemini'), { recursive: true })
+  writeFileSync(file, JSON.stringify(settings))
 }

@@ -9,7 +9,8 @@
  * model servers speaking real agents' APIs (`startModelServer` with
  * `responsesModel` for Codex, `geminiModel` for Gemini CLI) and
  * `runInLoopback` to run an agent CLI where it reaches only them;
- * `generateLayout` — realistic TypeScript project layouts (vite app,
+ * `readTree`/`treeChanges` to byte-compare what an install touched after its
+ * uninstall; `generateLayout` — realistic TypeScript project layouts (vite app,
  * library, pnpm monorepo, Jest) with the edits a guard must judge, shared
  * by dsh-dstvalid's specs and the benchmarks.
  */
@@ -23,4 +24,5 @@ export * from './script.ts'
 export * from './models/index.ts'
 export * from './loopback.ts'
 export * from './agent-clis.ts'
+export * from './file-tree.ts'
 export { generateLayout, LAYOUT_KINDS, repoNodeModules, type Edit, type Layout, type LayoutKind, type LayoutOptions, type LayoutScenarios, type NewFile } from './layouts.ts'

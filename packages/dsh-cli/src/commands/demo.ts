@@ -1,6 +1,6 @@
 import { cpSync, mkdtempSync, symlinkSync, existsSync } from 'node:fs'
 import { tmpdir } from 'node:os'
-import { dirname, join, resolve } from 'node:path'
+import { delimiter, dirname, join, resolve } from 'node:path'
 import { fileURLToPath } from 'node:url'
 import { proofSummarySeen } from 'dsh-proofchain'
 import { sessionLogPath } from 'dsh-session'
@@ -32,6 +32,16 @@ Options:
 Ctrl-C (SIGINT), SIGTERM or SIGHUP stop it like dsh run: the session log is
 flushed, every command still running is killed, exit 130, 143 or 129.
 `
+
+/**
+ * How to run `dsh` from the repo on this machine, for the lines the demo ends
+ * with: `pnpm dsh` when pnpm is on `path`, else through npx as the README's
+ * first lines run it (only Node and npm needed).
+ */
+export function dshFromRepo(path: string | undefined): string {
+  const pnpm = (path ?? '').split(delimiter).filter(Boolean).some(dir => existsSync(join(dir, 'pnpm')))
+  return pnpm ? 'pnpm dsh' : 'npx --yes pnpm@10 dsh'
+}
 
 function section(title: string, body: string): string {
   return `\n── ${title} ${'─'.repeat(Math.max(0, 66 - title.length))}\n${body.trimEnd()}\n`
@@ -71,9 +81,10 @@ export const demoCommand: Command = {
       io.stdout(section('the next session on this workspace starts with', handoff?.data.text ?? '(no handoff: is dsh-claims enabled in cordis.yml?)'))
       io.stdout(`\nsession ${outcome.sessionId}: ${outcome.reason}\n`)
       io.stdout(`workspace ${workspace}\n`)
-      io.stdout(`check the proof chain:   pnpm dsh proof verify --vault ${outcome.harness.vault}\n`)
-      io.stdout(`see the checkpoint:      pnpm dsh claims show --vault ${outcome.harness.vault}\n`)
-      io.stdout(`lint the session log:    pnpm dsh lint-log ${sessionLogPath(outcome.harness.vault, outcome.sessionId)}\n`)
+      const dsh = dshFromRepo(io.env.PATH)
+      io.stdout(`check the proof chain:   ${dsh} proof verify --vault ${outcome.harness.vault}\n`)
+      io.stdout(`see the checkpoint:      ${dsh} claims show --vault ${outcome.harness.vault}\n`)
+      io.stdout(`lint the session log:    ${dsh} lint-log ${sessionLogPath(outcome.harness.vault, outcome.sessionId)}\n`)
       return outcome.exitCode
     } finally {
       await outcome.harness.dispose()

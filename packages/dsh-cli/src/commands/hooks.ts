@@ -2,12 +2,12 @@ import { homedir } from 'node:os'
 import { join, relative, resolve } from 'node:path'
 import { hiddenEnv } from 'dsh-common'
 import {
-  ADAPTERS, adapterFor, claimHost, HookHost, HostRunningError, hookPaths, hostStatus, installedAgents, installHooks, listenHooks,
+  ADAPTERS, adapterFor, claimHost, GUARD_COMMANDS, HookHost, HostRunningError, hookPaths, hostStatus, installedAgents, installHooks, listenHooks,
   liveHooks, runMcpServer, SettingsError, startHost, uninstallHooks, writeNoteTemplates, type HostStatus, type InstallReport, type LiveHooks,
 } from 'dsh-host-hooks'
 import type {} from 'dsh-dstvalid'
 import { bootHarness, ConfigError } from '../harness.ts'
-import { bool, parseArgs, str, UsageError, withSubcommands, workspaceArg, type CliIO } from '../command.ts'
+import { bool, parseArgs, str, UsageError, withSubcommands, workspaceArg, type CliIO, type Command } from '../command.ts'
 
 const agents = ADAPTERS.map(a => a.agent)
 
@@ -50,17 +50,17 @@ Options:
   --json           status: print it as JSON
   -h, --help       show this help
 
-Exit status: 0 done, 1 status found no host installed, 2 bad usage or a
+Exit status: 0 done, 1 status found no agent guarded, 2 bad usage or a
 configuration file that is not JSON (nothing is written then).
 `
 
-function agentArg(value: string | undefined, required: boolean) {
+function agentArg(value: string | undefined, required: boolean, command: string) {
   if (value === undefined) {
-    if (required) throw new UsageError(`dsh hooks: --agent is required (${agents.join(', ')})`)
+    if (required) throw new UsageError(`dsh ${command}: --agent is required (${agents.join(', ')})`)
     return undefined
   }
   const adapter = adapterFor(value)
-  if (!adapter) throw new UsageError(`dsh hooks: unknown agent "${value}" (known: ${agents.join(', ')})`)
+  if (!adapter) throw new UsageError(`dsh ${command}: unknown agent "${value}" (known: ${agents.join(', ')})`)
   return adapter
 }
 
@@ -75,13 +75,33 @@ function scopeArg(parsed: ReturnType<typeof parseArgs>, command: string): 'user'
   return 'user'
 }
 
-async function install(argv: string[], io: CliIO): Promise<number> {
+/** How a distribution of this command installs: dsh-guard names its own commands on PATH. */
+export interface HooksCommandOptions {
+  /**
+   * Whether the hooks can name the distribution's commands on PATH
+   * (GUARD_COMMANDS) instead of paths, asked for a project install into
+   * files a team commits (`sharesProjectFiles`); `notOnPath` is why not (the
+   * install refuses then).
+   */
+  onPath?: (io: CliIO) => { notOnPath?: string }
+}
+
+async function install(argv: string[], io: CliIO, options: HooksCommandOptions = {}): Promise<number> {
   const parsed = parseArgs(argv, { flags: { agent: 'string', workspace: 'string', user: 'boolean', 'no-start': 'boolean' } }, 'hooks install')
-  const adapter = agentArg(str(parsed, 'agent'), true)!
+  const adapter = agentArg(str(parsed, 'agent'), true, 'hooks install')!
   const scope = scopeArg(parsed, 'hooks install')
   const workspace = workspaceArg(parsed, 'hooks install', '.')
+  // Only where the files are a team's: elsewhere (the agent's local files, the home directory) a path is this user's own.
+  const shared = scope === 'project' && adapter.sharesProjectFiles
+  const path = shared ? options.onPath?.(io) : undefined
+  if (path?.notOnPath) {
+    io.stderr(`${adapter.agent} keeps a project's hooks only in files a team commits; ${path.notOnPath}, so they would hold this machine's paths. Install the package with npm i -g (dsh-guard, or its packed tarball) and run this again (or --user: every project).\n`)
+    return 2
+  }
+  const onPath = !!path
   try {
-    printReport(io, 'installed', adapter.agent, installHooks(adapter, workspace, { scope, home: homeOf(io) }))
+    printReport(io, 'installed', adapter.agent, installHooks(adapter, workspace, { scope, home: homeOf(io), onPath }))
+    if (onPath) io.stdout(`They run ${GUARD_COMMANDS.hook} and ${GUARD_COMMANDS.cli} from PATH: no path of this machine is in them.\n`)
   } catch (error) {
     if (error instanceof SettingsError) {
       io.stderr(`dsh hooks install: ${error.message}\n`)
@@ -106,7 +126,7 @@ async function uninstall(argv: string[], io: CliIO): Promise<number> {
   const parsed = parseArgs(argv, { flags: { agent: 'string', workspace: 'string', user: 'boolean' } }, 'hooks uninstall')
   const scope = scopeArg(parsed, 'hooks uninstall')
   const workspace = workspaceArg(parsed, 'hooks uninstall', '.')
-  const chosen = agentArg(str(parsed, 'agent'), false)
+  const chosen = agentArg(str(parsed, 'agent'), false, 'hooks uninstall')
   const home = homeOf(io)
   const vault = join(scope === 'user' ? home : workspace, '.dsh')
   const recorded = installedAgents(vault)
@@ -143,7 +163,7 @@ async function status(argv: string[], io: CliIO): Promise<number> {
     return installed.length ? 0 : 1
   }
   io.stdout(`workspace ${workspace}\n`)
-  if (!agentsLive.length) io.stdout('installed: nothing (hooks install --agent AGENT, or an agent plugin)\n')
+  if (!agentsLive.length) io.stdout('installed: nothing (dsh hooks install --agent AGENT, or an agent plugin)\n')
   for (const a of agentsLive) io.stdout(`${a.agent}: ${agentLine(workspace, a.recorded, a.live)}\n`)
   io.stdout(`host: ${hostLine(host, vault)}\n`)
   return installed.length ? 0 : 1
@@ -206,7 +226,8 @@ async function serve(argv: string[], io: CliIO): Promise<number> {
       harness = await bootHarness({
         workspace, vault,
         // The agent is the model and runs its own tools: no model, no workspace tools of ours.
-        // The agent's tools write in its own process: each call's post record tells recovery what the call left (cordis.yml gives dsh-snapshot no config of its own).
+        // The agent's tools write in its own process: each call's post record tells recovery what the call left
+        // (cordis.yml gives dsh-snapshot no config of its own).
         patches: [{ id: 'model', disabled: true }, { id: 'workspace-tools', disabled: true }, { id: 'snapshot', config: { elsewhere: true } }],
         log: line => io.stderr(`${stamp()} ${line}\n`),
       })
@@ -282,7 +303,12 @@ async function mcp(argv: string[], _io: CliIO): Promise<number> {
   return 0
 }
 
-export const hooksCommand = withSubcommands(
-  { name: 'hooks', summary: 'guard Claude Code, Codex or Gemini CLI through their hooks: install, uninstall, status', usage },
-  { install, uninstall, status, serve, mcp },
-)
+/** The `hooks` command; a distribution's (`options`) may install naming its commands on PATH. */
+export function hooksCommandWith(options: HooksCommandOptions): Command {
+  return withSubcommands(
+    { name: 'hooks', summary: 'guard Claude Code, Codex or Gemini CLI through their hooks: install, uninstall, status', usage },
+    { install: (argv, io) => install(argv, io, options), uninstall, status, serve, mcp },
+  )
+}
+
+export const hooksCommand = hooksCommandWith({})

@@ -94,4 +94,4 @@ function uninstall(place: InstallPlace, isOurs: (command: string) => boolean): C
 }
 
 /** Claude Code: hooks in `.claude/settings.local.json` (or `~/.claude/settings.json`), the checkpoint tool's MCP server in `~/.claude.json`. */
-export const claudeCode: HookAdapter = { agent: 'claude-code', hooks: HOOKS, translate, reply, install, uninstall, projectWord: '"$CLAUDE_PROJECT_DIR"' }
+export const claudeCode: HookAdapter = { agent: 'claude-code', hooks: HOOKS, translate, reply, install, uninstall, projectWord: '"$CLAUDE_PROJECT_DIR"', sharesProjectFiles: false }

@@ -143,4 +143,4 @@ function uninstall(place: InstallPlace, isOurs: (command: string) => boolean): C
 }
 
 /** Codex CLI: `.codex/hooks.json` hooks, `.codex/config.toml` for the checkpoint tool's MCP server. */
-export const codex: HookAdapter = { agent: 'codex', hooks: HOOKS, translate, reply, install, uninstall, projectWord: '"$PWD"' }
+export const codex: HookAdapter = { agent: 'codex', hooks: HOOKS, translate, reply, install, uninstall, projectWord: '"$PWD"', sharesProjectFiles: true }

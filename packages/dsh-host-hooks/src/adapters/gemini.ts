@@ -89,4 +89,4 @@ function uninstall(place: InstallPlace, isOurs: (command: string) => boolean): C
 }
 
 /** Gemini CLI: `.gemini/settings.json` hooks and the checkpoint tool's MCP server. */
-export const gemini: HookAdapter = { agent: 'gemini', hooks: HOOKS, translate, reply, install, uninstall, projectWord: '"$GEMINI_PROJECT_DIR"' }
+export const gemini: HookAdapter = { agent: 'gemini', hooks: HOOKS, translate, reply, install, uninstall, projectWord: '"$GEMINI_PROJECT_DIR"', sharesProjectFiles: true }

@@ -1,0 +1,79 @@
+/**
+ * What every dsh-guard e2e shares: the package built, packed and installed
+ * from its tarball into an empty npm prefix (once per file), a copy of the
+ * demo workspace, the host stopped afterwards, and why the runs cannot
+ * happen here (no registry for the CLIs and the guard's dependency, no
+ * loopback-only namespace).
+ */
+import { execFileSync } from 'node:child_process'
+import { cpSync, readFileSync, symlinkSync } from 'node:fs'
+import { dirname, join, resolve } from 'node:path'
+import { fileURLToPath } from 'node:url'
+import { registryReachable } from '../../../scripts/deepseek-harness.ts'
+import { hostStatus } from 'dsh-host-hooks'
+import { loopbackUnavailable, readTree, tempDir, type FileTree } from 'dsh-testkit'
+
+export const repo = resolve(dirname(fileURLToPath(import.meta.url)), '../../..')
+export const ORIGINAL = readFileSync(join(repo, 'examples/demo/workspace/src/money.ts'), 'utf8')
+export const ROUNDING = 'return Math.round(amount * (1 - percent / 100))'
+export const GOOD = `${ROUNDING} // rounded to the cent`
+export const ADD = 'export function add(a: Cents, b: Cents): Cents {'
+export const ADD_STRING = 'export function add(a: Cents, b: string): Cents {'
+
+/** The suite's rollback text for the type-breaking edit made by `tool`. */
+export function typeBreak(tool: string): string {
+  return `rolled back: typecheck failed after ${tool} on src/money.ts\nsrc/money.ts:5 TS2322 Type 'string' is not assignable to type 'number'.\n(typecheck stopped at the first new errors: possibly more in files not checked)`
+}
+
+/** Why these runs cannot happen here, or undefined (warned once). */
+export async function guardE2eSkip(label: string): Promise<string | undefined> {
+  const offline = (await registryReachable()) ? undefined : 'the npm registry is unreachable (the guard\'s dependency and the CLIs come from it)'
+  const skip = offline ?? (await loopbackUnavailable())
+  if (skip) console.warn(`dsh-guard ${label} e2e skipped: ${skip}`)
+  return skip
+}
+
+export interface InstalledGuard {
+  prefix: string
+  /** The package directory npm made. */
+  pkg: string
+  /** `dsh-guard` in the prefix's bin directory. */
+  bin: string
+  /** PATH with the prefix's bin directory first, as after `npm i -g` (dsh-guard and dsh-guard-hook on it). */
+  path: string
+}
+
+/** Build, pack, and install the tarball into an empty prefix, as `npm i -g ./dsh-guard-<version>.tgz` does. */
+export function installPackage(): InstalledGuard {
+  const out = execFileSync(process.execPath, ['--import', 'tsx', join(repo, 'packages/dsh-guard/src/build.ts'), '--pack'], { cwd: repo, encoding: 'utf8' })
+  const tarball = out.trim().split('\n').at(-1)!
+  const prefix = tempDir('dsh-guard-prefix-')
+  execFileSync('npm', ['install', '--global', '--prefix', prefix, tarball, '--no-audit', '--no-fund', '--loglevel=error'], { encoding: 'utf8', timeout: 300_000 })
+  return { prefix, pkg: join(prefix, 'lib/node_modules/dsh-guard'), bin: join(prefix, 'bin/dsh-guard'), path: `${join(prefix, 'bin')}:${process.env.PATH ?? ''}` }
+}
+
+/** A copy of the demo workspace with the repo's TypeScript and vitest, as a real project has its own. */
+export function project(): string {
+  const ws = join(tempDir('dsh-guard-e2e-'), 'shop')
+  cpSync(join(repo, 'examples/demo/workspace'), ws, { recursive: true })
+  symlinkSync(join(repo, 'node_modules'), join(ws, 'node_modules'), 'dir')
+  return ws
+}
+
+export async function stopHost(ws: string): Promise<void> {
+  const status = await hostStatus(join(ws, '.dsh'))
+  if (status.pid) process.kill(status.pid, 'SIGTERM')
+}
+
+/**
+ * The files an install route can touch: the project (its vault, sources and
+ * node_modules aside: the session changes those) and the agent's home, as
+ * one tree (`ws/…`, `home/…`).
+ */
+export function agentFiles(ws: string, home: string): FileTree {
+  const tree: FileTree = {}
+  for (const [at, dir, skip] of [['ws', ws, ['.dsh', 'node_modules', 'src']], ['home', home, []]] as const) {
+    for (const [f, text] of Object.entries(readTree(dir, skip))) tree[`${at}/${f}`] = text
+  }
+  return tree
+}
