@@ -10,7 +10,7 @@
 //  4. shell: 'git' (opt-in): the pre-call working-tree snapshot of a git
 //     workspace, and the rollback of one changed file.
 //  5. shell: 'track' (default): a bash call that changes nothing, 1 file,
-//     100 files, through the real waterfall with a judge that asks what the
+//     100 files, through the real waterfall with a judge that hears what the
 //     call changed — beside the same call unguarded and beside a shadow-git
 //     checkpoint before it. Goal: ≤ 30 ms added to a call that changes
 //     nothing; cost growing with the bytes changed, not the workspace.
@@ -219,13 +219,10 @@ async function shellHarness(root: string, mode: ShellMode) {
   await ctx.plugin(WorkspaceTools, {})
   const fiber = ctx.plugin(SnapshotPlugin, { shell: mode === 'track' ? 'track' : 'off' })
   await fiber
-  // The judge dsh-dstvalid is, minus the checks: ask what the call changed, keep it.
-  ctx.on('snapshot/judge', exec => exec.tool?.effects === 'shell' || undefined)
+  // The judge dsh-dstvalid is, minus the checks: hear what the call changed, promise a verdict, keep it.
+  ctx.on('snapshot/changed', change => change.effects === 'shell' || undefined)
   ctx.on('tools/execute', async (exec, next) => {
     const r = await next()
-    if (exec.tool?.effects === 'shell' && ctx.bail('snapshot/tracked', { sessionId: exec.session.id, callId: exec.callId })) {
-      await ctx.serial('snapshot/changes', { sessionId: exec.session.id, callId: exec.callId })
-    }
     ctx.emit('snapshot/commit', { sessionId: exec.session.id, callId: exec.callId })
     return r
   })

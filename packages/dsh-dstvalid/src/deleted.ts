@@ -8,7 +8,7 @@
  */
 import { existsSync } from 'node:fs'
 import { join } from 'node:path'
-import { scanFiles } from './changes.ts'
+import { scanFileStates } from 'dsh-common'
 import type { ImportEdge } from './impact.ts'
 import { scanImportGraph } from './js-imports.ts'
 import type { Change, ModuleGraph } from './types.ts'
@@ -19,7 +19,7 @@ const SCRIPT = /\.[cm]?[jt]sx?$/
 /** The JavaScript/TypeScript import graph: specifiers resolved the way bundlers and Node do. */
 export const SCRIPT_GRAPH: ModuleGraph = {
   files: SCRIPT,
-  graph: (root, deleted) => scanImportGraph(root, [...[...scanFiles(root).keys()].filter(f => SCRIPT.test(f)).map(f => join(root, f)), ...deleted]),
+  graph: (root, deleted) => scanImportGraph(root, [...[...scanFileStates(root).keys()].filter(f => SCRIPT.test(f)).map(f => join(root, f)), ...deleted]),
 }
 
 /**

@@ -6,7 +6,7 @@ import type { ToolExecution, ToolResult } from 'dsh-tools'
 import { Config } from './config.ts'
 import type { Guard } from './engine.ts'
 import type { VerifyLearning, VerifyResult } from './flow.ts'
-import { answerJudge, commitSnapshot, requestRollback, shellChanges, shellTracked } from './snapshot-port.ts'
+import { commitSnapshot, hearChanges, requestRollback, snapshotLoaded } from './snapshot-port.ts'
 import type { RunRecord } from './types.ts'
 import { Verifier, type DstvalidNotice } from './verifier.ts'
 import type { WarmState } from './warm-up.ts'
@@ -54,8 +54,7 @@ export class DstValidService extends Service {
       notice: notice => ctx.emit('dstvalid/notice', maskCredentialsDeep(notice)),
       rollback: request => requestRollback(ctx, request),
       commit: request => commitSnapshot(ctx, request),
-      tracked: request => shellTracked(ctx, request),
-      shellChanges: request => shellChanges(ctx, request),
+      snapshotLoaded: () => snapshotLoaded(ctx),
       result: raw => {
         const result = maskCredentialsDeep(raw)
         ctx.sessions.get(result.sessionId)?.append('verify/verdict', result)
@@ -66,7 +65,7 @@ export class DstValidService extends Service {
     })
     ctx.on('tools/execute', (exec: ToolExecution, next: () => Promise<ToolResult>) => this.verifier.execute(exec, next))
     ctx.on('agent/step-results', (batch: StepBatch, next: () => Promise<StepBatch['results']>) => this.verifier.stepResults(batch, next))
-    answerJudge(ctx, exec => this.verifier.judges(exec) || undefined)
+    hearChanges(ctx, change => this.verifier.heard(change))
     ctx.on('session/created', session => this.verifier.warm(session))
     // Turn verdicts (ADR 0037): a stop with the turn's change unfinished is refused, then the change undone.
     ctx.on('agent/stop', agent => this.verifier.stop(agent.session))

@@ -1,14 +1,13 @@
 import type { Context } from '@deepseek-ai/cordis'
-import type { ToolExecution } from 'dsh-tools'
-import type { ChangesRequest, CommitRequest, RollbackRequest, RollbackResult, ShellChanges } from 'dsh-snapshot'
+import type { CallChange, CommitRequest, RollbackRequest, RollbackResult } from 'dsh-snapshot'
 
 /*
  * The dsh-snapshot contract. Its events are declared by dsh-snapshot (types
  * only are imported here); the plugin itself may be absent, in which case
- * `snapshot/rollback` resolves to undefined and nobody hears the rest.
+ * nothing is announced and `snapshot/rollback` resolves to undefined.
  */
 
-/** Ask the snapshot plugin to restore a call's (or a step's) captures; undefined when no plugin answered. */
+/** Ask the snapshot plugin to restore a call's (or a step's, or a group's) captures; undefined when no plugin answered. */
 export function requestRollback(ctx: Context, request: RollbackRequest): Promise<RollbackResult | undefined> {
   return ctx.serial('snapshot/rollback', request)
 }
@@ -18,17 +17,12 @@ export function commitSnapshot(ctx: Context, request: CommitRequest): void {
   ctx.emit('snapshot/commit', request)
 }
 
-/** Answer `snapshot/judge`: `true` for every write this plugin will judge (so snapshot waits for its commit or rollback). */
-export function answerJudge(ctx: Context, answer: (exec: ToolExecution) => boolean | undefined): () => boolean {
-  return ctx.on('snapshot/judge', answer)
+/** Answer `snapshot/changed`: `promise(change)` true for every call this plugin will give a verdict (so snapshot keeps its scope open for it). */
+export function hearChanges(ctx: Context, promise: (change: CallChange) => boolean): () => boolean {
+  return ctx.on('snapshot/changed', change => promise(change) || undefined)
 }
 
-/** Whether the snapshot plugin holds a workspace pre-image for this shell call. */
-export function shellTracked(ctx: Context, request: ChangesRequest): boolean {
-  return ctx.bail('snapshot/tracked', request) === true
-}
-
-/** What a tracked shell call changed (measured by the snapshot plugin); undefined when it cannot say. */
-export function shellChanges(ctx: Context, request: ChangesRequest): Promise<ShellChanges | undefined> {
-  return ctx.serial('snapshot/changes', request)
+/** Whether dsh-snapshot is loaded: something answers rollbacks (and so announces what each guarded call changed). */
+export function snapshotLoaded(ctx: Context): boolean {
+  return !!ctx.events._hooks['snapshot/rollback']?.length
 }

@@ -1,10 +1,11 @@
-import { readFileSync, realpathSync, statSync } from 'node:fs'
+import { realpathSync } from 'node:fs'
 import { resolveInside, toPosixRelative } from 'dsh-common'
 import type { Session } from 'dsh-session'
 import type { ToolExecution, ToolResult } from 'dsh-tools'
 import type { StepBatch } from 'dsh-agent'
-import type { ChangesRequest, CommitRequest, RollbackRequest, RollbackResult, ShellChanges } from 'dsh-snapshot'
-import { changedFiles, scanFiles } from './changes.ts'
+import type { CallChange, CommitRequest, RollbackRequest, RollbackResult } from 'dsh-snapshot'
+import { Announced, announcedChange, changeOf, expectedBefore } from './call-change.ts'
+import { measureOwn, OWN_MEASURE_NOTICE, ownBefore, ownChange, type OwnMeasure } from './own-measure.ts'
 import type { Config } from './config.ts'
 import { Guard, type GuardIO } from './engine.ts'
 import { conclude, type Conclusion, type JudgedWrite, type VerifyLearning, type VerifyResult } from './flow.ts'
@@ -35,10 +36,8 @@ export interface VerifierHost {
   rollback(request: RollbackRequest): Promise<RollbackResult | undefined>
   /** Tell the snapshot plugin a scope is kept. */
   commit(request: CommitRequest): void
-  /** Whether the snapshot plugin holds a workspace pre-image for a shell call (so it can say what the call changed and put it back). */
-  tracked(request: ChangesRequest): boolean
-  /** What a tracked shell call changed, from the snapshot plugin; undefined when it cannot say. */
-  shellChanges(request: ChangesRequest): Promise<ShellChanges | undefined>
+  /** Whether dsh-snapshot is loaded (it announces what each guarded call changed, and can put it back). */
+  snapshotLoaded(): boolean
   result(result: VerifyResult): void
   /** A kept, verified write (called only with `learnings` on). */
   learning(learning: VerifyLearning): void
@@ -102,6 +101,10 @@ export class Verifier {
   private readonly _steps = new Map<string, PendingStep>()
   /** Per session: the turn's open debt (turn verdicts). */
   private readonly _debts = new Map<string, TurnDebt>()
+  /** What dsh-snapshot announced calls changed, until they are judged. */
+  private readonly _announced = new Announced()
+  /** Sessions told that this plugin measures calls itself. */
+  private readonly _ownNoticed = new Set<string>()
 
   constructor(private readonly config: Config, private readonly host: VerifierHost) {
     this._enabled = config.enabled
@@ -159,10 +162,11 @@ export class Verifier {
     return undefined
   }
 
-  /** The `snapshot/judge` answer: true for every call this verifier will give a verdict. */
-  judges(exec: ToolExecution): boolean {
-    const plan = this.plan(exec)
-    return plan?.kind === 'write' || (this.config.shell && plan?.kind === 'shell')
+  /** The `snapshot/changed` answer: true (a verdict promised, the change kept for it) for every call this verifier judges. */
+  heard(change: CallChange): boolean {
+    if (!this._enabled || (change.effects === 'shell' && !this.config.shell)) return false
+    this._announced.put(change)
+    return true
   }
 
   private io(session: Session, signal?: AbortSignal): GuardIO {
@@ -171,20 +175,6 @@ export class Verifier {
       notice: (level, text, phase) => this.host.notice({ sessionId: session.id, level, text, ...(phase ? { phase } : {}) }),
       signal,
     }
-  }
-
-  /** Resolve a tool's paths inside the workspace; a path outside is left to the tool to refuse. */
-  private changeOf(root: string, paths: readonly string[]): Change {
-    const abs: string[] = []
-    for (const p of paths) {
-      try {
-        abs.push(resolveInside(root, p))
-      } catch {
-        // Outside the workspace: the tool refuses it, nothing to check.
-      }
-    }
-    const real = realpathSync(root)
-    return { paths: abs, files: abs.map(a => toPosixRelative(real, a)) }
   }
 
   /** The `tools/execute` listener: prepare, run the tool, judge (or pend for the step). */
@@ -200,6 +190,7 @@ export class Verifier {
       // the call unjudged and say so, rather than failing the turn.
       const message = (error as Error)?.message ?? String(error)
       const result = await next()
+      this._announced.take(session.id, exec.callId)
       this.host.commit({ sessionId: session.id, callId: exec.callId })
       this.io(session, exec.signal).notice('error', `checks could not be set up: ${message}`)
       return plan.kind === 'write' ? withNotes(result, [`warning: not verified: dsh-dstvalid could not set up checks for this workspace (${message})`]) : result
@@ -213,10 +204,10 @@ export class Verifier {
     }
     const io = this.io(session, exec.signal)
     return guard.queue.run(async () => {
-      const paths = plan.kind === 'write' ? this.changeOf(session.cwd, plan.paths) : undefined
-      // The accepted content of the write's paths (nothing runs between here and the write but measurements).
-      const contentBefore = paths ? readContent(paths.paths) : undefined
-      const planned = paths && contentBefore ? { ...paths, before: contentBefore } : paths
+      const paths = plan.kind === 'write' ? changeOf(session.cwd, plan.paths) : undefined
+      // What the call changes is dsh-snapshot's to say, when it returns; without it, measured here.
+      const own = this.host.snapshotLoaded() ? undefined : this.measureOwn(session, guard, paths, io)
+      const planned = paths && (own ? ownBefore(paths, own) : expectedBefore(paths))
       try {
         await guard.prepare(io, planned)
       } catch (error) {
@@ -224,15 +215,11 @@ export class Verifier {
         io.notice('error', `measuring the accepted state failed: ${(error as Error)?.message ?? error}`)
       }
       const impact = planned && this.config.impact !== 'off' ? await this.impactOf(guard, planned, io) : undefined
-      // A shell call: the snapshot plugin knows what it changed (and can put it back); without it, compare file stats.
-      const tracked = plan.kind === 'shell' && this.host.tracked({ sessionId: session.id, callId: exec.callId })
-      const before = plan.kind === 'shell' && !tracked ? scanFiles(guard.options.root) : undefined
       const raw = await next()
       // The impact list goes with a write that ran; a rollback replaces the whole result anyway.
       const result = raw.isError ? raw : withNotes(raw, impact)
-      const change = planned ?? this.changeOf(guard.options.root, tracked
-        ? await this.shellChangesOf(session.id, exec.callId)
-        : changedFiles(before!, scanFiles(guard.options.root)))
+      const announced = this._announced.take(session.id, exec.callId)
+      const change = own ? ownChange(paths, own) : announcedChange(guard.options.root, paths, announced)
       if ((plan.kind === 'write' && result.isError) || !change.paths.length) {
         // A failed write tool changed nothing (the workspace tools are all-or-nothing): nothing to judge.
         this.host.commit({ sessionId: session.id, callId: exec.callId })
@@ -248,10 +235,11 @@ export class Verifier {
     })
   }
 
-  /** Files a tracked shell call created, modified or deleted, sorted. */
-  private async shellChangesOf(sessionId: string, callId: string): Promise<string[]> {
-    const c = await this.host.shellChanges({ sessionId, callId })
-    return c ? [...c.created, ...c.modified, ...c.deleted].sort() : []
+  /** Measure a call here (dsh-snapshot is not loaded), saying so once per session. */
+  private measureOwn(session: Session, guard: Guard, write: Change | undefined, io: GuardIO): OwnMeasure {
+    if (!this._ownNoticed.has(session.id)) io.notice('warn', OWN_MEASURE_NOTICE)
+    this._ownNoticed.add(session.id)
+    return measureOwn(guard.options.root, write)
   }
 
   /**
@@ -521,32 +509,11 @@ export class Verifier {
     this._debts.clear()
     for (const pending of this._steps.values()) this.host.commit({ sessionId: pending.session.id, step: pending.step })
     this._steps.clear()
+    this._announced.clear()
     const guards = [...this._guards.values()]
     this._guards.clear()
     await Promise.all(guards.map(g => g.dispose()))
   }
-}
-
-/** Files larger than this are not kept as the accepted content (their tests are measured before the write instead). */
-const MAX_BEFORE_BYTES = 8 * 1024 * 1024
-
-/**
- * What `paths` hold now (bytes; `null`: absent); undefined when one cannot
- * be kept (a directory, unreadable, larger than {@link MAX_BEFORE_BYTES}).
- */
-function readContent(paths: readonly string[]): Map<string, Buffer | null> | undefined {
-  const out = new Map<string, Buffer | null>()
-  for (const path of paths) {
-    try {
-      const s = statSync(path)
-      if (!s.isFile() || s.size > MAX_BEFORE_BYTES) return undefined
-      out.set(path, readFileSync(path))
-    } catch (error) {
-      if ((error as NodeJS.ErrnoException).code !== 'ENOENT') return undefined
-      out.set(path, null)
-    }
-  }
-  return out
 }
 
 /** `result` with `lines` appended to its content (unchanged when there are none). */

@@ -9,9 +9,7 @@
  */
 import { existsSync, readdirSync, readFileSync, statSync } from 'node:fs'
 import { join, resolve } from 'node:path'
-
-/** Directories never searched for workspace packages. */
-const SKIP = new Set(['node_modules', '.git', '.dsh'])
+import { NOT_PROJECT_DIRS } from 'dsh-common'
 
 /** `packages:` globs of a `pnpm-workspace.yaml` (the simple block-list form every pnpm workspace uses). */
 function parsePnpmWorkspace(text: string): string[] {
@@ -75,12 +73,12 @@ function expand(root: string, glob: string): string[] {
         const walk = (d: string, depth: number) => {
           next.push(d)
           if (depth >= 5) return
-          for (const e of readdirSafe(join(root, d))) if (!SKIP.has(e) && !e.startsWith('.') && isDir(join(root, d, e))) walk(d ? `${d}/${e}` : e, depth + 1)
+          for (const e of readdirSafe(join(root, d))) if (!NOT_PROJECT_DIRS.has(e) && !e.startsWith('.') && isDir(join(root, d, e))) walk(d ? `${d}/${e}` : e, depth + 1)
         }
         walk(dir, 0)
       } else if (/[*?]/.test(segment)) {
         const re = segmentRegex(segment)
-        for (const e of readdirSafe(join(root, dir))) if (!SKIP.has(e) && re.test(e) && isDir(join(root, dir, e))) next.push(dir ? `${dir}/${e}` : e)
+        for (const e of readdirSafe(join(root, dir))) if (!NOT_PROJECT_DIRS.has(e) && re.test(e) && isDir(join(root, dir, e))) next.push(dir ? `${dir}/${e}` : e)
       } else if (isDir(join(root, dir, segment))) {
         next.push(dir ? `${dir}/${segment}` : segment)
       }

@@ -3,13 +3,13 @@ import { cpSync, existsSync, mkdirSync, readFileSync, symlinkSync, unlinkSync, w
 import { dirname, join } from 'node:path'
 import { fileURLToPath } from 'node:url'
 import { afterAll, beforeAll, expect, it, onTestFinished } from 'vitest'
-import { resolveInside } from 'dsh-common'
+import { changedPathsByKind, resolveInside, scanFileStates, toPosixRelative, type FileStates } from 'dsh-common'
 import type { Session } from 'dsh-session'
 import type { ToolResult } from 'dsh-tools'
 import type { RunRecord } from '../src/types.ts'
 import DstValidService, { type Config, type DstvalidNotice, type VerifyLearning, type VerifyResult } from 'dsh-dstvalid'
 import * as Snapshot from 'dsh-snapshot'
-import type { CommitRequest, RollbackRequest } from 'dsh-snapshot'
+import type { CallChange, CommitRequest, RollbackRequest } from 'dsh-snapshot'
 import { harness, tempDir, type PluginSpec } from 'dsh-testkit'
 
 const here = dirname(fileURLToPath(import.meta.url))
@@ -73,7 +73,9 @@ export async function expectRolledBack(h: Harness, tool: string, args: { path: s
 
 /**
  * A stand-in for dsh-snapshot that keeps the decided contract: captures a
- * write's paths before it runs (first capture wins), answers
+ * write's paths before it runs (first capture wins), announces what each
+ * write or shell call changed when its tool returns (`snapshot/changed`; a
+ * shell call's by file times and sizes, nothing to put back), answers
  * `snapshot/rollback` by restoring bytes exactly, forgets on `snapshot/commit`.
  * `plugin` is what to load; `log` and `judged` what it saw.
  */
@@ -81,22 +83,60 @@ export function fakeSnapshot() {
   const scopes = new Map<string, Map<string, Buffer | null>>()
   const log: string[] = []
   const judged: string[] = []
+  /** Per running call: its pre-images by workspace-relative path (a write), or the file states before it (a shell call). */
+  const running = new Map<string, { root: string; images?: Map<string, Buffer | null>; states?: FileStates; verdict?: boolean }>()
   const plugin = (ctx: Context) => {
     ctx.on('tools/execute', async (exec, next) => {
-      if (exec.tool?.effects !== 'write') return next()
-      const verdict = ctx.bail('snapshot/judge', exec)
-      if (verdict === true) judged.push(exec.callId)
+      const effects = exec.tool?.effects
+      if (effects !== 'write' && effects !== 'shell') return next()
+      const root = resolveInside(exec.session.cwd, '.')
+      if (effects === 'shell') {
+        const call = { root, states: scanFileStates(root) } as { root: string; states: FileStates; verdict?: boolean }
+        running.set(exec.callId, call)
+        try {
+          return await next()
+        } finally {
+          running.delete(exec.callId)
+        }
+      }
       const key = exec.step !== undefined ? `step:${exec.step}` : `call:${exec.callId}`
       const scope = scopes.get(key) ?? new Map<string, Buffer | null>()
       scopes.set(key, scope)
       scopes.set(`call:${exec.callId}`, scope)
-      for (const p of exec.tool.paths?.(exec.arguments) ?? []) {
+      const images = new Map<string, Buffer | null>()
+      for (const p of exec.tool!.paths?.(exec.arguments) ?? []) {
         const abs = resolveInside(exec.session.cwd, p)
-        if (!scope.has(abs)) scope.set(abs, existsSync(abs) ? readFileSync(abs) : null)
+        const bytes = existsSync(abs) ? readFileSync(abs) : null
+        images.set(toPosixRelative(root, abs), bytes)
+        if (!scope.has(abs)) scope.set(abs, bytes)
       }
-      const result = await next()
-      if (verdict !== true) scopes.delete(key)
-      return result
+      const call: { root: string; images: Map<string, Buffer | null>; verdict?: boolean } = { root, images }
+      running.set(exec.callId, call)
+      try {
+        const result = await next()
+        if (call.verdict !== true) scopes.delete(key)
+        return result
+      } finally {
+        running.delete(exec.callId)
+      }
+    })
+    ctx.on('tools/returned', async exec => {
+      const call = running.get(exec.callId)
+      if (!call) return
+      let change: CallChange
+      if (call.states) {
+        change = { sessionId: exec.session.id, callId: exec.callId, tool: exec.name, effects: 'shell', ...changedPathsByKind(call.states, scanFileStates(call.root)) }
+      } else {
+        const lists = { created: [] as string[], modified: [] as string[], deleted: [] as string[] }
+        for (const [path, bytes] of [...call.images!].sort(([a], [b]) => a.localeCompare(b))) {
+          if (!existsSync(join(call.root, path))) lists.deleted.push(path)
+          else if (bytes === null) lists.created.push(path)
+          else lists.modified.push(path)
+        }
+        change = { sessionId: exec.session.id, callId: exec.callId, tool: exec.name, effects: 'write', ...lists, before: call.images! }
+      }
+      call.verdict = ctx.bail('snapshot/changed', change) === true
+      if (call.verdict && !call.states) judged.push(exec.callId)
     })
     ctx.on('snapshot/rollback', async (req: RollbackRequest) => {
       const key = req.callId ? `call:${req.callId}` : `step:${req.step}`

@@ -3,7 +3,7 @@ import { TypecheckCheck } from 'dsh-dstvalid'
 import { listenerCounts } from 'dsh-testkit'
 import { boot, makeWorkspace, runs } from './helpers.ts'
 
-const EVENTS = ['tools/execute', 'agent/step-results', 'snapshot/judge', 'session/created']
+const EVENTS = ['tools/execute', 'agent/step-results', 'snapshot/changed', 'session/created']
 /** A cheap generic profile: "compile" fails while a file named `broken` exists. */
 const generic = { profiles: ['generic' as const], compileCommand: 'test ! -e broken' }
 
@@ -26,7 +26,7 @@ describe('lifecycle and control', () => {
     expect(runs(h.session)).toHaveLength(before)
   })
 
-  it('answers snapshot/judge only while enabled; disable drops state, enable measures a fresh baseline', async () => {
+  it('promises verdicts (snapshot/changed) only while enabled; disable drops state, enable measures a fresh baseline', async () => {
     const root = makeWorkspace('')
     const h = await boot(root, generic)
     expect(await h.exec('write_file', { path: 'a', content: '' })).toEqual({ content: 'created a (0 bytes)' })

@@ -402,8 +402,7 @@ export class HookHost {
   /** Hand the agent's (or the settled) result to the call's waterfall and log what it returned. */
   private async finish(h: Hosted, callId: string, pending: Pending, result: ToolResult): Promise<ToolResult> {
     pending.posted = true
-    // What the agent's tool left is journalled before it is judged: a restart's recovery restores a file only while it still holds that.
-    if (pending.deliver) await this.emit('snapshot/ran', { sessionId: h.session!.id, callId })
+    // The shadow tool returns with it: dsh-snapshot journals what the agent's tool left (tools/returned) before it is judged.
     pending.deliver?.(result)
     let final: ToolResult
     try {

@@ -3,11 +3,11 @@ import { resolve } from 'node:path'
 import type { ToolExecution } from 'dsh-tools'
 import type {} from 'dsh-session'
 import type {} from 'dsh-tools'
+import { callReturned, guardCall } from './call.ts'
 import { SnapshotGuard } from './guard.ts'
 import type { Config } from './config.ts'
 import { formatRecovery, type RecoveryReport } from './recover.ts'
-import type { ChangesRequest, CommitRequest, OutsideChanges, RestoredInfo, RollbackRequest, RollbackResult } from './types.ts'
-import type { ShellChanges } from './shell/tracker.ts'
+import type { CallChange, CommitRequest, OutsideChanges, RestoredInfo, RollbackRequest, RollbackResult } from './types.ts'
 
 declare module '@deepseek-ai/cordis' {
   interface Events {
@@ -17,16 +17,15 @@ declare module '@deepseek-ai/cordis' {
     'snapshot/commit'(req: CommitRequest): void
     /** A rollback that matched has run; what it restored, deleted, and could not restore. @mode emit */
     'snapshot/restored'(info: RestoredInfo): void
-    /** Asked after a write call returned with its scope still open: return true if you will send its commit or rollback. @mode bail */
-    'snapshot/judge'(exec: ToolExecution): boolean | undefined
     /** Journals left by a dead process were resolved (at start-up, per vault). @mode emit */
     'snapshot/recovered'(report: RecoveryReport): void
-    /** Measure what a tracked shell call changed (once; each changed path's earlier state is journalled); undefined when the call holds no workspace pre-image. @mode serial */
-    'snapshot/changes'(req: ChangesRequest): Promise<ShellChanges | undefined>
-    /** Whether a shell call holds a workspace pre-image, so its changes can be measured and rolled back. @mode bail */
-    'snapshot/tracked'(req: ChangesRequest): boolean | undefined
-    /** A call whose tool runs in another process returned: record what it left (see Config \`elsewhere\`). @mode serial */
-    'snapshot/ran'(req: ChangesRequest): Promise<void>
+    /**
+     * A guarded write or shell call's tool returned: what it created, modified
+     * and deleted, with pre-images (once per call). Return true to promise its
+     * verdict, a `snapshot/commit` or `/rollback` naming it (or its step, or a
+     * group); when nobody does, it is kept at once. @mode bail
+     */
+    'snapshot/changed'(change: CallChange): true | undefined
     /** Files changed while no tool call ran, found before the call named (once; then they are the workspace's picture). @mode emit */
     'snapshot/outside'(info: OutsideChanges): void
   }
@@ -38,15 +37,18 @@ export const inject = ['sessions', 'tools']
 export { Config } from './config.ts'
 
 /**
- * Captures every path a write tool is about to touch, durably, before it
- * runs (outermost `tools/execute` listener), and puts it back on
- * `snapshot/rollback`. A scope nobody will judge is committed as soon as
- * its tool returns.
+ * Captures every path a write tool is about to touch (and the workspace a
+ * shell call finds), durably, before it runs (outermost `tools/execute`
+ * listener); announces what the call changed when its tool returns
+ * (`snapshot/changed`), and puts it back on `snapshot/rollback`. A call
+ * nobody promised a verdict for is kept as soon as it returns.
  */
 export function apply(ctx: Context, config: Config) {
   const logger = ctx.logger('dsh-snapshot')
   const guard = new SnapshotGuard(config, {
-    judge: exec => ctx.bail('snapshot/judge', exec) === true,
+    announce: change => ctx.bail('snapshot/changed', change) === true,
+    // A shell call no tracker measures is scanned only for a listener.
+    announcing: () => !!ctx.events._hooks['snapshot/changed']?.length,
     validate: exec => ctx.tools.validate(exec.name, exec.arguments),
     restored: info => ctx.emit('snapshot/restored', info),
     outside: info => ctx.emit('snapshot/outside', info),
@@ -65,12 +67,10 @@ export function apply(ctx: Context, config: Config) {
   for (const session of ctx.sessions.list()) void guard.prepareVault(guard.vaultOf(session))
   ctx.on('session/created', session => void guard.prepareVault(guard.vaultOf(session)))
 
-  ctx.on('tools/execute', (exec, next) => guard.execute(exec, next), { prepend: true })
+  ctx.on('tools/execute', (exec, next) => guardCall(guard, exec, next), { prepend: true })
+  ctx.on('tools/returned', exec => callReturned(guard, exec))
   ctx.on('snapshot/rollback', req => guard.rollback(req))
   ctx.on('snapshot/commit', req => guard.commit(req))
-  ctx.on('snapshot/changes', req => guard.changes(req))
-  ctx.on('snapshot/tracked', req => guard.tracked(req) || undefined)
-  ctx.on('snapshot/ran', req => guard.ran(req))
   ctx.on('session/event', (session, event) => {
     if (event.type === 'turn/end') guard.endTurn(session.id, event.data.turn)
   })
@@ -78,10 +78,13 @@ export function apply(ctx: Context, config: Config) {
 
 export * from './types.ts'
 export * from './errors.ts'
-export { Snapshots, snapshotDir } from './snapshots.ts'
+export { Snapshots } from './snapshots.ts'
+export { snapshotDir } from './layout.ts'
+export type { MeasuredShell, PreImages } from './measure.ts'
 export { DEFAULT_MAX_FILE_BYTES, DEFAULT_MAX_DIR_BYTES } from './config.ts'
 export { DEFAULT_EXCLUDES, compileIgnore, type PathMatcher } from './internal/ignore.ts'
-export { SnapshotGuard, type GuardHost } from './guard.ts'
+export { SnapshotGuard } from './guard.ts'
+export { guardCall, callReturned, type GuardHost } from './call.ts'
 export { recoverVault, resolveJournal, listJournals, formatRecovery, type RecoveryReport, type RecoveredJournal, type RecoveredScope, type RecoverOptions } from './recover.ts'
 export { JOURNAL_FORMAT, type JournalHeader, type JournalRecord, type ParsedJournal } from './journal-format.ts'
 export { JournalWriter } from './journal.ts'

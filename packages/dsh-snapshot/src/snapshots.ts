@@ -1,34 +1,35 @@
-import { realpathSync } from 'node:fs'
+import { realpathSync, rmSync } from 'node:fs'
 import { resolve } from 'node:path'
 import { definedOnly, isInside, PathEscapeError, resolveInside, toPosixRelative } from 'dsh-common'
 import { ALWAYS_SKIPPED, formatBytes, readState, walk, type ReadState } from './capture.ts'
+import { Config } from './config.ts'
 import { SnapshotError } from './errors.ts'
+import { captureRefs, releaseRefs, type RefsEntry } from './git-refs.ts'
+import { removeTreeStore, snapshotTree } from './git-tree.ts'
+import { compileIgnore, type PathMatcher } from './internal/ignore.ts'
 import type { JournalRecord, ParsedJournal } from './journal-format.ts'
 import { JournalWriter } from './journal.ts'
-import { journalFileFor, treeStoreOf } from './layout.ts'
-import { compileIgnore, type PathMatcher } from './internal/ignore.ts'
-import { Config } from './config.ts'
+import { keepScopes, type KeepSettings } from './keep.ts'
+import { journalFileFor, markerOf, packOf, treeStoreOf } from './layout.ts'
+import { capturesOf, type MeasuredShell, type PreImages } from './measure.ts'
 import { describeScopes, nothingToRestore, rolledBack } from './messages.ts'
 import { currentOwner, type JournalOwner } from './owner.ts'
+import { pathState, postable } from './post-image.ts'
 import { mergeOutcome, restoreScope, syncParents } from './restore.ts'
 import { newScope, replayScopes, selectScopes, type ScopeState } from './scopes.ts'
-import { keepScopes, type KeepSettings } from './keep.ts'
-
-export { snapshotDir } from './layout.ts'
-import { removeTreeStore, snapshotTree } from './git-tree.ts'
-import { captureRefs, releaseRefs, type RefsEntry } from './git-refs.ts'
+import { WorkspaceTracker, type Difference, type TrackerStart } from './shell/tracker.ts'
 import { removeMarkers } from './shell/watch.ts'
-import { pathState, postable } from './post-image.ts'
-import { markerOf, packOf } from './layout.ts'
-import { rmSync } from 'node:fs'
-import { WorkspaceTracker, type Difference, type ShellChanges, type TrackerStart } from './shell/tracker.ts'
 import type {
   CapturedPath, CaptureEntry, CaptureSummary, RestoreOutcome, RollbackResult, ScopeRef, ScopeSelector, ScopeSummary, SnapshotsOptions, SyncMode,
 } from './types.ts'
 
-
-
 type Pending = { record: JournalRecord; payload?: Uint8Array }
+
+/** A path's pre-image as a capture read it (`null`: nothing there; undefined: not bytes, a directory or a symlink). */
+function imageOf(read: ReadState): Buffer | null | undefined {
+  if (read.entry.kind === 'absent') return null
+  return read.entry.kind === 'file' ? read.payload ?? Buffer.alloc(0) : undefined
+}
 
 /** Paths a capture in progress already holds; `keep` notes one asked for again. */
 interface ReadTarget {
@@ -67,7 +68,7 @@ export class Snapshots {
   private _nextScope = 1
   private _closed = false
   private _tracker?: WorkspaceTracker
-  private readonly _measured = new Map<string, ShellChanges>()
+  private readonly _measured = new Map<string, MeasuredShell>()
   private readonly _keep: KeepSettings
 
   constructor(options: SnapshotsOptions, owner: JournalOwner = currentOwner()) {
@@ -124,11 +125,28 @@ export class Snapshots {
    * captured like {@link captureDir}.
    * @throws SnapshotError (`escape`, `too-large`, `unsupported`, `journal`); nothing is recorded then.
    */
-  capture(scope: ScopeRef, paths: readonly string[]): CaptureSummary {
+  capture(scope: ScopeRef, paths: readonly string[], images?: PreImages): CaptureSummary {
     const targets = paths.map(p => this.contain(p))
-    return this.record(scope, true, (state, add) => {
-      for (const abs of targets) this.readInto(state, abs, add, { total: 0 })
+    const named = new Set(targets.map(abs => toPosixRelative(this.root, abs) || '.'))
+    const summary = this.record(scope, true, (state, add) => {
+      const note = (item: ReadState) => {
+        if (images && named.has(item.entry.path)) images.set(item.entry.path, imageOf(item))
+        add(item)
+      }
+      for (const abs of targets) this.readInto(state, abs, note, { total: 0 })
     })
+    // A path an earlier call of this scope captured (step scopes): what it holds now is this call's pre-image.
+    for (const path of images ? named : []) if (!images!.has(path)) images!.set(path, this.imageNow(path))
+    return summary
+  }
+
+  private imageNow(path: string): Buffer | null | undefined {
+    try {
+      return imageOf(readState(this.root, resolve(this.root, path), this._maxFile))
+    } catch {
+      // Grown past the cap, or replaced by something that cannot be snapshotted: not kept.
+      return undefined
+    }
   }
 
   /**
@@ -242,14 +260,14 @@ export class Snapshots {
    * capture of its own, so a rollback restores exactly those paths.
    * Undefined when no open scope holds a workspace pre-image for the call.
    */
-  async measureShell(callId: string): Promise<ShellChanges | undefined> {
+  async measureShell(callId: string): Promise<MeasuredShell | undefined> {
     const known = this._measured.get(callId)
     if (known) return known
     const scope = selectScopes(this._open, { callId }).find(s => s.items.some(i => i.entry.kind === 'manifest'))
     if (!scope || !this._tracker) return undefined
     if (scope.measured) return { created: [], modified: [], deleted: [] }
     const diffs = await this._tracker.differences()
-    const { items, changes } = capturesOf(diffs, held => this._tracker!.bytes(held))
+    const { items, changes, before } = capturesOf(diffs, held => this._tracker!.bytes(held))
     const ref: ScopeRef = { key: scope.key, callId }
     // Not fsynced: lost in a crash, recovery compares the whole workspace with the pack instead.
     this.record(ref, false, (state, add) => {
@@ -260,8 +278,9 @@ export class Snapshots {
     })
     this.journal().append([{ record: { t: 'measured', scope: scope.id } }])
     scope.measured = true
-    this._measured.set(callId, changes)
-    return changes
+    const measured: MeasuredShell = before ? { ...changes, before } : changes
+    this._measured.set(callId, measured)
+    return measured
   }
 
   /**
@@ -427,22 +446,9 @@ export class Snapshots {
     }
   }
 
-  /** Read into a scratch list, then journal it in one fsynced append, then update memory. */
+  /** Read into a scratch list, then journal it in one (fsynced, when `durable`) append, then update memory. */
   private record(ref: ScopeRef, durable: boolean, read: (state: ReadTarget, add: (p: { entry: CaptureEntry; payload?: Buffer }) => void) => void): CaptureSummary {
     if (this._closed) throw new SnapshotError('closed', `snapshots of session ${this.sessionId} were disposed`)
-    try {
-      return this.recordUnsafe(ref, durable, read)
-    } catch (error) {
-      const e = error as NodeJS.ErrnoException
-      // An OS error reading the workspace is a refusal with a reason, not a crash of the turn.
-      if (!(error instanceof SnapshotError) && typeof e?.code === 'string' && e.path) {
-        throw new SnapshotError('io', `cannot read ${toPosixRelative(this.root, e.path) || '.'} (${e.code})`)
-      }
-      throw error
-    }
-  }
-
-  private recordUnsafe(ref: ScopeRef, durable: boolean, read: (state: ReadTarget, add: (p: { entry: CaptureEntry; payload?: Buffer }) => void) => void): CaptureSummary {
     const existing = this._open.find(s => s.key === ref.key)
     const scope = existing ?? newScope(`s${this._nextScope}`, ref.key, ref, Date.now())
     const fresh = new Map<string, { entry: CaptureEntry; payload?: Buffer }>()
@@ -451,12 +457,21 @@ export class Snapshots {
       has: p => scope.paths.has(p) || fresh.has(p),
       keep: p => { if (scope.paths.has(p)) kept.push(p) },
     }
-    read(target, item => {
-      if (scope.paths.has(item.entry.path)) kept.push(item.entry.path)
-      else if (!fresh.has(item.entry.path)) fresh.set(item.entry.path, item)
-    })
+    try {
+      read(target, item => {
+        if (scope.paths.has(item.entry.path)) kept.push(item.entry.path)
+        else if (!fresh.has(item.entry.path)) fresh.set(item.entry.path, item)
+      })
+    } catch (error) {
+      const e = error as NodeJS.ErrnoException
+      // An OS error reading the workspace is a refusal with a reason, not a crash of the turn.
+      if (!(error instanceof SnapshotError) && typeof e?.code === 'string' && e.path) {
+        throw new SnapshotError('io', `cannot read ${toPosixRelative(this.root, e.path) || '.'} (${e.code})`)
+      }
+      throw error
+    }
     const pending: Pending[] = []
-    if (!existing) pending.push({ record: { t: 'open', scope: scope.id, key: scope.key, callIds: scope.callIds, ...pick(ref), time: scope.time } })
+    if (!existing) pending.push({ record: { t: 'open', scope: scope.id, key: scope.key, callIds: scope.callIds, ...definedOnly({ step: ref.step, turn: ref.turn }), time: scope.time } })
     else if (ref.callId !== undefined && !existing.callIds.includes(ref.callId)) pending.push({ record: { t: 'join', scope: scope.id, callId: ref.callId } })
     for (const { entry, payload } of fresh.values()) pending.push({ record: { t: 'cap', scope: scope.id, entry }, ...(payload ? { payload } : {}) })
     let bytes = 0
@@ -526,67 +541,9 @@ function releaseIndexLinks(scopes: readonly ScopeState[]) {
   for (const s of scopes) for (const { entry } of s.items) if (entry.kind === 'refs') releaseRefs(entry)
 }
 
-function pick(ref: ScopeRef): { step?: number; turn?: number } {
-  return definedOnly({ step: ref.step, turn: ref.turn })
-}
-
 function summary(s: ScopeState): ScopeSummary {
   return {
     scope: s.id, key: s.key, callIds: [...s.callIds], paths: [...s.paths],
     ...definedOnly({ step: s.step, turn: s.turn }),
   }
-}
-
-
-/** The captures that undo measured differences, and the file changes they are. */
-function capturesOf(diffs: readonly Difference[], bytesOf: (held: Difference['before'] & object) => Buffer): { items: { entry: CaptureEntry; payload?: Buffer }[]; changes: ShellChanges } {
-  const changes: ShellChanges = { created: [], modified: [], deleted: [] }
-  const createdDirs = new Set(diffs.filter(d => !d.before && d.now?.k === 'dir').map(d => d.path))
-  const isLeaf = (k: string | undefined) => k === 'file' || k === 'big' || k === 'symlink'
-  // Directories below which something was created (a new directory, a new leaf): such a directory is removed with it, not on its own.
-  const holders = new Set<string>()
-  for (const d of diffs) {
-    if (!(createdDirs.has(d.path) || isLeaf(d.now?.k))) continue
-    for (let i = d.path.lastIndexOf('/'); i > 0; i = d.path.lastIndexOf('/', i - 1)) {
-      const anc = d.path.slice(0, i)
-      if (holders.has(anc)) break
-      holders.add(anc)
-    }
-  }
-  const dirItems: { entry: CaptureEntry; payload?: Buffer }[] = []
-  const items: { entry: CaptureEntry; payload?: Buffer }[] = []
-  for (const d of diffs) {
-    const wasLeaf = isLeaf(d.before?.k)
-    const isNowLeaf = isLeaf(d.now?.k)
-    if (wasLeaf && isNowLeaf) changes.modified.push(d.path)
-    else if (wasLeaf) changes.deleted.push(d.path)
-    else if (isNowLeaf) changes.created.push(d.path)
-    const before = d.before
-    if (!before) {
-      if (d.now?.k === 'dir' && holders.has(d.path)) continue
-      const dirs: string[] = []
-      for (let i = d.path.indexOf('/'); i !== -1; i = d.path.indexOf('/', i + 1)) {
-        const anc = d.path.slice(0, i)
-        if (createdDirs.has(anc)) dirs.push(anc)
-      }
-      items.push({ entry: { kind: 'absent', path: d.path, dirs } })
-      continue
-    }
-    switch (before.k) {
-      case 'file':
-        items.push({ entry: { kind: 'file', path: d.path, mode: before.mode, size: before.size, sum: before.sum }, payload: bytesOf(before) })
-        break
-      case 'big':
-        items.push({ entry: { kind: 'uncaptured', path: d.path, why: 'its earlier bytes were not kept: over the shell tracking size cap (dsh-snapshot shellMaxFileBytes)' } })
-        break
-      case 'symlink':
-        items.push({ entry: { kind: 'symlink', path: d.path, target: before.target } })
-        break
-      case 'dir':
-        dirItems.push({ entry: { kind: 'dir', path: d.path, mode: before.mode } })
-        break
-    }
-  }
-  // Directories first: restored newest first, they come last, after the files in them.
-  return { items: [...dirItems, ...items], changes }
 }

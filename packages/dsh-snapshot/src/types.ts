@@ -166,10 +166,34 @@ export interface RestoreOutcome {
   git?: string[]
 }
 
-/** `snapshot/changes` and `snapshot/tracked`: which shell call. */
-export interface ChangesRequest {
+/**
+ * `snapshot/changed`: what one guarded call changed, announced once, when
+ * its tool returned (before any judge sees the result). Paths are
+ * workspace-relative, posix, sorted.
+ */
+export interface CallChange {
   sessionId: string
   callId: string
+  /** The tool's name. */
+  tool: string
+  effects: 'write' | 'shell'
+  /**
+   * Paths that did not exist before the call and do now. A writer's lists
+   * hold every path it named (one it left as it was is `modified`); a shell
+   * call's hold what was measured changed.
+   */
+  created: string[]
+  /** Paths that existed before the call and still do. */
+  modified: string[]
+  /** Paths that existed before the call and do not now. */
+  deleted: string[]
+  /**
+   * What each listed path held before the call (`null`: nothing), by path.
+   * Absent when one of them was not kept as bytes: a directory, a symlink,
+   * a file over a size cap, or a shell call measured by file times only
+   * (`shell: 'git'` or `'off'`).
+   */
+  before?: ReadonlyMap<string, Buffer | null>
 }
 
 /** `snapshot/outside`: files that changed while no tool call ran (a background process, an editor), found before the call `callId`. */

@@ -26,7 +26,7 @@ const indexSum = (root: string) => createHash('sha256').update(readFileSync(join
 /** A judge inside dsh-snapshot: rolls back every shell call whose command contains BREAK, the way dsh-dstvalid answers a regression. */
 async function judged(root: string, config: Partial<Snapshot.Config> = {}): Promise<Harness> {
   const h = await boot(root, config)
-  h.ctx.on('snapshot/judge', () => true)
+  h.ctx.on('snapshot/changed', () => true)
   h.ctx.on('tools/execute', async (exec, next) => {
     const r = await next()
     const sessionId = exec.session.id
@@ -34,7 +34,6 @@ async function judged(root: string, config: Partial<Snapshot.Config> = {}): Prom
       await h.ctx.serial('snapshot/rollback', { sessionId, callId: exec.callId, reason: 'typecheck failed' })
       return { content: 'rolled back: typecheck failed after bash', isError: true }
     }
-    await h.ctx.serial('snapshot/changes', { sessionId, callId: exec.callId })
     h.ctx.emit('snapshot/commit', { sessionId, callId: exec.callId })
     return r
   })

@@ -1,5 +1,5 @@
 import * as Snapshot from 'dsh-snapshot'
-import { currentOwner, type JournalOwner } from 'dsh-snapshot'
+import { currentOwner, type CallChange, type JournalOwner } from 'dsh-snapshot'
 import { harness, tempDir, type Harness, type HarnessOptions, type PluginSpec } from 'dsh-testkit'
 import type { Context } from '@deepseek-ai/cordis'
 import { chmodSync, lstatSync, mkdirSync, readdirSync, readFileSync, readlinkSync, symlinkSync, writeFileSync } from 'node:fs'
@@ -82,9 +82,14 @@ export async function boot(root: string, config: Partial<Snapshot.Config> = {}, 
   return h
 }
 
-/** Declare a judge: every write call's scope waits for an explicit verdict. */
-export function judgeAll(ctx: Context): () => boolean {
-  return ctx.on('snapshot/judge', () => true)
+/** Declare a judge: every guarded call's scope waits for an explicit verdict. Returns what was announced, by call id. */
+export function judgeAll(ctx: Context): Map<string, CallChange> {
+  const announced = new Map<string, CallChange>()
+  ctx.on('snapshot/changed', change => {
+    announced.set(change.callId, change)
+    return true
+  })
+  return announced
 }
 
 let dead = 0

@@ -1,8 +1,7 @@
 import { describe, expect, it } from 'vitest'
 import { existsSync, readdirSync, realpathSync, rmSync } from 'node:fs'
 import { join } from 'node:path'
-import { readJournal, type RestoredInfo } from 'dsh-snapshot'
-import type { ToolExecution } from 'dsh-tools'
+import { readJournal, type CallChange, type RestoredInfo } from 'dsh-snapshot'
 import { harness, listenerCounts, logged } from 'dsh-testkit'
 import { boot, judgeAll, read, snapshot, workspace } from './helpers.ts'
 
@@ -45,7 +44,7 @@ describe('dsh-snapshot in the tools/execute waterfall', () => {
     const root = workspace({ 'a.txt': 'old' })
     const h = await boot(root)
     const asked: string[] = []
-    h.ctx.on('snapshot/judge', exec => { asked.push(exec.callId); return undefined })
+    h.ctx.on('snapshot/changed', change => { asked.push(change.callId); return undefined })
     expect(await h.call('write_file', { path: 'a.txt', content: 'new' }, { callId: 'w1' })).toEqual({ content: 'wrote a.txt (3 bytes)' })
     expect(asked).toEqual(['w1'])
     const [file] = journals(root)
@@ -192,20 +191,20 @@ describe('dsh-snapshot in the tools/execute waterfall', () => {
     expect(warnings).toContain(`session ${h.session.id} turn 3: 1 snapshot scope(s) got no verdict (calls c1); kept the files as they are`)
   })
 
-  it("read tools pass through untouched, and shell tools too with shell: 'off'", async () => {
+  it("read tools pass through untouched, and with shell: 'off' shell tools are not snapshotted (only measured, for a listener)", async () => {
     const root = workspace({ 'a.txt': 'a' })
     const h = await boot(root, { shell: 'off' })
-    const judged: ToolExecution[] = []
-    h.ctx.on('snapshot/judge', exec => { judged.push(exec); return undefined })
-    expect((await h.call('bash', { command: 'echo hi > b.txt' })).content).toBe('[exit code 0]')
+    const announced: CallChange[] = []
+    h.ctx.on('snapshot/changed', change => { announced.push(change); return undefined })
+    expect((await h.call('bash', { command: 'echo hi > b.txt' }, { callId: 'b1' })).content).toBe('[exit code 0]')
     expect((await h.call('read_file', { path: 'a.txt' })).content).toBe('a')
-    expect(judged).toEqual([])
+    expect(announced).toEqual([{ sessionId: h.session.id, callId: 'b1', tool: 'bash', effects: 'shell', created: ['b.txt'], modified: [], deleted: [] }])
     expect(journals(root)).toEqual([])
   })
 })
 
 describe('lifecycle', () => {
-  const names = ['tools/execute', 'snapshot/rollback', 'snapshot/commit', 'snapshot/changes', 'snapshot/tracked', 'session/created', 'session/event']
+  const names = ['tools/execute', 'tools/returned', 'snapshot/rollback', 'snapshot/commit', 'session/created', 'session/event']
 
   it('dispose (twice) removes every listener and an idle journal', async () => {
     const root = workspace({ 'a.txt': 'a' })
@@ -213,7 +212,7 @@ describe('lifecycle', () => {
     const before = listenerCounts(h.ctx, names)
     const fiber = await h.load(snapshot())
     const loaded = listenerCounts(h.ctx, names)
-    expect(names.map(n => loaded[n]! - before[n]!)).toEqual([1, 1, 1, 1, 1, 1, 1])
+    expect(names.map(n => loaded[n]! - before[n]!)).toEqual([1, 1, 1, 1, 1, 1])
     await h.call('write_file', { path: 'a.txt', content: 'b' })
     expect(journals(root)).toHaveLength(1)
     await fiber.dispose()

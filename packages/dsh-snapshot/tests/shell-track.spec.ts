@@ -5,7 +5,7 @@ import { execFileSync } from 'node:child_process'
 import { existsSync, readdirSync, writeFileSync } from 'node:fs'
 import { join } from 'node:path'
 import type * as Snapshot from 'dsh-snapshot'
-import { formatRecovery, recoverVault, Snapshots, type OutsideChanges } from 'dsh-snapshot'
+import { formatRecovery, recoverVault, Snapshots, type CallChange, type OutsideChanges } from 'dsh-snapshot'
 import type { Harness } from 'dsh-testkit'
 import { boot, deadOwner, judgeAll, listTree, read, workspace } from './helpers.ts'
 
@@ -23,10 +23,15 @@ const files = {
 /** A workspace (of `files` unless given) with dsh-snapshot loaded and a judge that keeps every scope open. */
 async function judged(config: Partial<Snapshot.Config> = {}, root = workspace(files)) {
   const h = await boot(root, config)
-  judgeAll(h.ctx)
+  announced.set(h, judgeAll(h.ctx))
   return { root, h }
 }
-const changes = (h: Harness, callId: string) => h.ctx.serial('snapshot/changes', { sessionId: h.session.id, callId })
+const announced = new WeakMap<Harness, Map<string, CallChange>>()
+/** What the call was announced to have changed (its lists; its pre-images apart). */
+const changes = (h: Harness, callId: string) => {
+  const c = announced.get(h)!.get(callId)
+  return c && { created: c.created, modified: c.modified, deleted: c.deleted }
+}
 const rollback = (h: Harness, callId: string, reason: string) => h.ctx.serial('snapshot/rollback', { sessionId: h.session.id, callId, reason })
 const commit = (h: Harness, callId: string) => h.ctx.emit('snapshot/commit', { sessionId: h.session.id, callId })
 
@@ -38,12 +43,15 @@ describe("shell: 'track' (the default)", () => {
       command: "sed -i 's/1/10/' src/a.ts && rm src/lib/c.ts && chmod -x run.sh && mkdir -p gen/deep && echo x > gen/deep/x.ts && echo n > src/new.ts && echo more >> dist/out.js && echo l > app.log",
     }, { callId: 'sh1' })
     expect(r.content).toBe('[exit code 0]')
-    expect(h.ctx.bail('snapshot/tracked', { sessionId: h.session.id, callId: 'sh1' })).toBe(true)
-    const measured = await changes(h, 'sh1')
     // Ignored paths (dist/, *.log) are outside the picture.
-    expect(measured).toEqual({ created: ['gen/deep/x.ts', 'src/new.ts'], modified: ['run.sh', 'src/a.ts'], deleted: ['src/lib/c.ts'] })
-    // Asked twice, measured once.
-    expect(await changes(h, 'sh1')).toEqual(measured)
+    expect(announced.get(h)!.get('sh1')).toEqual({
+      sessionId: h.session.id, callId: 'sh1', tool: 'bash', effects: 'shell',
+      created: ['gen/deep/x.ts', 'src/new.ts'], modified: ['run.sh', 'src/a.ts'], deleted: ['src/lib/c.ts'],
+      before: new Map([
+        ['gen/deep/x.ts', null], ['src/new.ts', null], ['run.sh', Buffer.from('#!/bin/sh\necho hi\n')],
+        ['src/a.ts', Buffer.from('export const a = 1\n')], ['src/lib/c.ts', Buffer.from('export const c = 3\n')],
+      ]),
+    })
     const back = await rollback(h, 'sh1', 'typecheck failed')
     expect(back?.failed).toEqual([])
     expect(back?.message).toBe('rolled back call sh1: restored run.sh, src/a.ts, src/lib/c.ts; deleted gen/deep/x.ts, src/new.ts, gen/deep/, gen/')
@@ -75,7 +83,6 @@ describe("shell: 'track' (the default)", () => {
     await h.call('write_file', { path: 'src/s2.ts', content: 'export const s2 = 2\n' }, { callId: 'w2', session: s2 })
     h.ctx.emit('snapshot/commit', { sessionId: 's2', callId: 'w2' })
     await h.call('bash', { command: 'echo "export const s2 = 3" > src/s2.ts' }, { callId: 'b2', session: s2 })
-    await h.ctx.serial('snapshot/changes', { sessionId: 's2', callId: 'b2' })
     h.ctx.emit('snapshot/commit', { sessionId: 's2', callId: 'b2' })
     writeFileSync(join(root, 'src/b.ts'), 'export const b = 99\n')
     const r = await h.call('bash', { command: 'true' }, { callId: 'a2' })
@@ -143,7 +150,10 @@ describe("shell: 'track' (the default)", () => {
     await s.refresh()
     s.captureWorkspace({ key: 'call:t1', callId: 't1' })
     execFileSync('sh', ['-c', 'mkdir -p gen && echo x > gen/a.ts && echo y > src/b.ts'], { cwd: root })
-    expect(await s.measureShell('t1')).toEqual({ created: ['gen/a.ts'], modified: ['src/b.ts'], deleted: [] })
+    expect(await s.measureShell('t1')).toEqual({
+      created: ['gen/a.ts'], modified: ['src/b.ts'], deleted: [],
+      before: new Map([['gen/a.ts', null], ['src/b.ts', Buffer.from('export const b = 2\n')]]),
+    })
     s.dispose()
     expect(readdirSync(join(root, '.dsh/snapshots')).filter(n => n.includes('.mark'))).toEqual([])
   })
@@ -170,11 +180,11 @@ describe("shell: 'track' (the default)", () => {
     expect(listTree(root)).toEqual(before)
   })
 
-  it("shell: 'off' leaves shell calls alone", async () => {
+  it("shell: 'off' snapshots no shell call; what one changed is announced by file times and sizes, without pre-images", async () => {
     const { root, h } = await judged({ shell: 'off' })
-    await h.call('bash', { command: 'echo x > src/a.ts' }, { callId: 'o1' })
-    expect(h.ctx.bail('snapshot/tracked', { sessionId: h.session.id, callId: 'o1' })).toBeUndefined()
-    expect(await changes(h, 'o1')).toBeUndefined()
+    await h.call('bash', { command: 'echo x > src/a.ts; echo n > src/n.ts' }, { callId: 'o1' })
+    expect(announced.get(h)!.get('o1')).toEqual({ sessionId: h.session.id, callId: 'o1', tool: 'bash', effects: 'shell', created: ['src/n.ts'], modified: ['src/a.ts'], deleted: [] })
+    expect((await rollback(h, 'o1', 'x'))?.matched).toBe(false)
     expect(existsSync(join(root, '.dsh/snapshots'))).toBe(false)
   })
 

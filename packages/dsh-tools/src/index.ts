@@ -16,6 +16,13 @@ declare module '@deepseek-ai/cordis' {
      * @mode waterfall
      */
     'tools/execute'(exec: ToolExecution, next: () => Promise<ToolResult>): Promise<ToolResult>
+    /**
+     * The tool's own body returned (inside every `tools/execute` listener, before
+     * any of them sees the result): what the call did to the workspace is done.
+     * Not for an unknown tool or arguments failing the schema (nothing ran).
+     * @mode serial
+     */
+    'tools/returned'(exec: ToolExecution, result: ToolResult): Promise<void>
   }
 }
 
@@ -97,11 +104,14 @@ export class ToolService extends Service {
     return this.ctx.waterfall(this, 'tools/execute', full, async () => {
       if (!entry) return { content: `unknown tool "${exec.name}"; available: ${[...this._tools.keys()].sort().join(', ') || 'none'}`, isError: true }
       if (!entry.validate(exec.arguments)) return { content: invalidMessage(exec.name, entry.validate), isError: true }
+      let result: ToolResult
       try {
-        return await entry.def.execute(exec.arguments, full)
+        result = await entry.def.execute(exec.arguments, full)
       } catch (error) {
-        return { content: `${exec.name} failed: ${(error as Error)?.message ?? String(error)}`, isError: true }
+        result = { content: `${exec.name} failed: ${(error as Error)?.message ?? String(error)}`, isError: true }
       }
+      await this.ctx.serial(this, 'tools/returned', full, result)
+      return result
     })
   }
 }

@@ -1,12 +1,10 @@
 import { readdirSync, readFileSync, statSync } from 'node:fs'
 import { dirname, join, relative, sep } from 'node:path'
+import { NOT_SOURCE_DIRS } from 'dsh-common'
 import { resolveImport, scanImports } from '../dev/import-graph.ts'
 
 /** The language of a workspace, as far as the probes care. */
 export type Language = 'typescript' | 'go' | 'python'
-
-/** Directories never walked: dependencies, outputs, VCS and the vault. */
-const SKIP_DIRS = new Set(['node_modules', '.git', '.dsh', 'dist', 'build', 'coverage', 'out', 'vendor', 'target', '__pycache__', '.venv', 'venv', '.tox'])
 
 /** Workspace-relative files (forward slashes) under `root`, dependencies and outputs left out, sorted. */
 export function listFiles(root: string, max = 50_000): string[] {
@@ -28,7 +26,7 @@ export function listFiles(root: string, max = 50_000): string[] {
         continue // vanished or a dangling link
       }
       if (s.isDirectory()) {
-        if (!SKIP_DIRS.has(name) && !name.startsWith('.')) walk(abs)
+        if (!NOT_SOURCE_DIRS.has(name) && !name.startsWith('.')) walk(abs)
       } else if (s.isFile()) {
         out.push(relative(root, abs).split(sep).join('/'))
       }

@@ -2,6 +2,7 @@ import { existsSync, readFileSync, statSync } from 'node:fs'
 import { basename } from 'node:path'
 import { sourceFiles } from '../source-files.ts'
 import type { Change } from '../types.ts'
+import { NOT_SOURCE_DIRS } from 'dsh-common'
 
 /*
  * Test runners that relate tests to a change only by imports (the vitest
@@ -14,7 +15,6 @@ import type { Change } from '../types.ts'
  * reads it is left out, short of a name built at run time.
  */
 
-const SKIP = new Set(['node_modules', 'dist', 'build', 'coverage', 'target', 'vendor'])
 const SCRIPT = /\.[cm]?[jt]sx?$/
 const USES_FS = /\bnode:fs\b|['"]fs(?:\/promises|-extra)?['"]|\bBun\.file\b|import\.meta\.glob\b/
 const LISTS = /\breaddir|\bopendir\b|\bglob(?:Sync|Stream|by)?\b|fast-glob|tinyglobby|\bwalk(?:Sync)?\b|import\.meta\.glob\b/
@@ -41,7 +41,7 @@ export class FsReaders {
     const names = [...new Set(change.files.map(f => basename(f)))]
     const touched = new Set(change.files)
     const out: string[] = []
-    for (const file of sourceFiles(this.root, rel => SCRIPT.test(rel) && this.testFile.test(rel), SKIP, 20_000)) {
+    for (const file of sourceFiles(this.root, rel => SCRIPT.test(rel) && this.testFile.test(rel), NOT_SOURCE_DIRS, 20_000)) {
       if (touched.has(file)) continue
       const s = this.source(file)
       if (!s?.fs) continue

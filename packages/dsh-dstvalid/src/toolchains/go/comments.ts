@@ -1,6 +1,7 @@
 import { onlyComments } from '../../types-unchanged.ts'
 import { firstSourceMatching } from '../../source-files.ts'
 import type { Change } from '../../types.ts'
+import { NOT_SOURCE_DIRS } from 'dsh-common'
 
 /**
  * A comment that is code to the Go toolchain: `//go:…` and other
@@ -103,12 +104,9 @@ export function goCommentOnly(file: string, before: string, after: string): bool
  */
 const SEES_SOURCE = /\bruntime\.Callers?\b|\bruntime\/debug\b|\bdebug\.Stack\b|\bos\.(?:ReadFile|Open|OpenFile|ReadDir)\b|\bioutil\.(?:ReadFile|ReadDir)\b|\bfilepath\.Walk(?:Dir)?\b|\bfs\.WalkDir\b|"go\/(?:parser|build|scanner)"|"golang\.org\/x\/tools\/go\/packages"|"embed"/
 
-/** Directories no package of the module's own code lives in. */
-const SKIP = new Set(['vendor', 'node_modules'])
-
 /** The first `.go` file under `root` (workspace-relative) whose code may see a comment's text or line, or undefined. */
 export function goSourceSeer(root: string): string | undefined {
-  return firstSourceMatching(root, '.go', SKIP, SEES_SOURCE)
+  return firstSourceMatching(root, '.go', NOT_SOURCE_DIRS, SEES_SOURCE)
 }
 
 /**

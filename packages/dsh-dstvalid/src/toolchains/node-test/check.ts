@@ -2,7 +2,7 @@ import { existsSync, mkdtempSync, readdirSync, readFileSync, rmSync } from 'node
 import { tmpdir } from 'node:os'
 import { join } from 'node:path'
 import { fileURLToPath } from 'node:url'
-import { toPosixRelative, type Isolation } from 'dsh-common'
+import { type Isolation, NOT_PROJECT_DIRS, toPosixRelative } from 'dsh-common'
 import { FILE_LEVEL } from '../../accepted.ts'
 import { findImporters } from '../../impact.ts'
 import { scanImportGraph } from '../../js-imports.ts'
@@ -29,15 +29,12 @@ const NODE_TEST_FILE = /(?:^|\/)(?:test\/.*\.[cm]?js|[^/]*[._-]test\.[cm]?js|tes
 /** Sources the import scan reads (what a test can import). */
 const SOURCE = /\.(?:[cm]?js|jsx|[cm]?ts|tsx)$/
 
-/** Directories the file walk never enters. */
-const SKIP = new Set(['node_modules', '.git', '.dsh'])
-
 /** Workspace-relative files under `root` (forward slashes), sorted. */
 function workspaceFiles(root: string, dir = '', out: string[] = []): string[] {
   for (const entry of readdirSync(join(root, dir), { withFileTypes: true })) {
     const rel = dir ? `${dir}/${entry.name}` : entry.name
     if (entry.isDirectory()) {
-      if (!SKIP.has(entry.name) && !entry.name.startsWith('.')) workspaceFiles(root, rel, out)
+      if (!NOT_PROJECT_DIRS.has(entry.name) && !entry.name.startsWith('.')) workspaceFiles(root, rel, out)
     } else if (entry.isFile() && SOURCE.test(entry.name)) out.push(rel)
   }
   return out.sort()

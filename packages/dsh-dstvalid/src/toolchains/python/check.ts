@@ -1,7 +1,7 @@
 import { cpSync, existsSync, lstatSync, mkdirSync, mkdtempSync, readdirSync, readFileSync, rmSync, symlinkSync, writeFileSync } from 'node:fs'
 import { tmpdir } from 'node:os'
 import { basename, dirname, isAbsolute, join, relative } from 'node:path'
-import { decodeXmlText } from 'dsh-common'
+import { decodeXmlText, NOT_SOURCE_DIRS } from 'dsh-common'
 import { FILE_LEVEL, testName } from '../../accepted.ts'
 import { diagnostic, failingTest } from '../../problems.ts'
 import { checkEnv, runRecorded, whyNotJudged } from '../../run.ts'
@@ -11,15 +11,13 @@ import type { Change, Check, CheckIO, Confirmation, Measurement, Problem, TestSo
 import { globRegExp, readPytestConfig, sourceRoots, type PytestConfig } from './pytest-config.ts'
 import { pySourceSeer, pyUnchanged } from './comments.ts'
 
-const SKIP_DIRS = new Set(['node_modules', 'venv', '.venv', '__pycache__', 'build', 'dist', 'site-packages'])
-
 /** Compiles files in memory (no .pyc written) and prints one JSON line per syntax error. */
 const COMPILE_SCRIPT = `
 import sys, os, json
 files = sys.argv[1:]
 if not files:
     for d, dirs, names in os.walk('.'):
-        dirs[:] = [x for x in dirs if not x.startswith('.') and x not in ${JSON.stringify([...SKIP_DIRS])}]
+        dirs[:] = [x for x in dirs if not x.startswith('.') and x not in ${JSON.stringify([...NOT_SOURCE_DIRS])}]
         files += [os.path.join(d, n) for n in names if n.endswith('.py')]
 found = False
 for f in files:
@@ -390,7 +388,7 @@ export class PytestCheck implements Check {
       for (const entry of entries) {
         const rel = dir === '.' ? entry.name : `${dir}/${entry.name}`
         if (entry.isDirectory()) {
-          if (SKIP_DIRS.has(entry.name) || skipRes.some(s => s.re.test(s.path ? `/${rel}` : entry.name)) || existsSync(join(this.root, rel, 'pyvenv.cfg'))) continue
+          if (NOT_SOURCE_DIRS.has(entry.name) || skipRes.some(s => s.re.test(s.path ? `/${rel}` : entry.name)) || existsSync(join(this.root, rel, 'pyvenv.cfg'))) continue
           walk(rel)
         } else if (entry.isFile() && fileRes.some(r => r.test(entry.name))) out.add(rel)
       }

@@ -1,6 +1,7 @@
 import { onlyComments } from '../../types-unchanged.ts'
 import { firstSourceMatching } from '../../source-files.ts'
 import type { Change } from '../../types.ts'
+import { NOT_SOURCE_DIRS } from 'dsh-common'
 
 /** A line break in the token stream (a line's end is code in Python). */
 const NL = '\n'
@@ -101,12 +102,9 @@ export function pyCommentOnly(file: string, before: string, after: string): bool
  */
 const SEES_SOURCE = /\b(?:inspect|linecache|traceback|tokenize|doctest)\b|\bast\.parse\b|\b(?:f|tb)_lineno\b|\bco_firstlineno\b|\.py['"]/
 
-/** Directories no module of the project's own code lives in. */
-const SKIP = new Set(['node_modules', 'venv', '.venv', '__pycache__', 'build', 'dist', 'site-packages'])
-
 /** The first `.py` file under `root` (workspace-relative) whose code may see a comment's text or line, or undefined. */
 export function pySourceSeer(root: string): string | undefined {
-  return firstSourceMatching(root, '.py', SKIP, SEES_SOURCE)
+  return firstSourceMatching(root, '.py', NOT_SOURCE_DIRS, SEES_SOURCE)
 }
 
 /**

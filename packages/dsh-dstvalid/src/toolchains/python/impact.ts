@@ -4,8 +4,8 @@ import type { Change, CheckIO, ImpactSource, ModuleGraph } from '../../types.ts'
 import { findImporters, type ImpactList, type ImportEdge } from '../../impact.ts'
 import { readPytestConfig, sourceRoots } from './pytest-config.ts'
 import { sourceFiles } from '../../source-files.ts'
+import { NOT_SOURCE_DIRS } from 'dsh-common'
 
-const SKIP_DIRS = new Set(['node_modules', 'venv', '.venv', '__pycache__', 'build', 'dist', 'site-packages'])
 /** Bound on the files scanned, so a huge tree cannot stall a write. */
 const MAX_FILES = 20_000
 
@@ -15,7 +15,7 @@ const FROM = /^[ \t]*from[ \t]+(\.*)([\w.]*)[ \t]+import[ \t]*(?:\(([^)]*)\)|([^
 
 /** Workspace-relative `.py` files below `root` (minus virtualenvs, caches, hidden directories). */
 export function pythonFiles(root: string): string[] {
-  return sourceFiles(root, '.py', SKIP_DIRS, MAX_FILES)
+  return sourceFiles(root, '.py', NOT_SOURCE_DIRS, MAX_FILES)
 }
 
 /**

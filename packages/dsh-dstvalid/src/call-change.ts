@@ -1,0 +1,86 @@
+import { realpathSync, statSync } from 'node:fs'
+import { resolveInside, toPosixRelative } from 'dsh-common'
+import type { CallChange } from 'dsh-snapshot'
+import type { Change } from './types.ts'
+
+/** Files larger than this are not kept as the accepted content (their tests are measured before the write instead). */
+export const MAX_BEFORE_BYTES = 8 * 1024 * 1024
+
+/** Stands for a file's bytes before a write runs: only that a file is there is known then. */
+const UNREAD = Buffer.alloc(0)
+
+/** Changes dsh-snapshot announced, waiting for their call's judgement (each taken once), by session and call. */
+export class Announced {
+  private readonly _changes = new Map<string, CallChange>()
+
+  put(change: CallChange): void {
+    this._changes.set(`${change.sessionId}\u0000${change.callId}`, change)
+  }
+
+  take(sessionId: string, callId: string): CallChange | undefined {
+    const key = `${sessionId}\u0000${callId}`
+    const change = this._changes.get(key)
+    this._changes.delete(key)
+    return change
+  }
+
+  clear(): void {
+    this._changes.clear()
+  }
+}
+
+/** Resolve a tool's paths inside the workspace; a path outside is left to the tool to refuse. */
+export function changeOf(root: string, paths: readonly string[]): Change {
+  const abs: string[] = []
+  for (const p of paths) {
+    try {
+      abs.push(resolveInside(root, p))
+    } catch {
+      // Outside the workspace: the tool refuses it, nothing to check.
+    }
+  }
+  const real = realpathSync(root)
+  return { paths: abs, files: abs.map(a => toPosixRelative(real, a)) }
+}
+
+/**
+ * A write about to run, as its judgement is prepared: which of its paths
+ * hold a file and which nothing, so the checks can tell whether the
+ * accepted content will be servable after it. The bytes themselves come
+ * with the change dsh-snapshot announces when the write returns; until
+ * then each file's stand-in is empty. No `before` when one path cannot be
+ * kept (a directory, larger than {@link MAX_BEFORE_BYTES}).
+ */
+export function expectedBefore(change: Change): Change {
+  const before = new Map<string, Buffer | null>()
+  for (const path of change.paths) {
+    try {
+      const s = statSync(path)
+      if (!s.isFile() || s.size > MAX_BEFORE_BYTES) return change
+      before.set(path, UNREAD)
+    } catch (error) {
+      if ((error as NodeJS.ErrnoException).code !== 'ENOENT') return change
+      before.set(path, null)
+    }
+  }
+  return { ...change, before }
+}
+
+/**
+ * What a call changed, to judge: a write's own paths with the pre-images
+ * dsh-snapshot announced for them, or the paths a command created,
+ * modified and deleted. A command's pre-images are not served to the
+ * checks (its judgement measures the whole accepted state before it runs).
+ */
+export function announcedChange(root: string, write: Change | undefined, announced: CallChange | undefined): Change {
+  if (!write) return changeOf(root, announced ? [...announced.created, ...announced.modified, ...announced.deleted].sort() : [])
+  const images = announced?.before
+  if (!images) return write
+  const before = new Map<string, Buffer | null>()
+  for (let i = 0; i < write.paths.length; i++) {
+    const bytes = images.get(write.files[i]!)
+    if (bytes === undefined || (bytes && bytes.length > MAX_BEFORE_BYTES)) return write
+    before.set(write.paths[i]!, bytes)
+  }
+  return { ...write, before }
+}
