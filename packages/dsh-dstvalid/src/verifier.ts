@@ -216,22 +216,23 @@ export class Verifier {
       // The accepted content of the write's paths (nothing runs between here and the write but measurements).
       const contentBefore = paths ? readContent(paths.paths) : undefined
       const planned = paths && contentBefore ? { ...paths, before: contentBefore } : paths
+      // A shell call: the snapshot plugin knows what it changed (and can put it back); without it, compare file stats.
+      const tracked = plan.kind === 'shell' && this.host.tracked({ sessionId: session.id, callId: exec.callId })
       try {
-        await guard.prepare(io, planned)
+        // A tracked shell call is judged after it first: the snapshot holds its content before.
+        await guard.prepare(io, planned, tracked)
       } catch (error) {
         // Measured nothing: the judgement reports "no measured baseline" instead of guessing.
         io.notice('error', `measuring the accepted state failed: ${(error as Error)?.message ?? error}`)
       }
       const impact = planned && this.config.impact !== 'off' ? await this.impactOf(guard, planned, io) : undefined
-      // A shell call: the snapshot plugin knows what it changed (and can put it back); without it, compare file stats.
-      const tracked = plan.kind === 'shell' && this.host.tracked({ sessionId: session.id, callId: exec.callId })
       const before = plan.kind === 'shell' && !tracked ? scanFiles(guard.options.root) : undefined
       const raw = await next()
       // The impact list goes with a write that ran; a rollback replaces the whole result anyway.
       const result = raw.isError ? raw : withNotes(raw, impact)
-      const change = planned ?? this.changeOf(guard.options.root, tracked
-        ? await this.shellChangesOf(session.id, exec.callId)
-        : changedFiles(before!, scanFiles(guard.options.root)))
+      const change = planned ?? (tracked
+        ? await this.shellChangeOf(guard.options.root, session.id, exec.callId)
+        : this.changeOf(guard.options.root, changedFiles(before!, scanFiles(guard.options.root))))
       if ((plan.kind === 'write' && result.isError) || !change.paths.length) {
         // A failed write tool changed nothing (the workspace tools are all-or-nothing): nothing to judge.
         this.host.commit({ sessionId: session.id, callId: exec.callId })
@@ -247,10 +248,17 @@ export class Verifier {
     })
   }
 
-  /** Files a tracked shell call created, modified or deleted, sorted. */
-  private async shellChangesOf(sessionId: string, callId: string): Promise<string[]> {
+  /** What a tracked shell call created, modified or deleted (sorted), with their content before when the snapshot kept all of it. */
+  private async shellChangeOf(root: string, sessionId: string, callId: string): Promise<Change> {
     const c = await this.host.shellChanges({ sessionId, callId })
-    return c ? [...c.created, ...c.modified, ...c.deleted].sort() : []
+    const change = this.changeOf(root, c ? [...c.created, ...c.modified, ...c.deleted].sort() : [])
+    const before = new Map<string, Buffer | null>()
+    for (const [i, file] of change.files.entries()) {
+      const bytes = c?.before?.get(file)
+      if (bytes === undefined) return change
+      before.set(change.paths[i]!, bytes)
+    }
+    return { ...change, before }
   }
 
   /**

@@ -540,7 +540,8 @@ function summary(s: ScopeState): ScopeSummary {
 
 /** The captures that undo measured differences, and the file changes they are. */
 function capturesOf(diffs: readonly Difference[], bytesOf: (held: Difference['before'] & object) => Buffer): { items: { entry: CaptureEntry; payload?: Buffer }[]; changes: ShellChanges } {
-  const changes: ShellChanges = { created: [], modified: [], deleted: [] }
+  const before = new Map<string, Buffer | null>()
+  const changes: ShellChanges = { created: [], modified: [], deleted: [], before }
   const createdDirs = new Set(diffs.filter(d => !d.before && d.now?.k === 'dir').map(d => d.path))
   const isLeaf = (k: string | undefined) => k === 'file' || k === 'big' || k === 'symlink'
   // Directories below which something was created (a new directory, a new leaf): such a directory is removed with it, not on its own.
@@ -561,8 +562,9 @@ function capturesOf(diffs: readonly Difference[], bytesOf: (held: Difference['be
     if (wasLeaf && isNowLeaf) changes.modified.push(d.path)
     else if (wasLeaf) changes.deleted.push(d.path)
     else if (isNowLeaf) changes.created.push(d.path)
-    const before = d.before
-    if (!before) {
+    const held = d.before
+    if (!held && isNowLeaf) before.set(d.path, null)
+    if (!held) {
       if (d.now?.k === 'dir' && holders.has(d.path)) continue
       const dirs: string[] = []
       for (let i = d.path.indexOf('/'); i !== -1; i = d.path.indexOf('/', i + 1)) {
@@ -572,18 +574,21 @@ function capturesOf(diffs: readonly Difference[], bytesOf: (held: Difference['be
       items.push({ entry: { kind: 'absent', path: d.path, dirs } })
       continue
     }
-    switch (before.k) {
-      case 'file':
-        items.push({ entry: { kind: 'file', path: d.path, mode: before.mode, size: before.size, sum: before.sum }, payload: bytesOf(before) })
+    switch (held.k) {
+      case 'file': {
+        const payload = bytesOf(held)
+        before.set(d.path, payload)
+        items.push({ entry: { kind: 'file', path: d.path, mode: held.mode, size: held.size, sum: held.sum }, payload })
         break
+      }
       case 'big':
         items.push({ entry: { kind: 'uncaptured', path: d.path, why: 'its earlier bytes were not kept: over the shell tracking size cap (dsh-snapshot shellMaxFileBytes)' } })
         break
       case 'symlink':
-        items.push({ entry: { kind: 'symlink', path: d.path, target: before.target } })
+        items.push({ entry: { kind: 'symlink', path: d.path, target: held.target } })
         break
       case 'dir':
-        dirItems.push({ entry: { kind: 'dir', path: d.path, mode: before.mode } })
+        dirItems.push({ entry: { kind: 'dir', path: d.path, mode: held.mode } })
         break
     }
   }

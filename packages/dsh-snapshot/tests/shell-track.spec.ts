@@ -41,7 +41,12 @@ describe("shell: 'track' (the default)", () => {
     expect(h.ctx.bail('snapshot/tracked', { sessionId: h.session.id, callId: 'sh1' })).toBe(true)
     const measured = await changes(h, 'sh1')
     // Ignored paths (dist/, *.log) are outside the picture.
-    expect(measured).toEqual({ created: ['gen/deep/x.ts', 'src/new.ts'], modified: ['run.sh', 'src/a.ts'], deleted: ['src/lib/c.ts'] })
+    expect(measured).toMatchObject({ created: ['gen/deep/x.ts', 'src/new.ts'], modified: ['run.sh', 'src/a.ts'], deleted: ['src/lib/c.ts'] })
+    // With each changed file's content before (null: absent), for a judge to measure the state before on.
+    const text = (b: Buffer | null | undefined) => (b === null ? null : b?.toString('utf8'))
+    expect(Object.fromEntries([...measured!.before!].map(([p, b]) => [p, text(b)]))).toEqual({
+      'gen/deep/x.ts': null, 'src/new.ts': null, 'run.sh': '#!/bin/sh\necho hi\n', 'src/a.ts': 'export const a = 1\n', 'src/lib/c.ts': 'export const c = 3\n',
+    })
     // Asked twice, measured once.
     expect(await changes(h, 'sh1')).toEqual(measured)
     const back = await rollback(h, 'sh1', 'typecheck failed')
@@ -55,13 +60,13 @@ describe("shell: 'track' (the default)", () => {
   it('a command that changes nothing measures nothing; a kept change becomes the picture the next call is measured against', async () => {
     const { root, h } = await judged()
     await h.call('bash', { command: 'cat src/a.ts > /dev/null; touch src/b.ts' }, { callId: 'n1' })
-    expect(await changes(h, 'n1')).toEqual({ created: [], modified: [], deleted: [] })
+    expect(await changes(h, 'n1')).toMatchObject({ created: [], modified: [], deleted: [] })
     commit(h, 'n1')
     await h.call('bash', { command: 'echo "export const d = 4" > src/d.ts' }, { callId: 'k1' })
-    expect(await changes(h, 'k1')).toEqual({ created: ['src/d.ts'], modified: [], deleted: [] })
+    expect(await changes(h, 'k1')).toMatchObject({ created: ['src/d.ts'], modified: [], deleted: [] })
     commit(h, 'k1')
     await h.call('bash', { command: 'echo "export const d = 5" > src/d.ts' }, { callId: 'k2' })
-    expect(await changes(h, 'k2')).toEqual({ created: [], modified: ['src/d.ts'], deleted: [] })
+    expect(await changes(h, 'k2')).toMatchObject({ created: [], modified: ['src/d.ts'], deleted: [] })
     const back = await rollback(h, 'k2', 'x')
     expect(back?.message).toBe('rolled back call k2: restored src/d.ts')
     expect(read(root, 'src/d.ts')).toBe('export const d = 4\n')
@@ -93,7 +98,7 @@ describe("shell: 'track' (the default)", () => {
     const r = await h.call('bash', { command: 'echo y > src/y.ts' }, { callId: 'b2' })
     expect(r.content).toBe('[exit code 0]\nnote: files changed outside any tool call: src/b.ts')
     expect(seen).toEqual([{ sessionId: h.session.id, callId: 'b2', paths: ['src/b.ts'] }])
-    expect(await changes(h, 'b2')).toEqual({ created: ['src/y.ts'], modified: [], deleted: [] })
+    expect(await changes(h, 'b2')).toMatchObject({ created: ['src/y.ts'], modified: [], deleted: [] })
     await rollback(h, 'b2', 'x')
     // The out-of-band change is not undone by the rollback, and not reported again.
     expect(read(root, 'src/b.ts')).toBe('export const b = 99\n')
@@ -115,7 +120,7 @@ describe("shell: 'track' (the default)", () => {
     const before = listTree(root)
     const r = await h.call('bash', { command: `git apply ${patch}` }, { callId: 'g1' })
     expect(r.content).toBe('[exit code 0]')
-    expect(await changes(h, 'g1')).toEqual({ created: ['src/e.ts'], modified: ['src/a.ts'], deleted: ['src/b.ts'] })
+    expect(await changes(h, 'g1')).toMatchObject({ created: ['src/e.ts'], modified: ['src/a.ts'], deleted: ['src/b.ts'] })
     await rollback(h, 'g1', 'x')
     expect(listTree(root)).toEqual(before)
   })
@@ -143,7 +148,7 @@ describe("shell: 'track' (the default)", () => {
     await s.refresh()
     s.captureWorkspace({ key: 'call:t1', callId: 't1' })
     execFileSync('sh', ['-c', 'mkdir -p gen && echo x > gen/a.ts && echo y > src/b.ts'], { cwd: root })
-    expect(await s.measureShell('t1')).toEqual({ created: ['gen/a.ts'], modified: ['src/b.ts'], deleted: [] })
+    expect(await s.measureShell('t1')).toMatchObject({ created: ['gen/a.ts'], modified: ['src/b.ts'], deleted: [] })
     s.dispose()
     expect(readdirSync(join(root, '.dsh/snapshots')).filter(n => n.includes('.mark'))).toEqual([])
   })
@@ -181,7 +186,7 @@ describe("shell: 'track' (the default)", () => {
   it('a file written after a command returned, by a process outside any call, is out of band', async () => {
     const { root, h } = await judged()
     await h.call('bash', { command: 'true' }, { callId: 'bg1' })
-    expect(await changes(h, 'bg1')).toEqual({ created: [], modified: [], deleted: [] })
+    expect(await changes(h, 'bg1')).toMatchObject({ created: [], modified: [], deleted: [] })
     commit(h, 'bg1')
     // Not the command's own background job: that ends with its call (dsh-tools-workspace's isolation).
     await execFileAsync('sh', ['-c', 'sleep 0.3; echo late > src/late.ts'], { cwd: root })

@@ -13,6 +13,12 @@ export interface ShellChanges {
   created: string[]
   modified: string[]
   deleted: string[]
+  /**
+   * Each changed file's content before the command (null: it did not
+   * exist), where the pack kept it: a judge can measure the state before on
+   * it. A path missing here (over the size cap, a symlink) has no known content.
+   */
+  before?: ReadonlyMap<string, Buffer | null>
 }
 
 /** One path that differs from the pack: what the pack held (undefined: nothing) and what is there now. */
