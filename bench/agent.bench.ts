@@ -1,0 +1,271 @@
+/**
+ * What the guard costs an agent session: a scripted session of 20 writes
+ * (one file per call, good and bad mixed) driven through the real agent
+ * loop and the OpenAI-compatible adapter (dsh-llm-openai) against a local
+ * HTTP server that holds each answer back for the model's "thinking" time,
+ * unguarded (no suite plugin) and guarded (dsh-snapshot + dsh-dstvalid,
+ * strict verdicts: every bad write is rolled back by its own call), in the
+ * same run, on a generated library (bench/gen-library.ts) and on a real one
+ * (unjs/defu from its mirror, installed once with its own pnpm).
+ *
+ * Per workspace and thinking time: the session wall (the prompt sent to the
+ * turn's end) unguarded and guarded, guarded ÷ unguarded, and whether the
+ * script's writes ended as they must before the next call ran: a probe
+ * listener innermost in `tools/execute` (after every guard) compares each
+ * written file with what the good writes alone left, before each call
+ * runs and once after the turn — a bad write still on disk there is an
+ * escape, a good one missing a false rollback. Goal: ≤ 1.05× at 5 s
+ * thinking once verdicts run while the model thinks; at 0 s, the guard's
+ * own cost per write.
+ *
+ *   pnpm bench agent [--workspace library|defu]…
+ *   DSH_BENCH_AGENT_THINK_MS=5000,0   thinking times (ms), each a pair of sessions
+ *   DSH_BENCH_AGENT_DEFU=<bare repo>   the defu mirror (default /work/.mirror/unjs+defu/repo; absent: skipped)
+ */
+import { execFileSync } from 'node:child_process'
+import { existsSync, mkdirSync, mkdtempSync, readdirSync, readFileSync, rmSync, symlinkSync } from 'node:fs'
+import { homedir, tmpdir } from 'node:os'
+import { dirname, join } from 'node:path'
+import { setTimeout as delay } from 'node:timers/promises'
+import { fileURLToPath } from 'node:url'
+import type { Context } from '@deepseek-ai/cordis'
+import DstValidService from 'dsh-dstvalid'
+import * as OpenAI from 'dsh-llm-openai'
+import { scriptReplies, startProtocolServer, type StreamReply } from 'dsh-llm-openai/test-server'
+import type { ScriptStep } from 'dsh-llm'
+import * as Snapshot from 'dsh-snapshot'
+import { harness, type PluginSpec } from 'dsh-testkit'
+import { generateLibrary } from './gen-library.ts'
+
+const here = dirname(fileURLToPath(import.meta.url))
+const nodeModules = join(here, '..', 'node_modules')
+const THINKS = (process.env.DSH_BENCH_AGENT_THINK_MS ?? '5000,0').split(',').map(Number)
+const DEFU_MIRROR = process.env.DSH_BENCH_AGENT_DEFU ?? '/work/.mirror/unjs+defu/repo'
+/** unjs/defu v6.1.7. */
+const DEFU_REV = '80c0146'
+const DEFU_PNPM = 'pnpm@10.33.0'
+
+/** One write of the script: a whole file's new content, and whether the guard must undo it. */
+interface Write {
+  path: string
+  content: string
+  bad: boolean
+  what: string
+}
+
+interface Workspace {
+  name: string
+  /** A fresh copy to run one session on; returns its root. */
+  fresh(): string
+  writes: Write[]
+}
+
+/** Turn edits of files (applied to what the good writes before them left) into whole-file writes. */
+function scriptOf(root: string, plan: { path: string; edit: (text: string) => string; bad: boolean; what: string }[]): Write[] {
+  const good = new Map<string, string>()
+  return plan.map(({ path, edit, bad, what }) => {
+    const before = good.get(path) ?? (existsSync(join(root, path)) ? readFileSync(join(root, path), 'utf8') : '')
+    const content = edit(before)
+    if (content === before) throw new Error(`agent bench: the ${what} write to ${path} changes nothing`)
+    if (!bad) good.set(path, content)
+    return { path, content, bad, what }
+  })
+}
+
+const replaceOnce = (from: string, to: string) => (text: string) => {
+  if (text.split(from).length !== 2) throw new Error(`agent bench: ${JSON.stringify(from)} is not in the file exactly once`)
+  return text.replace(from, to)
+}
+const prepend = (line: string) => (text: string) => `${line}\n${text}`
+const append = (line: string) => (text: string) => `${text}${line}\n`
+const fileOf = (content: string) => () => content
+
+/** The generated library's mix: twelve good, eight bad. */
+const ORDER = 'GGBGBGGBGBGGBGBGGBBG'
+
+function libraryWorkspace(): Workspace {
+  const base = mkdtempSync(join(tmpdir(), 'dsh-bench-agent-lib-'))
+  const lib = generateLibrary(join(base, 'template'), { modules: 80, testFiles: 40, seed: 7 })
+  const tested = new Set(readdirSync(join(lib.root, 'test'), { recursive: true }).map(String).filter(f => f.endsWith('.test.ts')).map(f => f.split('/').pop()!.replace(/-\d+\.test\.ts$/, '')))
+  const middle = lib.modules.filter(m => m.layer === 1 || m.layer === 2)
+  const testedMods = middle.filter(m => tested.has(m.path.split('/').pop()!.replace(/\.ts$/, '')))
+  const id = (m: { index: number }) => m.index
+  let g = 0
+  let b = 0
+  const goods = [
+    ...middle.slice(0, 6).map(m => ({ path: m.path, edit: replaceOnce('  return total\n}', '  const result = total\n  return result\n}'), what: 'body-only' })),
+    ...[1, 2, 3].map(n => ({ path: `src/extra/extra${n}.ts`, edit: fileOf(`export function extra${n}(x: number): number {\n  return x + ${n}\n}\n`), what: 'new module' })),
+    ...middle.slice(6, 9).map(m => ({ path: m.path, edit: prepend('// Reviewed.'), what: 'comment' })),
+  ]
+  const bads = [
+    ...middle.slice(9, 12).map(m => ({ path: m.path, edit: (t: string) => replaceOnce(`export const LABEL_${id(m)} = `, `export const LABEL_${id(m)}: number = `)(t), what: 'own type error' })),
+    ...testedMods.slice(0, 3).map(m => ({ path: m.path, edit: replaceOnce('ids.sort((a, b) => a - b)', 'ids.sort((a, b) => b - a)'), what: 'behaviour its tests catch' })),
+    ...middle.slice(12, 14).map(m => ({ path: m.path, edit: append('export function broken(: number {'), what: 'syntax error' })),
+  ]
+  if (testedMods.length < 3) throw new Error('agent bench: the generated library has fewer than 3 tested modules in its middle layers')
+  const plan = [...ORDER].map(c => (c === 'G' ? { ...goods[g++]!, bad: false } : { ...bads[b++]!, bad: true }))
+  let n = 0
+  return {
+    name: `generated library (${lib.modules.length} modules, ${lib.testFiles} test files, ${lib.tests} tests)`,
+    writes: scriptOf(lib.root, plan),
+    fresh: () => {
+      const root = join(base, `s${++n}`)
+      execFileSync('cp', ['-a', lib.root, root])
+      symlinkSync(nodeModules, join(root, 'node_modules'))
+      return root
+    },
+  }
+}
+
+function defuWorkspace(): Workspace | string {
+  if (!existsSync(DEFU_MIRROR)) return `defu: skipped, no mirror at ${DEFU_MIRROR} (set DSH_BENCH_AGENT_DEFU)`
+  const cache = join(homedir(), '.cache', 'dsh-bench-agent', `defu-${DEFU_REV}`)
+  if (!existsSync(join(cache, 'node_modules'))) {
+    console.error(`agent bench: installing defu ${DEFU_REV} with ${DEFU_PNPM} into ${cache} (once)…`)
+    rmSync(cache, { recursive: true, force: true })
+    mkdirSync(dirname(cache), { recursive: true })
+    execFileSync('git', ['clone', '-q', DEFU_MIRROR, cache])
+    execFileSync('git', ['-C', cache, 'checkout', '-q', DEFU_REV])
+    execFileSync('npx', ['--yes', DEFU_PNPM, 'install', '--frozen-lockfile'], { cwd: cache, stdio: ['ignore', 'ignore', 'inherit'] })
+  }
+  const base = mkdtempSync(join(tmpdir(), 'dsh-bench-agent-defu-'))
+  const tick = '`'
+  const plan = [
+    { path: 'src/_utils.ts', edit: prepend('// Plain-object test used by every merge.'), bad: false, what: 'comment' },
+    { path: 'src/defu.ts', edit: replaceOnce('const object = { ...defaults };', 'const object = Object.assign({}, defaults);'), bad: false, what: 'body-only' },
+    { path: 'src/_utils.ts', edit: replaceOnce('if (Symbol.iterator in value) {', 'if (Symbol.iterator in value && false) {'), bad: true, what: 'behaviour its tests catch' },
+    { path: 'src/merge.ts', edit: fileOf('import { defu } from "./defu";\n\nexport function mergeAll<T extends object>(items: T[]): T {\n  return items.reduce((a, b) => defu(a, b) as unknown as T, {} as T);\n}\n'), bad: false, what: 'new module' },
+    { path: 'src/defu.ts', edit: replaceOnce('namespace = ".",', 'namespace: number = ".",'), bad: true, what: 'own type error' },
+    { path: 'test/merge.test.ts', edit: fileOf('import { expect, it } from "vitest";\nimport { mergeAll } from "../src/merge";\n\nit("merges left to right", () => {\n  expect(mergeAll([{ a: 1 }, { a: 2, b: 3 }])).toEqual({ a: 1, b: 3 });\n});\n'), bad: false, what: 'new test' },
+    { path: 'src/types.ts', edit: prepend('// Types of defu and its variants.'), bad: false, what: 'comment' },
+    { path: 'src/defu.ts', edit: replaceOnce('object[key] = [...value, ...object[key]];', 'object[key] = value;'), bad: true, what: 'behaviour its tests catch' },
+    { path: 'src/_utils.ts', edit: replaceOnce('const prototype = Object.getPrototypeOf(value);', 'const prototype: unknown = Object.getPrototypeOf(value);'), bad: false, what: 'body-only' },
+    { path: 'src/types.ts', edit: append('export const broken: number = "x";'), bad: true, what: 'own type error' },
+    { path: 'src/version.ts', edit: fileOf('export const version = "6.1.7";\n'), bad: false, what: 'new module' },
+    { path: 'test/defu.test.ts', edit: prepend('// defu: merges defaults into an object.'), bad: false, what: 'comment' },
+    { path: 'src/merge.ts', edit: append('export function broken( {'), bad: true, what: 'syntax error' },
+    { path: 'src/defu.ts', edit: prepend('// Merge with defaults, left to right.'), bad: false, what: 'comment' },
+    { path: 'src/_utils.ts', edit: replaceOnce('return true;\n}', 'return 1;\n}'), bad: true, what: 'own type error' },
+    { path: 'src/merge.ts', edit: append(`export const describe = (n: number): string => ${tick}\${n} items${tick};`), bad: false, what: 'new export' },
+    { path: 'src/version.ts', edit: append('export const major = 6;'), bad: false, what: 'new export' },
+    { path: 'src/defu.ts', edit: append('export const { bad } = ;'), bad: true, what: 'syntax error' },
+    { path: 'src/types.ts', edit: append('export type Pair<A, B> = [A, B];'), bad: false, what: 'new type' },
+    { path: 'test/merge.test.ts', edit: append('it("merges none", () => {\n  expect(mergeAll([])).toEqual({});\n});'), bad: false, what: 'new test' },
+  ]
+  let n = 0
+  return {
+    name: `unjs/defu ${DEFU_REV} (vitest ${vitestVersion(cache)}, pnpm)`,
+    writes: scriptOf(cache, plan),
+    fresh: () => {
+      const root = join(base, `s${++n}`)
+      execFileSync('git', ['clone', '-q', cache, root])
+      symlinkSync(join(cache, 'node_modules'), join(root, 'node_modules'))
+      return root
+    },
+  }
+}
+
+function vitestVersion(root: string): string {
+  try {
+    return (JSON.parse(readFileSync(join(root, 'node_modules', 'vitest', 'package.json'), 'utf8')) as { version: string }).version
+  } catch {
+    return '?'
+  }
+}
+
+interface SessionResult {
+  wallMs: number
+  /** Bad writes on disk when a later call began (or when the turn ended). */
+  escaped: Set<string>
+  /** Good writes missing then. */
+  undone: Set<string>
+  /** Per write: the first line of its result. */
+  results: string[]
+}
+
+/** The innermost `tools/execute` listener: before each call runs (every guard has had its say), the written files against the good writes'. */
+function probe(writes: readonly Write[], root: string, out: SessionResult) {
+  const check = (upTo: number) => {
+    const expected = new Map<string, string | undefined>()
+    for (const w of writes.slice(0, upTo)) if (!w.bad) expected.set(w.path, w.content)
+    for (const [i, w] of writes.slice(0, upTo).entries()) {
+      const now = existsSync(join(root, w.path)) ? readFileSync(join(root, w.path), 'utf8') : undefined
+      const want = expected.has(w.path) ? expected.get(w.path) : undefined
+      if (w.bad && now === w.content && now !== want) out.escaped.add(`#${i + 1} ${w.what} ${w.path}`)
+      if (!w.bad && expected.get(w.path) === w.content && now !== w.content) out.undone.add(`#${i + 1} ${w.what} ${w.path}`)
+    }
+  }
+  let calls = 0
+  return {
+    plugin: { name: 'bench-agent-probe', apply: (ctx: Context) => { ctx.on('tools/execute', (_exec, next) => { check(calls++); return next() }) } },
+    atEnd: () => check(writes.length),
+  }
+}
+
+async function session(ws: Workspace, thinkMs: number, guarded: boolean): Promise<SessionResult> {
+  const root = ws.fresh()
+  const steps: ScriptStep[] = [...ws.writes.map(w => ({ toolCalls: [{ name: 'write_file', arguments: { path: w.path, content: w.content } }] })), { text: 'Done.' }]
+  const script = scriptReplies(steps)
+  // The model thinks before its first byte: the answer is held back that long after the request arrived.
+  const server = await startProtocolServer((request, index) => ({ ...(script(request, index) as StreamReply), gate: { before: 0, until: delay(thinkMs) } }))
+  const out: SessionResult = { wallMs: 0, escaped: new Set(), undone: new Set(), results: [] }
+  const p = probe(ws.writes, root, out)
+  const plugins: PluginSpec[] = guarded
+    ? [[Snapshot, {}], [DstValidService, { verdicts: 'strict' }], p.plugin]
+    : [p.plugin]
+  const h = await harness({
+    workspace: root,
+    model: [OpenAI, { baseUrl: server.baseUrl, model: 'bench', maxRetries: 0, timeoutMs: 600_000 }],
+    agent: { maxSteps: ws.writes.length + 5 },
+    plugins,
+  })
+  try {
+    const started = performance.now()
+    await h.agent.send('Make the twenty changes.')
+    await h.agent.idle()
+    out.wallMs = performance.now() - started
+    p.atEnd()
+    out.results = h.session.ofType('tool/result').map(e => String(e.data.content).split('\n')[0]!)
+    if (out.results.length !== ws.writes.length) throw new Error(`agent bench: ${out.results.length} of ${ws.writes.length} calls ran`)
+  } finally {
+    await h.dispose()
+    await server.close()
+    rmSync(root, { recursive: true, force: true })
+  }
+  if (!guarded) return { ...out, escaped: new Set(), undone: new Set() }
+  return out
+}
+
+const s = (ms: number) => `${(ms / 1000).toFixed(1)} s`
+const load = () => readFileSync('/proc/loadavg', 'utf8').split(' ').slice(0, 3).join(' ')
+
+const wanted = process.argv.slice(2).flatMap((a, i, all) => (all[i - 1] === '--workspace' ? [a] : []))
+const rows: string[] = []
+const notes: string[] = []
+for (const make of [{ key: 'library', make: libraryWorkspace }, { key: 'defu', make: defuWorkspace }]) {
+  if (wanted.length && !wanted.includes(make.key)) continue
+  const ws = make.make()
+  if (typeof ws === 'string') {
+    notes.push(ws)
+    continue
+  }
+  const bad = ws.writes.filter(w => w.bad).length
+  for (const think of THINKS) {
+    console.error(`agent bench: ${ws.name}, ${think / 1000} s thinking: unguarded…`)
+    const plain = await session(ws, think, false)
+    console.error(`agent bench: … guarded (load ${load()})…`)
+    const guarded = await session(ws, think, true)
+    const perWrite = (guarded.wallMs - plain.wallMs) / ws.writes.length
+    rows.push(`| ${ws.name} | ${think / 1000} s | ${s(plain.wallMs)} | ${s(guarded.wallMs)} | **${(guarded.wallMs / plain.wallMs).toFixed(2)}×** | ${s(perWrite)} | ${bad - guarded.escaped.size} of ${bad} | ${guarded.undone.size} | ${load()} |`)
+    for (const e of guarded.escaped) notes.push(`${ws.name}, ${think / 1000} s: bad write still on disk at the next call: ${e}`)
+    for (const u of guarded.undone) notes.push(`${ws.name}, ${think / 1000} s: good write missing at the next call: ${u}`)
+    if (process.env.DSH_BENCH_VERBOSE) guarded.results.forEach((r, i) => notes.push(`#${i + 1} ${ws.writes[i]!.bad ? 'bad ' : 'good'} ${ws.writes[i]!.what}: ${r}`))
+  }
+}
+console.log('## An agent session of 20 writes (one file per call), unguarded vs guarded (strict verdicts)\n')
+console.log('| workspace | model thinks | unguarded | guarded | guarded ÷ unguarded | guard per write | bad writes undone before the next call | good writes undone | load |')
+console.log('|---|---|---|---|---|---|---|---|---|')
+console.log(rows.join('\n'))
+if (notes.length) console.log(`\n${notes.map(n => `- ${n}`).join('\n')}`)
+const failed = rows.length === 0 || notes.some(n => n.includes('still on disk') || n.includes('missing at'))
+process.exit(failed ? 1 : 0)
