@@ -3,23 +3,29 @@
  * (one file per call, good and bad mixed) driven through the real agent
  * loop and the OpenAI-compatible adapter (dsh-llm-openai) against a local
  * HTTP server that holds each answer back for the model's "thinking" time,
- * unguarded (no suite plugin) and guarded (dsh-snapshot + dsh-dstvalid,
- * strict verdicts: every bad write is rolled back by its own call), in the
- * same run, on a generated library (bench/gen-library.ts) and on a real one
+ * unguarded (no suite plugin) and guarded (dsh-snapshot + dsh-dstvalid
+ * with its defaults: turn verdicts), in the same run, on a generated library (bench/gen-library.ts) and on a real one
  * (unjs/defu from its mirror, installed once with its own pnpm).
  *
  * Per workspace and thinking time: the session wall (the prompt sent to the
  * turn's end) unguarded and guarded, guarded ÷ unguarded, and whether the
  * script's writes ended as they must before the next call ran: a probe
  * listener innermost in `tools/execute` (after every guard) compares each
- * written file with what the good writes alone left, before each call
- * runs and once after the turn — a bad write still on disk there is an
- * escape, a good one missing a false rollback. Goal: ≤ 1.05× at 5 s
- * thinking once verdicts run while the model thinks; at 0 s, the guard's
- * own cost per write.
+ * written file with what the good writes that ran alone left, before each
+ * call runs and once after the turn. A bad write whose problems are in the
+ * written file itself (a type or syntax error) must be gone before the
+ * next call runs; one whose problems are elsewhere (a behaviour its tests
+ * catch) is kept for now under turn verdicts and must be gone by the
+ * turn's end (strict verdicts: before the next call too). A good write
+ * missing is a false rollback. A call the guard answers `not run: …` (an
+ * earlier write undone after its result) is sent again by the model, as an
+ * agent would. Goal: ≤ 1.05× at 5 s thinking once verdicts run while the
+ * model thinks; at 0 s, the guard's own cost per write.
  *
  *   pnpm bench agent [--workspace library|defu]…
  *   DSH_BENCH_AGENT_THINK_MS=5000,0   thinking times (ms), each a pair of sessions
+ *   DSH_BENCH_AGENT_VERDICTS=strict    dsh-dstvalid's verdicts (default: its default, turn)
+ *   DSH_BENCH_AGENT_FOREGROUND=1       also a guarded session with background: false (each call waits for its whole verdict)
  *   DSH_BENCH_AGENT_DEFU=<bare repo>   the defu mirror (default /work/.mirror/unjs+defu/repo; absent: skipped)
  */
 import { execFileSync } from 'node:child_process'
@@ -31,7 +37,7 @@ import { fileURLToPath } from 'node:url'
 import type { Context } from '@deepseek-ai/cordis'
 import DstValidService from 'dsh-dstvalid'
 import * as OpenAI from 'dsh-llm-openai'
-import { scriptReplies, startProtocolServer, type StreamReply } from 'dsh-llm-openai/test-server'
+import { scriptReplies, startProtocolServer, type RecordedRequest, type StreamReply } from 'dsh-llm-openai/test-server'
 import type { ScriptStep } from 'dsh-llm'
 import * as Snapshot from 'dsh-snapshot'
 import { harness, type PluginSpec } from 'dsh-testkit'
@@ -50,6 +56,8 @@ interface Write {
   path: string
   content: string
   bad: boolean
+  /** Bad, with its problems outside the written file (tests elsewhere): kept for now under turn verdicts. */
+  ripple?: boolean
   what: string
 }
 
@@ -64,11 +72,12 @@ interface Workspace {
 function scriptOf(root: string, plan: { path: string; edit: (text: string) => string; bad: boolean; what: string }[]): Write[] {
   const good = new Map<string, string>()
   return plan.map(({ path, edit, bad, what }) => {
+    const ripple = what === CAUGHT
     const before = good.get(path) ?? (existsSync(join(root, path)) ? readFileSync(join(root, path), 'utf8') : '')
     const content = edit(before)
     if (content === before) throw new Error(`agent bench: the ${what} write to ${path} changes nothing`)
     if (!bad) good.set(path, content)
-    return { path, content, bad, what }
+    return { path, content, bad, what, ...(ripple ? { ripple } : {}) }
   })
 }
 
@@ -79,6 +88,9 @@ const replaceOnce = (from: string, to: string) => (text: string) => {
 const prepend = (line: string) => (text: string) => `${line}\n${text}`
 const append = (line: string) => (text: string) => `${text}${line}\n`
 const fileOf = (content: string) => () => content
+
+/** A bad write whose tests (in other files) catch it. */
+const CAUGHT = 'behaviour its tests catch'
 
 /** The generated library's mix: twelve good, eight bad. */
 const ORDER = 'GGBGBGGBGBGGBGBGGBBG'
@@ -99,7 +111,7 @@ function libraryWorkspace(): Workspace {
   ]
   const bads = [
     ...middle.slice(9, 12).map(m => ({ path: m.path, edit: (t: string) => replaceOnce(`export const LABEL_${id(m)} = `, `export const LABEL_${id(m)}: number = `)(t), what: 'own type error' })),
-    ...testedMods.slice(0, 3).map(m => ({ path: m.path, edit: replaceOnce('ids.sort((a, b) => a - b)', 'ids.sort((a, b) => b - a)'), what: 'behaviour its tests catch' })),
+    ...testedMods.slice(0, 3).map(m => ({ path: m.path, edit: replaceOnce('ids.sort((a, b) => a - b)', 'ids.sort((a, b) => b - a)'), what: CAUGHT })),
     ...middle.slice(12, 14).map(m => ({ path: m.path, edit: append('export function broken(: number {'), what: 'syntax error' })),
   ]
   if (testedMods.length < 3) throw new Error('agent bench: the generated library has fewer than 3 tested modules in its middle layers')
@@ -133,12 +145,12 @@ function defuWorkspace(): Workspace | string {
   const plan = [
     { path: 'src/_utils.ts', edit: prepend('// Plain-object test used by every merge.'), bad: false, what: 'comment' },
     { path: 'src/defu.ts', edit: replaceOnce('const object = { ...defaults };', 'const object = Object.assign({}, defaults);'), bad: false, what: 'body-only' },
-    { path: 'src/_utils.ts', edit: replaceOnce('if (Symbol.iterator in value) {', 'if (Symbol.iterator in value && false) {'), bad: true, what: 'behaviour its tests catch' },
+    { path: 'src/_utils.ts', edit: replaceOnce('if (Symbol.iterator in value) {', 'if (Symbol.iterator in value && false) {'), bad: true, what: CAUGHT },
     { path: 'src/merge.ts', edit: fileOf('import { defu } from "./defu";\n\nexport function mergeAll<T extends object>(items: T[]): T {\n  return items.reduce((a, b) => defu(a, b) as unknown as T, {} as T);\n}\n'), bad: false, what: 'new module' },
     { path: 'src/defu.ts', edit: replaceOnce('namespace = ".",', 'namespace: number = ".",'), bad: true, what: 'own type error' },
     { path: 'test/merge.test.ts', edit: fileOf('import { expect, it } from "vitest";\nimport { mergeAll } from "../src/merge";\n\nit("merges left to right", () => {\n  expect(mergeAll([{ a: 1 }, { a: 2, b: 3 }])).toEqual({ a: 1, b: 3 });\n});\n'), bad: false, what: 'new test' },
     { path: 'src/types.ts', edit: prepend('// Types of defu and its variants.'), bad: false, what: 'comment' },
-    { path: 'src/defu.ts', edit: replaceOnce('object[key] = [...value, ...object[key]];', 'object[key] = value;'), bad: true, what: 'behaviour its tests catch' },
+    { path: 'src/defu.ts', edit: replaceOnce('object[key] = [...value, ...object[key]];', 'object[key] = value;'), bad: true, what: CAUGHT },
     { path: 'src/_utils.ts', edit: replaceOnce('const prototype = Object.getPrototypeOf(value);', 'const prototype: unknown = Object.getPrototypeOf(value);'), bad: false, what: 'body-only' },
     { path: 'src/types.ts', edit: append('export const broken: number = "x";'), bad: true, what: 'own type error' },
     { path: 'src/version.ts', edit: fileOf('export const version = "6.1.7";\n'), bad: false, what: 'new module' },
@@ -175,48 +187,74 @@ function vitestVersion(root: string): string {
 
 interface SessionResult {
   wallMs: number
-  /** Bad writes on disk when a later call began (or when the turn ended). */
+  /** Bad writes on disk when they must be gone: at a later call (at the turn's end for a kept-for-now one under turn verdicts). */
   escaped: Set<string>
-  /** Good writes missing then. */
+  /** Good writes that ran and were missing at a later call or at the end. */
   undone: Set<string>
-  /** Per write: the first line of its result. */
+  /** Calls answered `not run` (sent again). */
+  refused: number
+  /** Per call: the first line of its result. */
   results: string[]
 }
 
-/** The innermost `tools/execute` listener: before each call runs (every guard has had its say), the written files against the good writes'. */
-function probe(writes: readonly Write[], root: string, out: SessionResult) {
-  const check = (upTo: number) => {
-    const expected = new Map<string, string | undefined>()
-    for (const w of writes.slice(0, upTo)) if (!w.bad) expected.set(w.path, w.content)
-    for (const [i, w] of writes.slice(0, upTo).entries()) {
+/**
+ * The innermost `tools/execute` listener: before each call runs (every
+ * guard has had its say), the files the writes that ran so far touched,
+ * against what their good writes left.
+ */
+function probe(writes: readonly Write[], root: string, out: SessionResult, strict: boolean) {
+  const ran: number[] = []
+  const check = (atEnd: boolean) => {
+    const expected = new Map<string, string>()
+    for (const i of ran) if (!writes[i]!.bad) expected.set(writes[i]!.path, writes[i]!.content)
+    for (const i of ran) {
+      const w = writes[i]!
       const now = existsSync(join(root, w.path)) ? readFileSync(join(root, w.path), 'utf8') : undefined
-      const want = expected.has(w.path) ? expected.get(w.path) : undefined
-      if (w.bad && now === w.content && now !== want) out.escaped.add(`#${i + 1} ${w.what} ${w.path}`)
+      if (w.bad && now === w.content && (atEnd || strict || !w.ripple)) out.escaped.add(`#${i + 1} ${w.what} ${w.path}`)
       if (!w.bad && expected.get(w.path) === w.content && now !== w.content) out.undone.add(`#${i + 1} ${w.what} ${w.path}`)
     }
   }
-  let calls = 0
   return {
-    plugin: { name: 'bench-agent-probe', apply: (ctx: Context) => { ctx.on('tools/execute', (_exec, next) => { check(calls++); return next() }) } },
-    atEnd: () => check(writes.length),
+    plugin: {
+      name: 'bench-agent-probe',
+      apply: (ctx: Context) => {
+        ctx.on('tools/execute', (exec, next) => {
+          check(false)
+          const args = exec.arguments as { path?: string; content?: string }
+          const i = writes.findIndex((w, j) => j > (ran.at(-1) ?? -1) && w.path === args.path && w.content === args.content)
+          if (i >= 0) ran.push(i)
+          return next()
+        })
+      },
+    },
+    atEnd: () => check(true),
   }
 }
 
-async function session(ws: Workspace, thinkMs: number, guarded: boolean): Promise<SessionResult> {
+/** The model's answers: the script, one step per request, each held back `thinkMs`; a call answered `not run` is sent again. */
+function model(steps: readonly ScriptStep[], thinkMs: number, out: SessionResult) {
+  const script = scriptReplies(steps)
+  let next = 0
+  return (request: RecordedRequest): StreamReply => {
+    const last = request.body?.messages?.at(-1)
+    const refused = last?.role === 'tool' && typeof last.content === 'string' && last.content.startsWith('not run:')
+    if (refused) out.refused++
+    const step = refused && next > 0 ? next - 1 : next++
+    return { ...(script(request, step) as StreamReply), gate: { before: 0, until: delay(thinkMs) } }
+  }
+}
+
+async function session(ws: Workspace, thinkMs: number, guard: Record<string, unknown> | undefined): Promise<SessionResult> {
   const root = ws.fresh()
   const steps: ScriptStep[] = [...ws.writes.map(w => ({ toolCalls: [{ name: 'write_file', arguments: { path: w.path, content: w.content } }] })), { text: 'Done.' }]
-  const script = scriptReplies(steps)
-  // The model thinks before its first byte: the answer is held back that long after the request arrived.
-  const server = await startProtocolServer((request, index) => ({ ...(script(request, index) as StreamReply), gate: { before: 0, until: delay(thinkMs) } }))
-  const out: SessionResult = { wallMs: 0, escaped: new Set(), undone: new Set(), results: [] }
-  const p = probe(ws.writes, root, out)
-  const plugins: PluginSpec[] = guarded
-    ? [[Snapshot, {}], [DstValidService, { verdicts: 'strict' }], p.plugin]
-    : [p.plugin]
+  const out: SessionResult = { wallMs: 0, escaped: new Set(), undone: new Set(), refused: 0, results: [] }
+  const server = await startProtocolServer(model(steps, thinkMs, out))
+  const p = probe(ws.writes, root, out, guard?.verdicts === 'strict')
+  const plugins: PluginSpec[] = guard ? [[Snapshot, {}], [DstValidService, guard], p.plugin] : [p.plugin]
   const h = await harness({
     workspace: root,
     model: [OpenAI, { baseUrl: server.baseUrl, model: 'bench', maxRetries: 0, timeoutMs: 600_000 }],
-    agent: { maxSteps: ws.writes.length + 5 },
+    agent: { maxSteps: 2 * ws.writes.length + 5 },
     plugins,
   })
   try {
@@ -226,22 +264,27 @@ async function session(ws: Workspace, thinkMs: number, guarded: boolean): Promis
     out.wallMs = performance.now() - started
     p.atEnd()
     out.results = h.session.ofType('tool/result').map(e => String(e.data.content).split('\n')[0]!)
-    if (out.results.length !== ws.writes.length) throw new Error(`agent bench: ${out.results.length} of ${ws.writes.length} calls ran`)
+    if (out.results.length !== ws.writes.length + out.refused) throw new Error(`agent bench: ${out.results.length} calls ran, ${ws.writes.length} writes and ${out.refused} sent again`)
   } finally {
     await h.dispose()
     await server.close()
     rmSync(root, { recursive: true, force: true })
   }
-  if (!guarded) return { ...out, escaped: new Set(), undone: new Set() }
-  return out
+  return guard ? out : { ...out, escaped: new Set(), undone: new Set() }
 }
 
 const s = (ms: number) => `${(ms / 1000).toFixed(1)} s`
 const load = () => readFileSync('/proc/loadavg', 'utf8').split(' ').slice(0, 3).join(' ')
 
 const wanted = process.argv.slice(2).flatMap((a, i, all) => (all[i - 1] === '--workspace' ? [a] : []))
+const verdicts = process.env.DSH_BENCH_AGENT_VERDICTS
+const guards: { label: string; config: Record<string, unknown> }[] = [
+  { label: 'guarded', config: verdicts ? { verdicts } : {} },
+  ...(process.env.DSH_BENCH_AGENT_FOREGROUND ? [{ label: 'guarded, background: false', config: { ...(verdicts ? { verdicts } : {}), background: false } }] : []),
+]
 const rows: string[] = []
 const notes: string[] = []
+let failed = false
 for (const make of [{ key: 'library', make: libraryWorkspace }, { key: 'defu', make: defuWorkspace }]) {
   if (wanted.length && !wanted.includes(make.key)) continue
   const ws = make.make()
@@ -252,20 +295,22 @@ for (const make of [{ key: 'library', make: libraryWorkspace }, { key: 'defu', m
   const bad = ws.writes.filter(w => w.bad).length
   for (const think of THINKS) {
     console.error(`agent bench: ${ws.name}, ${think / 1000} s thinking: unguarded…`)
-    const plain = await session(ws, think, false)
-    console.error(`agent bench: … guarded (load ${load()})…`)
-    const guarded = await session(ws, think, true)
-    const perWrite = (guarded.wallMs - plain.wallMs) / ws.writes.length
-    rows.push(`| ${ws.name} | ${think / 1000} s | ${s(plain.wallMs)} | ${s(guarded.wallMs)} | **${(guarded.wallMs / plain.wallMs).toFixed(2)}×** | ${s(perWrite)} | ${bad - guarded.escaped.size} of ${bad} | ${guarded.undone.size} | ${load()} |`)
-    for (const e of guarded.escaped) notes.push(`${ws.name}, ${think / 1000} s: bad write still on disk at the next call: ${e}`)
-    for (const u of guarded.undone) notes.push(`${ws.name}, ${think / 1000} s: good write missing at the next call: ${u}`)
-    if (process.env.DSH_BENCH_VERBOSE) guarded.results.forEach((r, i) => notes.push(`#${i + 1} ${ws.writes[i]!.bad ? 'bad ' : 'good'} ${ws.writes[i]!.what}: ${r}`))
+    const plain = await session(ws, think, undefined)
+    for (const g of guards) {
+      console.error(`agent bench: … ${g.label} (load ${load()})…`)
+      const r = await session(ws, think, g.config)
+      const perWrite = (r.wallMs - plain.wallMs) / ws.writes.length
+      rows.push(`| ${ws.name} | ${think / 1000} s | ${g.label} | ${s(plain.wallMs)} | ${s(r.wallMs)} | **${(r.wallMs / plain.wallMs).toFixed(2)}×** | ${s(perWrite)} | ${bad - r.escaped.size} of ${bad} | ${r.undone.size} | ${r.refused} | ${load()} |`)
+      for (const e of r.escaped) notes.push(`${ws.name}, ${think / 1000} s, ${g.label}: a bad write still on disk when it must be gone: ${e}`)
+      for (const u of r.undone) notes.push(`${ws.name}, ${think / 1000} s, ${g.label}: a good write undone: ${u}`)
+      failed ||= r.escaped.size > 0 || r.undone.size > 0
+      if (process.env.DSH_BENCH_VERBOSE) r.results.forEach((line, i) => notes.push(`${g.label} call ${i + 1}: ${line}`))
+    }
   }
 }
-console.log('## An agent session of 20 writes (one file per call), unguarded vs guarded (strict verdicts)\n')
-console.log('| workspace | model thinks | unguarded | guarded | guarded ÷ unguarded | guard per write | bad writes undone before the next call | good writes undone | load |')
-console.log('|---|---|---|---|---|---|---|---|---|')
+console.log(`## An agent session of 20 writes (one file per call), unguarded vs guarded (verdicts: ${verdicts ?? 'the default'})\n`)
+console.log('| workspace | model thinks | guard | unguarded | guarded | guarded ÷ unguarded | guard per write | bad writes gone in time | good writes undone | calls sent again | load |')
+console.log('|---|---|---|---|---|---|---|---|---|---|---|')
 console.log(rows.join('\n'))
 if (notes.length) console.log(`\n${notes.map(n => `- ${n}`).join('\n')}`)
-const failed = rows.length === 0 || notes.some(n => n.includes('still on disk') || n.includes('missing at'))
-process.exit(failed ? 1 : 0)
+process.exit(failed || !rows.length ? 1 : 0)
