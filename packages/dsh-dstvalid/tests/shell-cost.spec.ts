@@ -61,4 +61,21 @@ describe('a judged shell call measures no whole suite before it runs', { timeout
       ['run tests/exports.test.ts -t ^(exports every module)$', 'fail'],
     ])
   })
+
+  it('the vitest CLI: a file the call deleted is put back for the run on the content before, in a mount namespace', async () => {
+    const root = makeWorkspace('shop', {
+      'tests/data.txt': 'cents\n',
+      'tests/data.test.ts': "import { readFileSync } from 'node:fs'\nimport { expect, it } from 'vitest'\n\nit('reads its data', () => expect(readFileSync('tests/data.txt', 'utf8')).toBe('cents\\n'))\n",
+    })
+    const h = await boot(root, { tsconfig: 'tsconfig.full.json', warmTests: false }, snapshot)
+    const r = await h.exec('bash', { command: 'rm tests/data.txt' })
+    expect(r.content.split('\n')[0]).toBe('rolled back: test failed after bash on tests/data.txt')
+    expect(readText(root, 'tests/data.txt')).toBe('cents\n')
+    const runs = testRuns(h).map(([argv, outcome]) => [argv!.replace(/^.*vitest\.mjs /, '').split(' --')[0]!, ...argv!.match(/\(the content before.*\)$/) ?? [], outcome])
+    expect(runs).toEqual([
+      ['related tests/data.txt tests/data.test.ts', 'fail'],
+      ['run tests/data.test.ts', '(the content before the write, in a mount namespace)', 'pass'],
+      ['run tests/data.test.ts -t ^(reads its data)$', 'fail'],
+    ])
+  })
 })
