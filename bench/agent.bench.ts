@@ -205,13 +205,22 @@ interface SessionResult {
 function probe(writes: readonly Write[], root: string, out: SessionResult, strict: boolean) {
   const ran: number[] = []
   const check = (atEnd: boolean) => {
-    const expected = new Map<string, string>()
-    for (const i of ran) if (!writes[i]!.bad) expected.set(writes[i]!.path, writes[i]!.content)
+    const paths = new Map<string, { good?: number; bad?: number }>()
+    // Per path: its last good write, and the last bad one since.
     for (const i of ran) {
       const w = writes[i]!
-      const now = existsSync(join(root, w.path)) ? readFileSync(join(root, w.path), 'utf8') : undefined
-      if (w.bad && now === w.content && (atEnd || strict || !w.ripple)) out.escaped.add(`#${i + 1} ${w.what} ${w.path}`)
-      if (!w.bad && expected.get(w.path) === w.content && now !== w.content) out.undone.add(`#${i + 1} ${w.what} ${w.path}`)
+      paths.set(w.path, w.bad ? { ...paths.get(w.path), bad: i } : { good: i })
+    }
+    for (const [path, { good, bad }] of paths) {
+      const now = existsSync(join(root, path)) ? readFileSync(join(root, path), 'utf8') : undefined
+      // The last bad write since the last good one: kept for now is allowed only for a ripple under turn verdicts, until the turn's end.
+      const b = bad === undefined ? undefined : writes[bad]!
+      const heldForNow = !!b?.ripple && !strict && !atEnd
+      if (b && now === b.content) {
+        if (!heldForNow) out.escaped.add(`#${bad! + 1} ${b.what} ${path}`)
+        continue
+      }
+      if (good !== undefined && now !== writes[good]!.content) out.undone.add(`#${good + 1} ${writes[good]!.what} ${path}`)
     }
   }
   return {
