@@ -7,7 +7,7 @@
 //   - namespaces: fresh user, PID and mount namespaces with the vault read-only
 //     and the key store hidden (the default where the system allows it).
 // Medians of N calls; read the ratios, not the milliseconds, on a shared machine.
-// Then what the checks pay for the same namespaces (ADR 0028): a one-test
+// Then what the checks pay for the same namespaces (ADR 0015): a one-test
 // `vitest run` (the CLI check) and the start of a long-lived Node child with
 // an IPC channel (the warm runner's start, to its first message), naive vs
 // isolated.

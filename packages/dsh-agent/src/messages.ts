@@ -14,8 +14,8 @@ function harnessNotice(source: string, text: string): string {
  *
  * Harness notices (`context/message`) are sent as `user` messages reading
  * `[harness: <source>] <text>`, never as `system` messages: the chat
- * templates of vLLM and llama.cpp reject a system message that is not first
- * (ADR 0012). Adjacent user-role messages (notices and the user's own text)
+ * templates of vLLM and llama.cpp reject a system message that is not first.
+ * Adjacent user-role messages (notices and the user's own text)
  * are merged into one, parts separated by a blank line, so user and
  * assistant turns still alternate for templates that insist on it.
  */

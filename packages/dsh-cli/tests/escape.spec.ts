@@ -141,7 +141,7 @@ try {
 writeFileSync(${JSON.stringify(out)}, JSON.stringify({ dsh, seesDsh: processes.includes(pid), withKey: withKey.length, keyStore: existsSync(${JSON.stringify(keyFile)}), vault }))
 `
 
-describe('checks run where dsh cannot be seen (ADR 0028)', () => {
+describe('checks run where dsh cannot be seen (ADR 0015)', () => {
   it.skipIf(!namespaces)('a real dsh run with credentials: an agent-written vitest test (warm runner) and a compile command find no dsh process, no environment with the key, no key store, and cannot write the vault', async () => {
     const guarded = `${logged}- id: snapshot\n  name: dsh-snapshot\n- id: dstvalid\n  name: dsh-dstvalid\n  config:\n    profiles: [typescript, generic]\n    compileCommand: node probe.mjs\n`
     const { dir, ws, config } = setup(guarded)

@@ -122,7 +122,7 @@ describe('stop signals', () => {
     expect(existsSync(join(ws, '.dsh/.gitignore'))).toBe(true)
   })
 
-  it.skipIf(isolationSupport().mode !== 'namespaces')('SIGKILL of dsh alone while a check hangs: the check (its own process group) ends with it (ADR 0028)', async () => {
+  it.skipIf(isolationSupport().mode !== 'namespaces')('SIGKILL of dsh alone while a check hangs: the check (its own process group) ends with it (ADR 0015)', async () => {
     const { marker, run } = await hangingCheck(4)
     // No exit handler runs: only the kernel can end the check (its namespace's parent-death signal).
     process.kill(run.cli.pid!, 'SIGKILL')

@@ -183,7 +183,7 @@ export class AcceptedState {
       if (!rules.isTestFile(p.file)) return 'regression'
       // Test-first work is in a test file the write touched, or in one whose test-first work is pending (it had diagnostics
       // already). A test file another write broke (a source export renamed under it) is a regression, as the naive check
-      // says: rolled back by the type-check, no test run (ADR 0036; Go's test files the same way, ADR 0022).
+      // says: rolled back by the type-check, no test run (ADR 0037; Go's test files the same way).
       return touched.has(p.file) || this._problems.some(q => q.kind === 'diagnostic' && q.file === p.file) ? 'warning' : 'regression'
     }
     // A test the accepted state never had (written before its implementation).

@@ -247,7 +247,7 @@ export class Guard {
     const checks: CheckVerdict[] = []
     const measurements = new Map<Check, Measurement>()
     const selection = this.selection(change)
-    // What the later checks are handed: the change, and what an earlier check found of its declarations (ADR 0033).
+    // What the later checks are handed: the change, and what an earlier check found of its declarations.
     let seen = { change, selection }
     for (const check of this.options.checks) {
       const started = performance.now()
@@ -369,7 +369,7 @@ export class Guard {
 
   /**
    * Flaky confirmation: newly failing tests re-run alone (a timed-out one
-   * with {@link TIMEOUT_FACTOR}× its limit, ADR 0025). When every failure
+   * with {@link TIMEOUT_FACTOR}× its limit). When every failure
    * that repeats is such a timeout, the same re-runs are made on the
    * accepted content (`Check.confirmAccepted`): a test that times out alone
    * there too hangs alone whatever the write (it depends on the tests

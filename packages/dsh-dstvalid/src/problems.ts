@@ -28,7 +28,7 @@ export function failingTest(check: string, id: string, file: string, line: numbe
 /**
  * How much longer a test that failed by its time limit is given when it is
  * re-run alone: one slowed by load passes, one the write made hang still
- * times out (ADR 0025).
+ * times out.
  */
 export const TIMEOUT_FACTOR = 4
 

@@ -23,12 +23,12 @@ export function checkEnv(extra: Record<string, string | undefined> = {}): Record
 
 /**
  * How every process a check starts is isolated where namespaces are
- * available (ADR 0028): in fresh user, PID and mount namespaces, as the bash
+ * available (ADR 0015): in fresh user, PID and mount namespaces, as the bash
  * tool's commands are — a test the agent wrote sees only its own run's
  * processes in `/proc` (not dsh's `/proc/<pid>/environ`, nor its parents'),
  * finds dsh's key store under an empty tmpfs and dsh's `vault` (its records,
  * the snapshot journal) read-only, and ends with the check (also when dsh is
- * SIGKILLed). `extra`: the accepted content's overlays (ADR 0024). Undefined
+ * SIGKILLed). `extra`: the accepted content's overlays (ADR 0019). Undefined
  * without namespaces and without overlays: the command runs as it is.
  */
 export function checkIsolation(extra: Isolation = {}, vault?: string): Isolation | undefined {

@@ -6,7 +6,7 @@ import type { Change } from './types.ts'
 
 /**
  * Whether a test command can be shown a change's accepted content in a
- * private mount namespace (ADR 0024): namespaces are available here, and
+ * private mount namespace (ADR 0019): namespaces are available here, and
  * the content before is known for every path the change touched. Unlike
  * the warm runner's served modules, a mount reaches the test's own file
  * reads too (a fixture, a listing of a directory).

@@ -13,8 +13,7 @@ const SCRIPT = /\.[cm]?[jt]sx?$/
  * Why a write cannot change what a script's tests report — it changed
  * nothing but comments and whitespace (directives count as code: see
  * `commentOnly`) in existing scripts — or undefined when it may. What a test
- * sees of a comment is only the text a few read as a file, and line numbers
- * (ADR 0027).
+ * sees of a comment is only the text a few read as a file, and line numbers.
  */
 export function testsUnchanged(change: Change): Promise<string | undefined> {
   return onlyComments(change, SCRIPT, commentOnly)

@@ -32,7 +32,7 @@ export interface Problem {
    * The failure is the runner's own time limit, not an assertion: the test
    * (or a hook of it) did not finish within `limitMs` (vitest "Test timed
    * out in 5000ms", Jest "Exceeded timeout of 5000 ms", a `go test -timeout`
-   * panic). Such a failure is confirmed with a longer limit (ADR 0025).
+   * panic). Such a failure is confirmed with a longer limit.
    */
   timeout?: { limitMs: number; hook?: boolean }
 }
@@ -97,7 +97,7 @@ export interface Measurement {
   /**
    * Judging a write: every file it changed is a script whose declaration
    * signature — what its importers can see of it — this check found
-   * unchanged (a type-check; ADR 0033). Absent: one changed, or it cannot tell.
+   * unchanged (a type-check). Absent: one changed, or it cannot tell.
    */
   declarationsKept?: DeclarationsKept
 }
@@ -164,7 +164,7 @@ export interface CheckIO {
   /** Milliseconds a single command may take before its process group is killed. */
   timeoutMs: number
   maxOutputBytes: number
-  /** dsh's vault (`.dsh/`): mounted read-only for the commands a check starts (ADR 0028). */
+  /** dsh's vault (`.dsh/`): mounted read-only for the commands a check starts (ADR 0015). */
   vault?: string
   /** Aborts the running command (the turn was aborted). */
   signal?: AbortSignal
@@ -203,7 +203,7 @@ export interface Check {
   /**
    * The same re-runs alone as {@link confirm}, on the accepted content
    * (`change.before` served as {@link measureAccepted} serves it): a test
-   * that times out alone there too is not the write's (ADR 0025). Undefined
+   * that times out alone there too is not the write's. Undefined
    * when it cannot be done for this change.
    */
   confirmAccepted?(problems: Problem[], change: Change, io: CheckIO): Promise<Confirmation | undefined>

@@ -25,7 +25,7 @@ describe('a hung check', () => {
   it('is killed at its timeout (process group), the write is kept unverified, and the harness stays responsive', async () => {
     const root = makeWorkspace('')
     // The sleeper is a grandchild of the harness: only killing the process group (or its namespace) ends it.
-    // Found by its command line: in a PID namespace (ADR 0028) its own `$!` is not the pid the harness sees.
+    // Found by its command line: in a PID namespace (ADR 0015) its own `$!` is not the pid the harness sees.
     const seconds = `30.${process.pid}${Date.now() % 1000}`
     const command = `sleep ${seconds} & wait; echo never`
     const h = await boot(root, { profiles: ['generic'], testCommand: command, timeoutMs: 1000 })

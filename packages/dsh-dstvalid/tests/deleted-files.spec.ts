@@ -36,7 +36,7 @@ async function runDemo(steps: object[], tsInclude?: string[]): Promise<{ ws: str
 }
 
 describe('files deleted or moved through the shell', () => {
-  it('`rm -rf src` is rolled back: the type-check sees the tests that imported the deleted files break (ADR 0036); the next harmless call is kept', async () => {
+  it('`rm -rf src` is rolled back: the type-check sees the tests that imported the deleted files break (ADR 0037); the next harmless call is kept', async () => {
     const { ws, results, exitCode } = await runDemo([
       { toolCalls: [{ name: 'bash', arguments: { command: 'rm -rf src; ls' } }] },
       { toolCalls: [{ name: 'bash', arguments: { command: 'echo hi > notes.txt' } }] },

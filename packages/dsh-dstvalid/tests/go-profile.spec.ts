@@ -41,7 +41,7 @@ describe.skipIf(!hasGo)('Go profile (go.mod → go build, go vet, go test -json)
     const h = await boot(root, { testArgs: [] })
 
     // Only a test calls double: go build passes, vet's finding is in a test file the write did not touch: the write's, not
-    // test-first work, so vet rolls it back and no test runs (ADR 0036; before, the test check found its build failure).
+    // test-first work, so vet rolls it back and no test runs (ADR 0037).
     const tests = () => runs(h.session).filter(r => r.argv[1] === 'test').length
     const before = tests()
     const renamed = await h.exec('edit_file', { path: 'calc/double.go', old_string: 'func double(', new_string: 'func twice(' })

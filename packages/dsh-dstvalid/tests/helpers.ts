@@ -261,7 +261,7 @@ export interface RunnerAnswers {
  * for byte after a re-run alone, a syntax error rolled back, a test-first
  * test file kept with the warning.
  */
-/** The last argument of a run recorded on the accepted content served in a mount namespace (ADR 0024). */
+/** The last argument of a run recorded on the accepted content served in a mount namespace (ADR 0019). */
 const ACCEPTED_IN_NAMESPACE = '(the content before the write, in a mount namespace)'
 
 export function runnerScenarios(suite: { readonly h: Harness }, answers: RunnerAnswers): void {

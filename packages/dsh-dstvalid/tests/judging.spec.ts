@@ -74,7 +74,7 @@ describe('the accepted state', () => {
     expect(cmp.warnings.map(p => p.file)).toEqual(['tests/a.test.ts'])
   })
 
-  it('a new diagnostic in a test file the write did not touch is a regression, unless its test-first work is pending (ADR 0036)', () => {
+  it('a new diagnostic in a test file the write did not touch is a regression, unless its test-first work is pending (ADR 0037)', () => {
     const state = new AcceptedState()
     state.advance({ status: 'ok', problems: [d('tests/pending.test.ts', 2, 'no export subtract')], scope: 'all' })
     const cmp = state.compare({ status: 'ok', problems: [d('tests/a.test.ts', 1, 'no export greet'), d('tests/pending.test.ts', 2, 'string expected')], scope: 'all' }, rules, new Set(['src/a.ts']))

@@ -19,7 +19,7 @@ describe('a check that cannot run says why (the line that explains it, not the l
       `warning: not verified: vitest exit 1: failed to load config from ${root}/vitest.config.ts: Error: DATABASE_URL is not set`,
     ].join('\n') })
     const cause = `failed to load config from ${root}/vitest.config.ts: Error: DATABASE_URL is not set`
-    // The write's own run only: a run that cannot judge measures no accepted state (ADR 0024).
+    // The write's own run only: a run that cannot judge measures no accepted state (ADR 0019).
     expect(runs(h.session).filter(x => x.check === 'test').map(x => [x.outcome, x.cause])).toEqual([['fail', cause]])
   }, 300_000)
 

@@ -25,7 +25,7 @@ describe('test guard through the vitest CLI (vitest related, type-checking tests
     expect(h.results.map(x => [x.check, x.outcome])).toEqual([['typecheck', 'pass'], ['test', 'rolled-back']])
     const tests = runs(h.session).filter(x => x.check === 'test')
     // The related run after the write (never the whole suite), the failing test file on the content before
-    // the write in a mount namespace (ADR 0024), the failing test alone; no re-check: the file is back byte for byte.
+    // the write in a mount namespace (ADR 0019), the failing test alone; no re-check: the file is back byte for byte.
     expect(tests.map(x => [x.argv[2], x.outcome])).toEqual([['related', 'fail'], ['run', 'pass'], ['run', 'fail']])
     expect(tests[0]!.argv.slice(3, 5)).toEqual(['src/money.ts', '--run'])
     expect(tests[1]!.argv.slice(3, 4)).toEqual(['tests/money.test.ts'])
@@ -97,7 +97,7 @@ describe('test guard through the vitest CLI (vitest related, type-checking tests
     expect(runs(h.session).slice(from)).toEqual([])
     expect(h.notices.map(n => n.text)).toContain('test: not run: only comments and whitespace changed in src/money.ts')
   })
-  it('rolls back a source rename that breaks a test file it did not touch by the type-check, running no test (ADR 0036)', async () => {
+  it('rolls back a source rename that breaks a test file it did not touch by the type-check, running no test (ADR 0037)', async () => {
     const { h } = suite
     const from = runs(h.session).length
     // `greet` is imported by tests/greeting.test.ts alone: the test file's new error is the write's, not test-first work.

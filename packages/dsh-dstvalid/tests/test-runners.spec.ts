@@ -80,7 +80,7 @@ describe('vitest with projects, one of which cannot start; a suite longer than t
     const { h } = suite
     const r = await h.exec('edit_file', { path: 'src/label.ts', old_string: '`${discount(amount, 10)} cents`', new_string: "discount(amount, 10) + ' cents'" })
     expect(r).toEqual({ content: 'edited src/label.ts' })
-    // One related run, after the write: it passed, so no accepted state is measured (ADR 0024).
+    // One related run, after the write: it passed, so no accepted state is measured (ADR 0019).
     expect(runs(h.session).map(x => x.argv.slice(2, 5))).toEqual([['related', 'src/label.ts', '--run']])
     expect(h.results.map(x => [x.check, x.outcome])).toEqual([['test', 'pass']])
   })

@@ -1,6 +1,6 @@
 /**
  * A failure that is only a test's own time limit is not blamed on the write
- * until it is shown not to be load (ADR 0025): the test is re-run alone with
+ * until it is shown not to be load: the test is re-run alone with
  * four times its limit. One that then passes is kept, with a warning naming
  * the test and the time it took; one that still times out is re-run the same
  * way on the content before the write: timing out there too (it hangs alone,

@@ -104,8 +104,8 @@ describe('type-only test files after a write that kept every declaration', () =>
     expect(measured(h, 'tests/math.test-d.ts')).toBe(false)
 
     // The same kind of edit by its syntax, but `double` may now return undefined. The type test is in the guard's tsconfig,
-    // and the write did not touch it: its new error is the write's (ADR 0036), so the type-check rolls it back and no test
-    // runs. (Before ADR 0036 the type-only test file ran, failed, and rolled it back.)
+    // and the write did not touch it: its new error is the write's (ADR 0037), so the type-check rolls it back and no test
+    // runs.
     const broken = await h.exec('edit_file', { path: 'src/math.ts', old_string: 'return x + x', new_string: 'return (x + x) as number | undefined' })
     expect(broken).toEqual({
       isError: true,

@@ -133,7 +133,7 @@ describe.skipIf(!hasPytest)('pytest: only the checks that can change the verdict
       'rolled back: test failed after edit_file on calc.py',
       'tests/test_calc.py FAIL test_add — assert 125 == 425 + where 125 = add(150, 275)',
       "tests/test_report.py FAIL test_total — AssertionError: assert '1 cents' == '3 cents' - 3 cents ? ^ + 1 cents ? ^")
-    // The kept write's results are the accepted state's (ADR 0014): nothing is measured on the accepted content again.
+    // The kept write's results are the accepted state's: nothing is measured on the accepted content again.
     expect(testRuns(h, true).slice(2)).toEqual([
       ['python3 -m pytest -q -p no:cacheprovider --continue-on-collection-errors tests/test_calc.py tests/test_known.py tests/test_report.py', 'workspace', 'fail'],
     ])

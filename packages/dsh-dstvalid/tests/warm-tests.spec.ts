@@ -111,7 +111,7 @@ describe('warm test runner (the workspace\'s vitest through its Node API)', () =
 
     // A config change restarts the runner, and every test runs (vitest's own rule for its config files).
     const beforeConfig = check.pid!
-    // (It excludes no test file: one whose tests passed and no longer run would roll the write back, ADR 0022.)
+    // (It excludes no test file: one whose tests passed and no longer run would roll the write back.)
     const config = await h.exec('write_file', { path: 'vitest.config.mjs', content: 'export default { test: { testTimeout: 20000 } }\n' })
     expect(config.isError).toBeFalsy()
     expect(h.notices.map(n => n.text)).toContain('vitest.config.mjs changed: restarting the warm test runner')
@@ -202,7 +202,7 @@ it('runs alone', async () => {
 `
 
   // Skipped on a 1-core machine only: there "every core" is one worker, and the two files that must meet cannot.
-  it.skipIf(availableParallelism() < 2)('runs test files on every core (ADR 0032), unless the workspace limits how many run at once', async () => {
+  it.skipIf(availableParallelism() < 2)('runs test files on every core, unless the workspace limits how many run at once', async () => {
     const io: CheckIO = { record: () => {}, notice: () => {}, timeoutMs: 120_000, maxOutputBytes: 1 << 20 }
     /** The whole suite of `root` in a warm runner: nothing fails, and exactly `keys` pass. */
     const passesWhole = async (root: string, keys: string[]) => {

@@ -2,7 +2,7 @@
 // statically use erasable TypeScript only, so the harness's Node 22 strips
 // their types itself. The suite's sources use syntax type stripping refuses
 // (parameter properties): inside the harness, tsx's ESM hooks are registered
-// before the first of them is imported (ADR 0009).
+// before the first of them is imported.
 import { register } from 'tsx/esm/api'
 import { findHarness } from './harness.ts'
 

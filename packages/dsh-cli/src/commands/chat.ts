@@ -95,6 +95,11 @@ async function chat(harness: Harness, io: CliIO, json: boolean, log: LogSink): P
   const { session, agent } = harness.createSession()
   // A log that cannot be written is said once, at the end, with the session's outcome.
   harness.ctx.on('agent/flush-failed', failed => failed === agent || undefined)
+  // A turn whose end is logged is over for the user, though the agent is still flushing it: a Ctrl-C then means "exit".
+  let turnOpen = false
+  harness.ctx.on('session/event', (s, event) => {
+    if (s === session && (event.type === 'turn/start' || event.type === 'turn/end')) turnOpen = event.type === 'turn/start'
+  })
   const interactive = !json && !!(io.stdin as { isTTY?: boolean }).isTTY
   const view = await attachProgress(harness.ctx, session, io, { mode: progressMode(io, json), echoUser: !interactive })
   if (!json) log.write = line => view.say(line)
@@ -117,7 +122,7 @@ async function chat(harness: Harness, io: CliIO, json: boolean, log: LogSink): P
       state.exit(130)
       return
     }
-    if (agent.status === 'running') {
+    if (turnOpen && agent.status === 'running') {
       agent.abort()
       view.say('^C aborting the turn · Ctrl-C again to exit')
     } else {

@@ -206,7 +206,8 @@ async function serve(argv: string[], io: CliIO): Promise<number> {
       harness = await bootHarness({
         workspace, vault,
         // The agent is the model and runs its own tools: no model, no workspace tools of ours.
-        // The agent's tools write in its own process: each call's post record tells recovery what the call left (cordis.yml gives dsh-snapshot no config of its own).
+        // The agent's tools write in its own process: each call's post record tells recovery what the call left
+        // (cordis.yml gives dsh-snapshot no config of its own).
         patches: [{ id: 'model', disabled: true }, { id: 'workspace-tools', disabled: true }, { id: 'snapshot', config: { elsewhere: true } }],
         log: line => io.stderr(`${stamp()} ${line}\n`),
       })

@@ -54,7 +54,10 @@ export interface ProbeOutcome {
   cpuMs?: number
   /** The 1-minute load average when the probe ended (the machine may be shared: wall times compare only at a like load). */
   load?: number
-  /** The commands (or in-process checks) the guard ran for it, with their times; `how`: the type-check's mode (`from build info`, `cold`, …) when it said one. */
+  /**
+   * The commands (or in-process checks) the guard ran for it, with their times;
+   * `how`: the type-check's mode (`from build info`, `cold`, …) when it said one.
+   */
   runs: { check: string; ms: number; outcome: string; how?: string }[]
   /** Which test files the test check ran and why, as it said (e.g. `tests: 13 of 94 related test files: those that ran \`raw\``). */
   selection?: string

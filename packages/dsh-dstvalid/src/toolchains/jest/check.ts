@@ -97,7 +97,7 @@ export class JestCheck implements Check {
     return [...new Set([...roots, ...tops])].flatMap(r => ['--roots', r])
   }
 
-  /** A write whose paths all existed before it: its failing tests' accepted state is measured after it, in a mount namespace (ADR 0024). */
+  /** A write whose paths all existed before it: its failing tests' accepted state is measured after it, in a mount namespace (ADR 0019). */
   servable(change: Change): boolean {
     return servableByMount(change)
   }
@@ -116,7 +116,7 @@ export class JestCheck implements Check {
     return confirmAlone(problems, p => this._names.get(p.key), rerun => this.rerun(rerun, io))
   }
 
-  /** The same re-runs on the accepted content, in a mount namespace (ADR 0024). */
+  /** The same re-runs on the accepted content, in a mount namespace (ADR 0019). */
   confirmAccepted(problems: Problem[], change: Change, io: CheckIO): Promise<Confirmation | undefined> {
     return withAcceptedContent(change, isolate => confirmAlone(problems, p => this._names.get(p.key), rerun => this.rerun(rerun, io, isolate)))
   }

@@ -105,7 +105,7 @@ export class NodeTestCheck implements Check {
     return this.run(tests, undefined, io, change.files)
   }
 
-  /** A write whose paths all existed before it: its failing tests' accepted state is measured after it, in a mount namespace (ADR 0024). */
+  /** A write whose paths all existed before it: its failing tests' accepted state is measured after it, in a mount namespace (ADR 0019). */
   servable(change: Change): boolean {
     return servableByMount(change)
   }

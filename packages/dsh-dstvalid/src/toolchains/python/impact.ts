@@ -146,7 +146,10 @@ export class PythonImpact implements ImpactSource {
   }
 }
 
-/** The Python import graph with deleted modules put back (`deleted.ts`): `import` / `from … import` lines, relative imports and a package's `__init__.py` included. */
+/**
+ * The Python import graph with deleted modules put back (`deleted.ts`): `import` / `from … import` lines,
+ * relative imports and a package's `__init__.py` included.
+ */
 export const PYTHON_GRAPH: ModuleGraph = {
   files: /\.py$/,
   graph: (root, deleted) => pythonGraphWithDeleted(root, deleted.map(p => relative(root, p).split(sep).join('/'))),

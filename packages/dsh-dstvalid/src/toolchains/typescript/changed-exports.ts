@@ -3,7 +3,7 @@
  * added, or declared by different text (a rename, a new signature, a type
  * made narrower). Syntax only, on the two source files a type-check already
  * parsed; an importer that mentions one of them is the likeliest to break,
- * so it is checked first (ADR 0026).
+ * so it is checked first.
  */
 import type * as TS from 'typescript'
 

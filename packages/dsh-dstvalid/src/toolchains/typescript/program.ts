@@ -193,7 +193,7 @@ export class TsProgramChecker {
     if (!syntax) {
       for (const project of this.referencesFirst(projects)) {
         if (!project.stale) continue
-        // Only referenced sources changed, and their owners signed them as before: nothing it reports can change (ADR 0029).
+        // Only referenced sources changed, and their owners signed them as before: nothing it reports can change.
         if (project.keepsThroughOwners(path => this.ownerOf(project.configPath, path))) continue
         begun?.push(project)
         const steps = project.checking(likely)

@@ -256,7 +256,7 @@ export class TsProject {
    * file's new content in this check with the signature this builder holds for
    * it, and whose imports and references are the ones this program read.
    * Rebuilt, the program would find the file's shape unchanged and re-check
-   * none of its own files (ADR 0020): its diagnostics cannot change (a body-only
+   * none of its own files: its diagnostics cannot change (a body-only
    * edit of a build project's file, read by hono's six runtime-test programs).
    * Then it is no longer stale, and keeps the file's earlier tree until
    * something else makes it rebuild; its builder sees the file's new content then.
@@ -441,7 +441,7 @@ export class TsProject {
    * of the old one only its files and module resolutions. A check that
    * re-checked many files leaves a type-checker full of types (hono's
    * `tsconfig.spec.json`: 370 MB) that would otherwise stay until the
-   * project's next rebuild (ADR 0031). The state is the same (every file at the same
+   * project's next rebuild. The state is the same (every file at the same
    * version: nothing to re-check); what it costs is a program reusing the
    * structure and a builder state over it.
    */

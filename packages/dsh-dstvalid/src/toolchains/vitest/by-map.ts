@@ -39,7 +39,7 @@ export interface MapRunner<L extends RelatedList = RelatedList> {
   listRelated(change: Change, io: CheckIO): Promise<L | undefined>
   /**
    * Of the listed test files, those the runner leaves out of the map's selection on other grounds (the warm
-   * runner: type-only test files when no declaration changed, ADR 0033), and what the verdict says of them.
+   * runner: type-only test files when no declaration changed), and what the verdict says of them.
    */
   narrow?(listed: L): { files: ReadonlySet<string>; note(count: number): string } | undefined
   /** The related test files of a change, without running them; undefined when the runner cannot say. */

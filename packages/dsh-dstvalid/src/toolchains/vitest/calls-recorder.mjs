@@ -4,7 +4,7 @@
  * test files' executions it can tell apart (`forks` or `threads` workers,
  * `sequence.hooks: 'stack'`, no coverage of their own): records which
  * functions of the workspace each test file executed, for the map that
- * selects the test files a body-only edit can reach (ADR 0021, ADR 0030).
+ * selects the test files a body-only edit can reach (ADR 0021).
  * Plain JavaScript with Node built-ins only.
  *
  * V8's precise coverage in function granularity (`callCount`, not

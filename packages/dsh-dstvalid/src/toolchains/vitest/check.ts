@@ -343,7 +343,7 @@ export class VitestCheck implements Check, CoverageSource {
 
   /**
    * A write whose paths all existed before it: its failing tests' accepted
-   * state is measured after it, in a mount namespace (ADR 0024). Not with
+   * state is measured after it, in a mount namespace (ADR 0019). Not with
    * the coverage mode: it compares each changed file with its accepted
    * coverage, which only a run before the write gives (as for `go test`).
    */
@@ -369,7 +369,7 @@ export class VitestCheck implements Check, CoverageSource {
     return confirmAlone(problems, p => names.get(p.key)?.full, rerun => this.rerun(rerun, io), p => names.get(p.key)?.project ?? '')
   }
 
-  /** The same re-runs on the accepted content, shown to each run alone in a mount namespace (ADR 0024). */
+  /** The same re-runs on the accepted content, shown to each run alone in a mount namespace (ADR 0019). */
   confirmAccepted(problems: Problem[], change: Change, io: CheckIO, names = this._judge.names): Promise<Confirmation | undefined> {
     if (!this.servable(change)) return Promise.resolve(undefined)
     return withAcceptedContent(change, isolate => confirmAlone(problems, p => names.get(p.key)?.full, rerun => this.rerun(rerun, io, isolate), p => names.get(p.key)?.project ?? ''))

@@ -189,7 +189,7 @@ function allowRecorders(/** @type {any} */ project) {
 
 /**
  * Test files run on every core unless the workspace says how many may run
- * at once (ADR 0032). vitest's own default leaves one core to its main
+ * at once. vitest's own default leaves one core to its main
  * process (one worker on a 2-core machine: hono's 13 forks one after
  * another); in the warm runner that process only serves transforms it has
  * cached, and the run is what the agent waits for. A workspace that sets

@@ -77,7 +77,7 @@ export interface WarmClientOptions {
   maxHeapMb?: number
   /** Record the functions each test file executes (the calls recorder; default true). */
   recordCalls?: boolean
-  /** dsh's vault: read-only for the runner (ADR 0028). */
+  /** dsh's vault: read-only for the runner (ADR 0015). */
   vault?: string
 }
 
@@ -128,7 +128,7 @@ export class WarmVitestClient {
       cwd: this.options.root,
       env: checkEnv({ CI: '1' }),
       ipc: true,
-      // Agent-written tests run in it: they see only the runner's own processes (ADR 0028).
+      // Agent-written tests run in it: they see only the runner's own processes (ADR 0015).
       isolate: checkIsolation(undefined, this.options.vault),
     })
     this._child = child

@@ -34,7 +34,7 @@ export interface WarmVitestOptions {
    * test files selected by imports alone.
    */
   testMap?: TestMap
-  /** dsh's vault: read-only for the runner (ADR 0028). */
+  /** dsh's vault: read-only for the runner (ADR 0015). */
   vault?: string
 }
 
@@ -164,7 +164,7 @@ export class WarmVitestCheck implements Check {
   }
 
   /**
-   * A write that kept every written file's declaration signature (ADR 0033): the related test
+   * A write that kept every written file's declaration signature: the related test
    * files less the type-only ones, said in a note. Undefined when none is left out.
    */
   private async measureWithoutTypeTests(change: Change, io: CheckIO, list: () => Promise<Listed | undefined>): Promise<Measurement | undefined> {
@@ -184,7 +184,7 @@ export class WarmVitestCheck implements Check {
 
   /**
    * Of the listed related test files, those no write that kept every written file's declaration
-   * signature can change the outcome of (ADR 0033): files only vitest's typecheck mode runs, on
+   * signature can change the outcome of: files only vitest's typecheck mode runs, on
    * tsconfigs whose programs computed those signatures, and not written themselves.
    */
   private typeTestsLeftOut(change: Change, listed: Listed): string[] {
@@ -219,7 +219,7 @@ export class WarmVitestCheck implements Check {
    * resolution looks at the disk).
    */
   get measureAccepted(): Check['measureAccepted'] {
-    // Without the warm runner (another vitest Node API), or for a write it cannot serve, the CLI in a mount namespace (ADR 0024).
+    // Without the warm runner (another vitest Node API), or for a write it cannot serve, the CLI in a mount namespace (ADR 0019).
     return this._unsupported
       ? (files, change, io) => this.options.cli.measureAccepted(files, change, io)
       : async (files, change, io) => this.servedByRunner(change) && !(await this.typechecked(files, io)) ? this.measureWithContentBefore(files, change, io) : this.options.cli.measureAccepted(files, change, io)
