@@ -195,6 +195,10 @@ interface SessionResult {
   refused: number
   /** Per call: the first line of its result. */
   results: string[]
+  /** Summed over the calls: from each call to its result (what the agent waited for in its tools). */
+  inCallsMs: number
+  /** From the last call's result to the turn's end (the stop, its judgement and any refusal). */
+  tailMs: number
 }
 
 /**
@@ -256,7 +260,7 @@ function model(steps: readonly ScriptStep[], thinkMs: number, out: SessionResult
 async function session(ws: Workspace, thinkMs: number, guard: Record<string, unknown> | undefined): Promise<SessionResult> {
   const root = ws.fresh()
   const steps: ScriptStep[] = [...ws.writes.map(w => ({ toolCalls: [{ name: 'write_file', arguments: { path: w.path, content: w.content } }] })), { text: 'Done.' }]
-  const out: SessionResult = { wallMs: 0, escaped: new Set(), undone: new Set(), refused: 0, results: [] }
+  const out: SessionResult = { wallMs: 0, escaped: new Set(), undone: new Set(), refused: 0, results: [], inCallsMs: 0, tailMs: 0 }
   const server = await startProtocolServer(model(steps, thinkMs, out))
   const p = probe(ws.writes, root, out, guard?.verdicts === 'strict')
   const plugins: PluginSpec[] = guard ? [[Snapshot, {}], [DstValidService, guard], p.plugin] : [p.plugin]
@@ -272,7 +276,11 @@ async function session(ws: Workspace, thinkMs: number, guard: Record<string, unk
     await h.agent.idle()
     out.wallMs = performance.now() - started
     p.atEnd()
-    out.results = h.session.ofType('tool/result').map(e => String(e.data.content).split('\n')[0]!)
+    const results = h.session.ofType('tool/result')
+    out.results = results.map(e => String(e.data.content).split('\n')[0]!)
+    const called = new Map(h.session.ofType('tool/call').map(e => [e.data.callId, e.time]))
+    out.inCallsMs = results.reduce((sum, e) => sum + e.time - (called.get(e.data.callId) ?? e.time), 0)
+    out.tailMs = (h.session.ofType('turn/end').at(-1)?.time ?? 0) - (results.at(-1)?.time ?? 0)
     if (out.results.length !== ws.writes.length + out.refused) throw new Error(`agent bench: ${out.results.length} calls ran, ${ws.writes.length} writes and ${out.refused} sent again`)
   } finally {
     await h.dispose()
@@ -309,7 +317,7 @@ for (const make of [{ key: 'library', make: libraryWorkspace }, { key: 'defu', m
       console.error(`agent bench: … ${g.label} (load ${load()})…`)
       const r = await session(ws, think, g.config)
       const perWrite = (r.wallMs - plain.wallMs) / ws.writes.length
-      rows.push(`| ${ws.name} | ${think / 1000} s | ${g.label} | ${s(plain.wallMs)} | ${s(r.wallMs)} | **${(r.wallMs / plain.wallMs).toFixed(2)}×** | ${s(perWrite)} | ${bad - r.escaped.size} of ${bad} | ${r.undone.size} | ${r.refused} | ${load()} |`)
+      rows.push(`| ${ws.name} | ${think / 1000} s | ${g.label} | ${s(plain.wallMs)} | ${s(r.wallMs)} | **${(r.wallMs / plain.wallMs).toFixed(2)}×** | ${s(perWrite)} | ${s(r.inCallsMs)} / ${s(r.tailMs)} | ${bad - r.escaped.size} of ${bad} | ${r.undone.size} | ${r.refused} | ${load()} |`)
       for (const e of r.escaped) notes.push(`${ws.name}, ${think / 1000} s, ${g.label}: a bad write still on disk when it must be gone: ${e}`)
       for (const u of r.undone) notes.push(`${ws.name}, ${think / 1000} s, ${g.label}: a good write undone: ${u}`)
       failed ||= r.escaped.size > 0 || r.undone.size > 0
@@ -318,8 +326,8 @@ for (const make of [{ key: 'library', make: libraryWorkspace }, { key: 'defu', m
   }
 }
 console.log(`## An agent session of 20 writes (one file per call), unguarded vs guarded (verdicts: ${verdicts ?? 'the default'})\n`)
-console.log('| workspace | model thinks | guard | unguarded | guarded | guarded ÷ unguarded | guard per write | bad writes gone in time | good writes undone | calls sent again | load |')
-console.log('|---|---|---|---|---|---|---|---|---|---|---|')
+console.log('| workspace | model thinks | guard | unguarded | guarded | guarded ÷ unguarded | guard per write | in calls / after the last call | bad writes gone in time | good writes undone | calls sent again | load |')
+console.log('|---|---|---|---|---|---|---|---|---|---|---|---|')
 console.log(rows.join('\n'))
 if (notes.length) console.log(`\n${notes.map(n => `- ${n}`).join('\n')}`)
 process.exit(failed || !rows.length ? 1 : 0)
