@@ -67,20 +67,20 @@ export function expectedBefore(change: Change): Change {
 }
 
 /**
- * What a call changed, to judge: a write's own paths with the pre-images
- * dsh-snapshot announced for them, or the paths a command created,
- * modified and deleted. A command's pre-images are not served to the
- * checks (its judgement measures the whole accepted state before it runs).
+ * What a call changed, to judge: a write's own paths, or the paths a
+ * command created, modified and deleted, with the pre-images dsh-snapshot
+ * announced for them (a command's tests are judged after it first, the
+ * failing ones on that content). No `before` when one of them was not kept.
  */
 export function announcedChange(root: string, write: Change | undefined, announced: CallChange | undefined): Change {
-  if (!write) return changeOf(root, announced ? [...announced.created, ...announced.modified, ...announced.deleted].sort() : [])
+  const change = write ?? changeOf(root, announced ? [...announced.created, ...announced.modified, ...announced.deleted].sort() : [])
   const images = announced?.before
-  if (!images) return write
+  if (!images) return write ?? change
   const before = new Map<string, Buffer | null>()
-  for (let i = 0; i < write.paths.length; i++) {
-    const bytes = images.get(write.files[i]!)
-    if (bytes === undefined || (bytes && bytes.length > MAX_BEFORE_BYTES)) return write
-    before.set(write.paths[i]!, bytes)
+  for (let i = 0; i < change.paths.length; i++) {
+    const bytes = images.get(change.files[i]!)
+    if (bytes === undefined || (bytes && bytes.length > MAX_BEFORE_BYTES)) return change
+    before.set(change.paths[i]!, bytes)
   }
-  return { ...write, before }
+  return { ...change, before }
 }

@@ -141,10 +141,12 @@ export class Guard {
    * change — what the coming write can affect. Lazy checks (targeted tests):
    * only what `upcoming` can affect and nothing measured yet covers, so no
    * write waits for a whole suite; `upcoming` undefined (a judged shell
-   * call, whose paths are unknown before it runs): the whole workspace, once.
-   * Call inside `queue`.
+   * call, whose paths are unknown before it runs): nothing for a check that
+   * serves any change's content before (`Check.servesAnyChange`) when
+   * `afterFirst` (the call's content before will be known after it: the
+   * snapshot holds it), else the whole workspace, once. Call inside `queue`.
    */
-  async prepare(io: GuardIO, upcoming?: Change): Promise<void> {
+  async prepare(io: GuardIO, upcoming?: Change, afterFirst = false): Promise<void> {
     const dirty = this._dirty
     this._dirty = false
     if (dirty) {
@@ -160,7 +162,7 @@ export class Guard {
     // A lazy check that can measure the accepted content after the write
     // (for the tests that fail then) is not measured before it: a write the
     // type-check rolls back, or whose tests pass, never runs them twice.
-    const lazy = this.options.checks.filter(c => c.lazyBaseline && !(upcoming && c.measureAccepted && c.servable?.(upcoming)))
+    const lazy = this.options.checks.filter(c => c.lazyBaseline && !(c.measureAccepted && (upcoming ? c.servable?.(upcoming) : afterFirst && c.servesAnyChange?.())))
     if (!lazy.length || this._knownAll) return
     if (!upcoming) {
       let all = true

@@ -242,6 +242,13 @@ export interface Check {
    */
   servable?(change: Change): boolean
   /**
+   * Whether {@link servable} holds for any change whose content before is
+   * known: a shell call's paths (and their content before, from the
+   * snapshot) are known only after it ran, so such a check is judged after
+   * it first instead of measuring the whole suite before it. Absent: no.
+   */
+  servesAnyChange?(): boolean
+  /**
    * Its language's import graph read with deleted files put back: a write
    * that deletes or moves a module also selects the tests of what imported
    * it (`deleted.ts`). Undefined: the check's own selection alone.

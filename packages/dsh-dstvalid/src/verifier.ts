@@ -208,8 +208,10 @@ export class Verifier {
       // What the call changes is dsh-snapshot's to say, when it returns; without it, measured here.
       const own = this.host.snapshotLoaded() ? undefined : this.measureOwn(session, guard, paths, io)
       const planned = paths && (own ? ownBefore(paths, own) : expectedBefore(paths))
+      // A shell call with dsh-snapshot is judged after it first: dsh-snapshot announces its content before.
+      const afterFirst = plan.kind === 'shell' && !own
       try {
-        await guard.prepare(io, planned)
+        await guard.prepare(io, planned, afterFirst)
       } catch (error) {
         // Measured nothing: the judgement reports "no measured baseline" instead of guessing.
         io.notice('error', `measuring the accepted state failed: ${(error as Error)?.message ?? error}`)

@@ -6,7 +6,7 @@ import { FILE_LEVEL } from '../../accepted.ts'
 import { confirmAlone, firstLine, ownParseErrors, timeoutOf, type JsonTestReport, type Rerun } from '../runner.ts'
 import { failingTest } from '../../problems.ts'
 import { checkEnv, checkIsolation, runRecorded, stripAnsi, whyNotJudged } from '../../run.ts'
-import { servableByMount, withAcceptedContent } from '../../served.ts'
+import { servableByMount, servesAnyByMount, withAcceptedContent } from '../../served.ts'
 import type { Change, Check, CheckIO, Confirmation, Measurement, Problem } from '../../types.ts'
 import { SCRIPT_GRAPH } from '../../deleted.ts'
 import { testsUnchanged } from '../../types-unchanged.ts'
@@ -100,6 +100,10 @@ export class JestCheck implements Check {
   /** A write whose paths all existed before it: its failing tests' accepted state is measured after it, in a mount namespace (ADR 0019). */
   servable(change: Change): boolean {
     return servableByMount(change)
+  }
+
+  servesAnyChange(): boolean {
+    return servesAnyByMount()
   }
 
   /** `files` run on the content from before the write, shown to this run alone. */

@@ -8,7 +8,7 @@ import { findImporters } from '../../impact.ts'
 import { scanImportGraph } from '../../js-imports.ts'
 import { failingTest } from '../../problems.ts'
 import { checkEnv, runRecorded, whyNotJudged } from '../../run.ts'
-import { servableByMount, withAcceptedContent } from '../../served.ts'
+import { servableByMount, servesAnyByMount, withAcceptedContent } from '../../served.ts'
 import type { Change, Check, CheckIO, Confirmation, Measurement, Problem } from '../../types.ts'
 import { confirmAlone, ownParseErrors } from '../runner.ts'
 import { SCRIPT_GRAPH } from '../../deleted.ts'
@@ -105,6 +105,10 @@ export class NodeTestCheck implements Check {
   /** A write whose paths all existed before it: its failing tests' accepted state is measured after it, in a mount namespace (ADR 0019). */
   servable(change: Change): boolean {
     return servableByMount(change)
+  }
+
+  servesAnyChange(): boolean {
+    return servesAnyByMount()
   }
 
   /** `files` run on the content from before the write, shown to this run alone. */

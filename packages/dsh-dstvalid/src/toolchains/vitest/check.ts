@@ -8,7 +8,7 @@ import { FILE_LEVEL } from '../../accepted.ts'
 import { confirmAlone, firstLine, ownParseErrors, timeoutOf, type Rerun } from '../runner.ts'
 import { diagnostic, failingTest } from '../../problems.ts'
 import { checkEnv, runRecorded, whyNotJudged, type RecordedRun } from '../../run.ts'
-import { servableByMount, withAcceptedContent } from '../../served.ts'
+import { servableByMount, servesAnyByMount, withAcceptedContent } from '../../served.ts'
 import type { Change, Check, CheckIO, Confirmation, Measurement, Problem } from '../../types.ts'
 import type { CoverageReading, CoverageSource } from '../../modes/coverage.ts'
 import { SCRIPT_GRAPH } from '../../deleted.ts'
@@ -349,6 +349,10 @@ export class VitestCheck implements Check, CoverageSource {
    */
   servable(change: Change): boolean {
     return !this.options.coverage && servableByMount(change)
+  }
+
+  servesAnyChange(): boolean {
+    return !this.options.coverage && servesAnyByMount()
   }
 
   /** `files` run on the content from before the write, shown to this run alone. */

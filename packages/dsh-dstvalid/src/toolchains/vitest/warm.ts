@@ -242,6 +242,10 @@ export class WarmVitestCheck implements Check {
     return (!this._unsupported && this.servedByRunner(change)) || this.options.cli.servable(change)
   }
 
+  servesAnyChange(): boolean {
+    return this.options.cli.servesAnyChange()
+  }
+
   /**
    * Served content reaches the module graph only: a test's own file-system reads (a listing that sees
    * a created file, a fixture read at run time) would see the write, so only changed modules are served.
