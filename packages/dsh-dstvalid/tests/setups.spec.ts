@@ -106,11 +106,16 @@ describe('tests that read the file system: a write to what a test reads runs tha
       .toEqual({ content: 'wrote tests/fixtures/prices.json (32 bytes)' })
     expect(h.results.filter(r => r.check === 'test').map(r => r.outcome)).toEqual(['rolled-back', 'rolled-back', 'pass'])
     // Only the tests that read what changed ran, never the shop's other tests.
-    const related = runs(h.session).filter(r => r.check === 'test' && r.argv[1] === 'related')
-    expect(related.map(r => [r.argv[2], r.outcome])).toEqual([
-      // No re-check after a byte-identical rollback (ADR 0019); a created file or a fixture is measured before the write.
-      ['src/tax.ts', 'pass'], ['src/tax.ts', 'fail'],
-      ['tests/fixtures/prices.json', 'fail'], ['tests/fixtures/prices.json', 'pass'],
+    // Only the tests that read what changed ran, never the shop's other tests. Each write's after
+    // state first; a failing file then on the content before (served, ADR 0019), then alone again.
+    const tests = runs(h.session).filter(r => r.check === 'test').map(r => {
+      const at = r.argv.findIndex(a => a === 'related' || a === 'run')
+      return [r.argv[at], r.argv[at + 1], r.outcome]
+    })
+    expect(tests).toEqual([
+      ['related', 'src/tax.ts', 'fail'], ['run', 'tests/exports.test.ts', 'pass'], ['run', 'tests/exports.test.ts', 'fail'],
+      ['related', 'tests/fixtures/prices.json', 'fail'], ['run', 'tests/prices.test.ts', 'pass'], ['run', 'tests/prices.test.ts', 'fail'],
+      ['related', 'tests/fixtures/prices.json', 'pass'],
     ])
   }, 600_000)
 })
