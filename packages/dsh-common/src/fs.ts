@@ -1,5 +1,5 @@
 import { randomBytes } from 'node:crypto'
-import { type Stats, promises as fsp, constants, lstatSync, readdirSync, readFileSync, openSync, writeSync, fsyncSync, closeSync, renameSync, mkdirSync, chmodSync, statSync, writeFileSync, rmSync } from 'node:fs'
+import { type Stats, promises as fsp, constants, copyFileSync, utimesSync, lstatSync, readdirSync, readFileSync, openSync, writeSync, fsyncSync, closeSync, renameSync, mkdirSync, chmodSync, statSync, writeFileSync, rmSync } from 'node:fs'
 import { dirname, join, basename } from 'node:path'
 
 export interface AtomicWriteOptions {
@@ -129,6 +129,18 @@ export function mkdirpTracked(dir: string): string[] {
 }
 
 /** Entry names of `dir`, or `[]` when it does not exist (an empty vault). */
+/**
+ * Copy a file and give the copy the source's access and modification times.
+ * A git index must keep its time: git trusts an entry's cached stat unless
+ * the file was written in the same second as the index (racy git), so an
+ * index copied with a newer time hides a same-size change made in that second.
+ */
+export function copyFileKeepingTimes(from: string, to: string): void {
+  copyFileSync(from, to)
+  const st = statSync(from)
+  utimesSync(to, st.atime, st.mtime)
+}
+
 export function readdirOrEmpty(dir: string): string[] {
   try {
     return readdirSync(dir)

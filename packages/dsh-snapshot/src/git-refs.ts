@@ -1,7 +1,7 @@
-import { copyFileSync, existsSync, linkSync, lstatSync, mkdirSync, readdirSync, readFileSync, renameSync, rmSync, statSync } from 'node:fs'
+import { existsSync, linkSync, lstatSync, mkdirSync, readdirSync, readFileSync, renameSync, rmSync, statSync } from 'node:fs'
 import { dirname, isAbsolute, join, resolve } from 'node:path'
 import { createHash, randomBytes } from 'node:crypto'
-import { runCommand } from 'dsh-common'
+import { copyFileKeepingTimes, runCommand } from 'dsh-common'
 import type { CaptureEntry } from './types.ts'
 
 /**
@@ -146,7 +146,7 @@ export function captureRefs(root: string, store: string): RefsEntry | undefined 
   try {
     linkSync(index, link)
   } catch {
-    copyFileSync(index, link)
+    copyFileKeepingTimes(index, link)
     ino = -1
   }
   return { ...entry, index: { link, ino } }
@@ -275,7 +275,7 @@ function restoreIndex(entry: RefsEntry): 'restored' | string | undefined {
   if (existsSync(`${index}.lock`)) return 'index.lock exists (a git command is running); the index was left as it is'
   const tmp = `${index}.dsh-${randomBytes(4).toString('hex')}`
   try {
-    copyFileSync(entry.index.link, tmp)
+    copyFileKeepingTimes(entry.index.link, tmp)
     renameSync(tmp, index)
     return 'restored'
   } catch (error) {

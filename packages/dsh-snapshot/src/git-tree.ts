@@ -1,7 +1,7 @@
-import { copyFileSync, existsSync, mkdirSync, rmSync, unlinkSync } from 'node:fs'
+import { existsSync, mkdirSync, rmSync, unlinkSync } from 'node:fs'
 import { isAbsolute, join, resolve } from 'node:path'
 import { randomBytes } from 'node:crypto'
-import { isInside, runCommand, toPosixRelative } from 'dsh-common'
+import { copyFileKeepingTimes, isInside, runCommand, toPosixRelative } from 'dsh-common'
 import { SnapshotError } from './errors.ts'
 import type { RestoreOutcome } from './types.ts'
 import type { CaptureEntry } from './types.ts'
@@ -80,7 +80,7 @@ export async function snapshotTree(root: string, vault: string, store: string, f
   mkdirSync(join(store, 'objects'), { recursive: true })
   const index = join(store, `${Date.now().toString(36)}-${randomBytes(4).toString('hex')}.index`)
   // Start from the user's index (read-only copy): only changed files get hashed.
-  if (existsSync(layout.index)) copyFileSync(layout.index, index)
+  if (existsSync(layout.index)) copyFileKeepingTimes(layout.index, index)
   const exclude = await excludes(root, vault)
   try {
     const tree = await writeTree(root, envFor(store, index, layout.objects, fsync), exclude)
@@ -102,7 +102,7 @@ export async function restoreTree(root: string, entry: TreeEntry, options: { fsy
   const store = resolve(entry.index, '..')
   const now = join(store, `now-${randomBytes(4).toString('hex')}.index`)
   try {
-    copyFileSync(entry.index, now)
+    copyFileKeepingTimes(entry.index, now)
     const current = await writeTree(root, envFor(store, now, entry.objects, options.fsync), entry.exclude)
     const diff = await git(root, ['diff-tree', '-r', '-z', '--no-renames', entry.tree, current], envFor(store, now, entry.objects, false))
     const fields = diff.split('\0').filter(Boolean)

@@ -49,6 +49,23 @@ describe("shell: 'git'", () => {
     expect(repoState(root)).toEqual(before)
   })
 
+  it('a same-size rewrite in the second the snapshot was taken is rolled back too (the snapshot index keeps its time: racy git)', async () => {
+    const root = workspace({ 'b.txt': 'b = 1\n', '.gitignore': '.dsh/\n' })
+    git(root, 'init', '-q')
+    git(root, 'add', '-A')
+    git(root, 'commit', '-q', '-m', 'init')
+    const h = await boot(root, { shell: 'git' })
+    judgeAll(h.ctx)
+    // At the start of a second: the file, then its snapshot, then its same-size rewrite, all in that second; the rollback a second later.
+    await new Promise(resolve => setTimeout(resolve, 1000 - (Date.now() % 1000) + 5))
+    execFileSync('sh', ['-c', 'echo "b = 2" > b.txt'], { cwd: root })
+    const r = await h.call('bash', { command: 'echo "b = 3" > b.txt && sleep 1.2' }, { callId: 'sh1' })
+    expect(r.content).toBe('[exit code 0]')
+    const back = await h.ctx.serial('snapshot/rollback', { sessionId: h.session.id, callId: 'sh1', reason: 'tests failed' })
+    expect(back?.message).toBe('rolled back call sh1: restored b.txt')
+    expect(read(root, 'b.txt')).toBe('b = 2\n')
+  })
+
   it('a working-tree snapshot left by a dead process is restored by recovery', async () => {
     const root = workspace({ 'a.txt': 'a\n', '.gitignore': '.dsh/\n' })
     git(root, 'init', '-q')
