@@ -21,7 +21,8 @@ describe('a write during the warm-up', () => {
     await h.ctx.dstvalid.guardFor(root).queue.idle()
     const order = testRuns(h).map(([argv]) => argv!)
     const edit = order.findIndex(a => a.startsWith('vitest related src/money.ts'))
-    const rest = order.findIndex(a => /^vitest run \(the \d+ test files the warm-up has left\) \(warm\)$/.test(a))
+    // The files the cancel let finish are not run again; when none had finished (a loaded machine), the whole suite runs after the write.
+    const rest = order.findIndex((a, i) => i > edit && /^vitest run (\(the \d+ test files the warm-up has left\) )?\(warm\)$/.test(a))
     expect(order[0]).toBe('vitest run (warm)')
     expect(edit).toBeGreaterThan(0)
     expect(rest).toBeGreaterThan(edit)

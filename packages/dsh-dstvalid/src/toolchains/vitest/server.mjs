@@ -640,6 +640,9 @@ async function prewalk() {
 let running = false
 /** @type {number | undefined} */
 let cancelledAt
+/** Runs received and not begun (behind the pre-walk or another run); a cancel for one of them: it answers at once, having run nothing. */
+let queued = 0
+let cancelQueued = false
 
 let chain = prewalk()
 process.on('message', (/** @type {any} */ message) => {
@@ -652,11 +655,20 @@ process.on('message', (/** @type {any} */ message) => {
     if (running && cancelledAt === undefined && typeof vitest?.cancelCurrentRun === 'function') {
       cancelledAt = Date.now()
       void vitest.cancelCurrentRun('keyboard-input').catch(() => {})
+    } else if (!running && queued) {
+      cancelQueued = true
     }
     return
   }
   if (message?.kind !== 'run') return
+  queued++
   chain = chain.then(async () => {
+    queued--
+    if (cancelQueued) {
+      cancelQueued = false
+      send({ id: message.id, ok: true, report: { projects: [], modules: [], errors: [] }, phases: {}, cancelled: true })
+      return
+    }
     running = true
     cancelledAt = undefined
     try {

@@ -359,6 +359,8 @@ export class WarmVitestCheck implements Check {
     // A file whose tests the cancel skipped did not finish: it runs again in the next piece.
     const whole = (m: DshVitestReport['modules'][number]) => (m.state === 'pass' || m.state === 'fail') && m.tests.every(t => t.state !== 'skip')
     const finished = first.report.modules.filter(whole)
+    // Cancelled before a file finished (or before the run began): nothing measured, the same files wait for the next piece.
+    if (!finished.length) return { measurement: { status: 'ok', problems: [], scope: [] }, done: false }
     const done = new Set(finished.map(m => m.file))
     this._warmLeft = [...new Set(first.report.modules.filter(m => !whole(m)).map(m => m.file))]
     for (const f of this._warmLeft) done.delete(f)
