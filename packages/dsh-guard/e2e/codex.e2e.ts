@@ -18,11 +18,11 @@
 import { execFileSync } from 'node:child_process'
 import { cpSync, mkdirSync, readFileSync, writeFileSync } from 'node:fs'
 import { join } from 'node:path'
-import { afterAll, beforeAll, describe, expect, it } from 'vitest'
+import { beforeAll, describe, expect, it } from 'vitest'
 import { agentCliVersions, ensureAgentCli } from '../../../scripts/agent-clis.ts'
 import { MESSAGES } from 'dsh-host-hooks'
-import { pick, responsesModel, responsesToolOutputs, runCodex, runInLoopback, startModelServer, tempDir, treeChanges, writeCodexConfig, type AgentRun, type FileTree, type ModelServer } from 'dsh-testkit'
-import { ADD, ADD_STRING, agentFiles, GOOD, guardE2eSkip, installPackage, ORIGINAL, project, ROUNDING, stopHost, typeBreak, type InstalledGuard } from './guard-e2e.ts'
+import { pick, responsesModel, responsesToolOutputs, runCodex, runInLoopback, startModelServer, tempDir, writeCodexConfig, type AgentRun, type ModelServer } from 'dsh-testkit'
+import { ADD, ADD_STRING, agentFiles, GOOD, guardE2eSkip, installPackage, installRoute, ORIGINAL, ROUNDING, typeBreak, type InstalledGuard } from './guard-e2e.ts'
 
 const skip = await guardE2eSkip('Codex')
 
@@ -63,28 +63,17 @@ describe.skipIf(!!skip)('dsh-guard, packed and installed, in the real Codex CLI'
     const label = version ? `Codex ${version} (current)` : 'Codex (pinned; the current release too)'
 
     describe(`${label}, npm install + dsh-guard setup --agent codex`, () => {
-      let ws = ''
-      let home = ''
-      let result: { run: AgentRun; server: ModelServer }
       let setupOut = ''
-      let before: FileTree
-      let touched: string[] = []
-      let files: FileTree
-      const guard = (args: string[]) => execFileSync(installed.bin, args, { cwd: ws, env: { ...process.env, HOME: home, CODEX_HOME: home, PATH: installed.path }, encoding: 'utf8' })
-      beforeAll(async () => {
-        const codex = await ensureAgentCli('codex', () => {}, version)
-        ws = project()
-        home = tempDir('dsh-guard-codex-home-')
-        writeCodexConfig(home, ws)
-        before = agentFiles(ws, home)
-        setupOut = guard(['setup', '--agent', 'codex'])
-        files = agentFiles(ws, home)
-        touched = treeChanges(before, files)
-        result = await session(codex, ws, home, installed.path)
-      }, 600_000)
-      afterAll(async () => {
-        await result?.server.close()
-        if (ws) await stopHost(ws)
+      const guard = (args: string[]) => execFileSync(installed.bin, args, { cwd: r.ws, env: { ...process.env, HOME: r.home, CODEX_HOME: r.home, PATH: installed.path }, encoding: 'utf8' })
+      let codex = ''
+      const r = installRoute({
+        homePrefix: 'dsh-guard-codex-home-',
+        prepare: async ({ ws, home }) => {
+          codex = await ensureAgentCli('codex', () => {}, version)
+          writeCodexConfig(home, ws)
+        },
+        install: () => (setupOut = guard(['setup', '--agent', 'codex'])),
+        session: ({ ws, home }) => session(codex, ws, home, installed.path),
       })
 
       it('says what it wrote, at which level, and that no path of this machine is in it', () => {
@@ -93,75 +82,68 @@ describe.skipIf(!!skip)('dsh-guard, packed and installed, in the real Codex CLI'
           '  .codex/hooks.json: created',
           '  .codex/config.toml: created',
           'They run dsh-guard-hook and dsh-guard from PATH: no path of this machine is in them.',
-          `From the next codex session in ${ws}, a write that makes the project worse is rolled back and the agent told why (one that only breaks other files is kept for now; the turn cannot end with it).`,
+          `From the next codex session in ${r.ws}, a write that makes the project worse is rolled back and the agent told why (one that only breaks other files is kept for now; the turn cannot end with it).`,
           'The guard of this project is starting (status says when it is up).',
           '',
         ].join('\n'))
-        expect(touched).toEqual(['ws/.codex/config.toml', 'ws/.codex/hooks.json'])
-        for (const f of touched) {
-          expect(files[f], f).not.toContain(ws)
-          expect(files[f], f).not.toContain(installed.prefix)
+        expect(r.touched).toEqual(['ws/.codex/config.toml', 'ws/.codex/hooks.json'])
+        for (const f of r.touched) {
+          expect(r.files[f], f).not.toContain(r.ws)
+          expect(r.files[f], f).not.toContain(installed.prefix)
         }
       })
 
       it('rolls back the type break with the suite\'s text, keeps the good patch', () => {
-        expectGuarded(result, ws)
+        expectGuarded(r.result!, r.ws)
       })
 
       it('status reads the entries that name no path as this project\'s; uninstall leaves every file the install touched as it was', () => {
-        expect(guard(['status'])).toMatch(new RegExp(`^workspace ${ws}\ncodex: installed \\(5 hook entries live in \\.codex/hooks\\.json\\)\n`))
+        expect(guard(['status'])).toMatch(new RegExp(`^workspace ${r.ws}\ncodex: installed \\(5 hook entries live in \\.codex/hooks\\.json\\)\n`))
         expect(guard(['uninstall'])).toBe('removed dsh hooks for codex (project-level: this project only):\n  .codex/hooks.json: restored\n  .codex/config.toml: restored\n')
-        expect(pick(agentFiles(ws, home), touched)).toEqual(pick(before, touched))
+        expect(pick(agentFiles(r.ws, r.home), r.touched)).toEqual(pick(r.before, r.touched))
       })
     })
 
     describe(`${label}, codex plugin marketplace add + codex plugin add`, () => {
-      let ws = ''
-      let home = ''
       let codex = ''
-      let result: { run: AgentRun; server: ModelServer }
-      let before: FileTree
-      let touched: string[] = []
       const cli = async (args: string[]) => {
-        const r = await runInLoopback([codex, ...args], { cwd: home, env: { HOME: home, CODEX_HOME: home, PATH: installed.path }, timeoutMs: 120_000 })
-        if (r.exitCode !== 0) throw new Error(`codex ${args.join(' ')}: ${r.stderr || r.stdout}`)
-        return r.stdout
+        const out = await runInLoopback([codex, ...args], { cwd: r.home, env: { HOME: r.home, CODEX_HOME: r.home, PATH: installed.path }, timeoutMs: 120_000 })
+        if (out.exitCode !== 0) throw new Error(`codex ${args.join(' ')}: ${out.stderr || out.stdout}`)
+        return out.stdout
       }
-      beforeAll(async () => {
-        codex = await ensureAgentCli('codex', () => {}, version)
-        ws = project()
-        home = tempDir('dsh-guard-codex-home-')
-        writeCodexConfig(home, ws)
-        // A marketplace as a user's would list it (Codex reads Claude Code's marketplace.json), the installed package its plugin.
-        const market = tempDir('dsh-guard-market-')
-        mkdirSync(join(market, '.claude-plugin'))
-        cpSync(installed.pkg, join(market, 'dsh-guard'), { recursive: true })
-        writeFileSync(join(market, '.claude-plugin/marketplace.json'), JSON.stringify({ name: 'dsh-e2e', owner: { name: 'dsh' }, plugins: [{ name: 'dsh-guard', source: './dsh-guard', description: 'dsh-guard' }] }))
-        before = agentFiles(ws, home)
-        await cli(['plugin', 'marketplace', 'add', market])
-        await cli(['plugin', 'add', 'dsh-guard@dsh-e2e'])
-        touched = treeChanges(before, agentFiles(ws, home))
-        result = await session(codex, ws, home, installed.path)
-      }, 600_000)
-      afterAll(async () => {
-        await result?.server.close()
-        if (ws) await stopHost(ws)
+      let market = ''
+      const r = installRoute({
+        homePrefix: 'dsh-guard-codex-home-',
+        prepare: async ({ ws, home }) => {
+          codex = await ensureAgentCli('codex', () => {}, version)
+          writeCodexConfig(home, ws)
+          // A marketplace as a user's would list it (Codex reads Claude Code's marketplace.json), the installed package its plugin.
+          market = tempDir('dsh-guard-market-')
+          mkdirSync(join(market, '.claude-plugin'))
+          cpSync(installed.pkg, join(market, 'dsh-guard'), { recursive: true })
+          writeFileSync(join(market, '.claude-plugin/marketplace.json'), JSON.stringify({ name: 'dsh-e2e', owner: { name: 'dsh' }, plugins: [{ name: 'dsh-guard', source: './dsh-guard', description: 'dsh-guard' }] }))
+        },
+        install: async () => {
+          await cli(['plugin', 'marketplace', 'add', market])
+          await cli(['plugin', 'add', 'dsh-guard@dsh-e2e'])
+        },
+        session: ({ ws, home }) => session(codex, ws, home, installed.path),
       })
 
       it('installs and enables the plugin in Codex\'s home, nothing in the project', () => {
-        expect(touched).toContain('home/config.toml')
-        expect(touched).toContain('home/plugins/cache/dsh-e2e/dsh-guard/0.1.0/.codex-plugin/plugin.json')
-        expect(touched.filter(f => f.startsWith('ws/'))).toEqual([])
+        expect(r.touched).toContain('home/config.toml')
+        expect(r.touched).toContain('home/plugins/cache/dsh-e2e/dsh-guard/0.1.0/.codex-plugin/plugin.json')
+        expect(r.touched.filter(f => f.startsWith('ws/'))).toEqual([])
       })
 
       it('rolls back the type break with the suite\'s text, keeps the good patch', () => {
-        expectGuarded(result, ws)
+        expectGuarded(r.result!, r.ws)
       })
 
       it('codex plugin remove and marketplace remove leave every file the install touched as it was', async () => {
         await cli(['plugin', 'remove', 'dsh-guard@dsh-e2e'])
         await cli(['plugin', 'marketplace', 'remove', 'dsh-e2e'])
-        expect(pick(agentFiles(ws, home), touched)).toEqual(pick(before, touched))
+        expect(pick(agentFiles(r.ws, r.home), r.touched)).toEqual(pick(r.before, r.touched))
       })
     })
   }

@@ -22,13 +22,13 @@
 import { execFileSync } from 'node:child_process'
 import { copyFileSync, mkdirSync, readFileSync, writeFileSync } from 'node:fs'
 import { dirname, join } from 'node:path'
-import { afterAll, beforeAll, describe, expect, it } from 'vitest'
+import { beforeAll, describe, expect, it } from 'vitest'
 import { agentCliVersions, ensureAgentCli } from '../../../scripts/agent-clis.ts'
 import { MESSAGES } from 'dsh-host-hooks'
-import { geminiFunctionResponses, geminiModel, isGeminiTurnRequest, pick, runGemini, runInLoopback, startModelServer, tempDir, treeChanges, writeGeminiSettings, type AgentRun, type FileTree, type ModelServer } from 'dsh-testkit'
+import { geminiFunctionResponses, geminiModel, isGeminiTurnRequest, pick, runGemini, runInLoopback, startModelServer, tempDir, treeChanges, writeGeminiSettings, type AgentRun, type ModelServer } from 'dsh-testkit'
 import { repoManifests } from 'dsh-guard'
 import { CHECKPOINT, CLAIM_MARKED } from '../../dsh-host-hooks/tests/agent-e2e.ts'
-import { ADD, ADD_STRING, agentFiles, GOOD, guardE2eSkip, installPackage, ORIGINAL, project, repo, ROUNDING, stopHost, typeBreak, type InstalledGuard } from './guard-e2e.ts'
+import { ADD, ADD_STRING, agentFiles, GOOD, guardE2eSkip, installPackage, installRoute, ORIGINAL, repo, ROUNDING, typeBreak, type InstalledGuard } from './guard-e2e.ts'
 
 const skip = await guardE2eSkip('Gemini CLI')
 
@@ -88,28 +88,17 @@ describe.skipIf(!!skip)('dsh-guard, packed and installed, in the real Gemini CLI
     const label = version ? `Gemini CLI ${version} (current)` : 'Gemini CLI (pinned; the current release too)'
 
     describe(`${label}, npm install + dsh-guard setup --agent gemini`, () => {
-      let ws = ''
-      let home = ''
-      let result: { run: AgentRun; server: ModelServer }
       let setupOut = ''
-      let before: FileTree
-      let touched: string[] = []
-      let files: FileTree
-      const guard = (args: string[]) => execFileSync(installed.bin, args, { cwd: ws, env: { ...process.env, HOME: home, PATH: installed.path }, encoding: 'utf8' })
-      beforeAll(async () => {
-        const gemini = await ensureAgentCli('gemini', () => {}, version)
-        ws = project()
-        home = tempDir('dsh-guard-gemini-home-')
-        writeGeminiSettings(home)
-        before = agentFiles(ws, home)
-        setupOut = guard(['setup', '--agent', 'gemini'])
-        files = agentFiles(ws, home)
-        touched = treeChanges(before, files)
-        result = await session(gemini, ws, home, installed.path)
-      }, 600_000)
-      afterAll(async () => {
-        await result?.server.close()
-        if (ws) await stopHost(ws)
+      const guard = (args: string[]) => execFileSync(installed.bin, args, { cwd: r.ws, env: { ...process.env, HOME: r.home, PATH: installed.path }, encoding: 'utf8' })
+      let gemini = ''
+      const r = installRoute({
+        homePrefix: 'dsh-guard-gemini-home-',
+        prepare: async ({ home }) => {
+          gemini = await ensureAgentCli('gemini', () => {}, version)
+          writeGeminiSettings(home)
+        },
+        install: () => (setupOut = guard(['setup', '--agent', 'gemini'])),
+        session: ({ ws, home }) => session(gemini, ws, home, installed.path),
       })
 
       it('says what it wrote, at which level, and that no path of this machine is in it', () => {
@@ -117,70 +106,62 @@ describe.skipIf(!!skip)('dsh-guard, packed and installed, in the real Gemini CLI
           'installed dsh hooks for gemini (project-level: this project only):',
           '  .gemini/settings.json: created',
           'They run dsh-guard-hook and dsh-guard from PATH: no path of this machine is in them.',
-          `From the next gemini session in ${ws}, a write that makes the project worse is rolled back and the agent told why (one that only breaks other files is kept for now; the turn cannot end with it).`,
+          `From the next gemini session in ${r.ws}, a write that makes the project worse is rolled back and the agent told why (one that only breaks other files is kept for now; the turn cannot end with it).`,
           'The guard of this project is starting (status says when it is up).',
           '',
         ].join('\n'))
-        expect(touched).toEqual(['ws/.gemini/settings.json'])
-        expect(files['ws/.gemini/settings.json']).not.toContain(ws)
-        expect(files['ws/.gemini/settings.json']).not.toContain(installed.prefix)
+        expect(r.touched).toEqual(['ws/.gemini/settings.json'])
+        expect(r.files['ws/.gemini/settings.json']).not.toContain(r.ws)
+        expect(r.files['ws/.gemini/settings.json']).not.toContain(installed.prefix)
       })
 
       it('rolls back the type break with the suite\'s text, keeps the good edit', () => {
-        expectGuarded(result, ws)
+        expectGuarded(r.result!, r.ws)
       })
 
       it('uninstall leaves every file the install touched as it was', () => {
         expect(guard(['uninstall'])).toBe('removed dsh hooks for gemini (project-level: this project only):\n  .gemini/settings.json: restored\n')
-        expect(pick(agentFiles(ws, home), touched)).toEqual(pick(before, touched))
+        expect(pick(agentFiles(r.ws, r.home), r.touched)).toEqual(pick(r.before, r.touched))
       })
     })
 
     for (const source of ['the package\'s gemini/ directory', 'a directory shaped like this repository'] as const) {
       describe(`${label}, gemini extensions install of ${source}`, () => {
-        let ws = ''
-        let home = ''
         let gemini = ''
-        let result: { run: AgentRun; server: ModelServer }
-        let before: FileTree
-        let touched: string[] = []
         // GEMINI_CLI_TRUST_WORKSPACE: the user's "yes" to trusting the extension's source folder.
         const cli = async (args: string[]) => {
-          const r = await runInLoopback([gemini, ...args], { cwd: home, env: { HOME: home, PATH: installed.path, GEMINI_CLI_TRUST_WORKSPACE: 'true' }, timeoutMs: 120_000 })
-          if (r.exitCode !== 0) throw new Error(`gemini ${args.join(' ')}: ${r.stderr || r.stdout}`)
-          return r.stdout
+          const out = await runInLoopback([gemini, ...args], { cwd: r.home, env: { HOME: r.home, PATH: installed.path, GEMINI_CLI_TRUST_WORKSPACE: 'true' }, timeoutMs: 120_000 })
+          if (out.exitCode !== 0) throw new Error(`gemini ${args.join(' ')}: ${out.stderr || out.stdout}`)
+          return out.stdout
         }
-        beforeAll(async () => {
-          gemini = await ensureAgentCli('gemini', () => {}, version)
-          ws = project()
-          home = tempDir('dsh-guard-gemini-home-')
-          writeGeminiSettings(home)
-          const from = source.startsWith('the package') ? join(installed.pkg, 'gemini') : repoShapedExtension()
-          before = agentFiles(ws, home)
-          await cli(['extensions', 'install', from, '--consent'])
-          touched = treeChanges(before, agentFiles(ws, home)).filter(f => !GEMINI_STATE.test(f))
-          result = await session(gemini, ws, home, installed.path)
-        }, 600_000)
-        afterAll(async () => {
-          await result?.server.close()
-          if (ws) await stopHost(ws)
+        let from = ''
+        const r = installRoute({
+          homePrefix: 'dsh-guard-gemini-home-',
+          prepare: async ({ home }) => {
+            gemini = await ensureAgentCli('gemini', () => {}, version)
+            writeGeminiSettings(home)
+            from = source.startsWith('the package') ? join(installed.pkg, 'gemini') : repoShapedExtension()
+          },
+          install: () => cli(['extensions', 'install', from, '--consent']),
+          session: ({ ws, home }) => session(gemini, ws, home, installed.path),
+          agentState: GEMINI_STATE,
         })
 
         it('installs the extension into Gemini CLI\'s home, nothing in the project', () => {
-          expect(touched).toContain('home/.gemini/extensions/dsh-guard/gemini-extension.json')
-          expect(touched).toContain('home/.gemini/extensions/dsh-guard/hooks/hooks.json')
-          expect(touched.filter(f => f.startsWith('ws/'))).toEqual([])
+          expect(r.touched).toContain('home/.gemini/extensions/dsh-guard/gemini-extension.json')
+          expect(r.touched).toContain('home/.gemini/extensions/dsh-guard/hooks/hooks.json')
+          expect(r.touched.filter(f => f.startsWith('ws/'))).toEqual([])
         })
 
         it('rolls back the type break with the suite\'s text, keeps the good edit', () => {
-          expectGuarded(result, ws)
+          expectGuarded(r.result!, r.ws)
         })
 
         it('gemini extensions uninstall leaves every file the install touched as it was, but Gemini CLI\'s own two records', async () => {
           await cli(['extensions', 'uninstall', 'dsh-guard'])
-          const after = agentFiles(ws, home)
+          const after = agentFiles(r.ws, r.home)
           // Gemini CLI 0.61 keeps the extension's integrity record and an emptied enablement file after its uninstall.
-          expect(treeChanges(pick(before, touched), pick(after, touched))).toEqual(GEMINI_KEEPS)
+          expect(treeChanges(pick(r.before, r.touched), pick(after, r.touched))).toEqual(GEMINI_KEEPS)
           expect(after['home/.gemini/extensions/extension-enablement.json']).toBe('{}')
         })
       })

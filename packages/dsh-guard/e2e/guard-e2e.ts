@@ -10,8 +10,9 @@ import { cpSync, readFileSync, symlinkSync } from 'node:fs'
 import { dirname, join, resolve } from 'node:path'
 import { fileURLToPath } from 'node:url'
 import { registryReachable } from '../../../scripts/deepseek-harness.ts'
+import { afterAll, beforeAll } from 'vitest'
 import { hostStatus } from 'dsh-host-hooks'
-import { loopbackUnavailable, readTree, tempDir, type FileTree } from 'dsh-testkit'
+import { loopbackUnavailable, readTree, tempDir, treeChanges, type AgentRun, type FileTree, type ModelServer } from 'dsh-testkit'
 
 export const repo = resolve(dirname(fileURLToPath(import.meta.url)), '../../..')
 export const ORIGINAL = readFileSync(join(repo, 'examples/demo/workspace/src/money.ts'), 'utf8')
@@ -76,4 +77,47 @@ export function agentFiles(ws: string, home: string): FileTree {
     for (const [f, text] of Object.entries(readTree(dir, skip))) tree[`${at}/${f}`] = text
   }
   return tree
+}
+
+/** One install route's run (filled in by its `beforeAll`). */
+export interface Route {
+  ws: string
+  home: string
+  /** The agent's files before the install, after it, and which of them it touched (its own state left out). */
+  before: FileTree
+  files: FileTree
+  touched: string[]
+  result?: { run: AgentRun; server: ModelServer }
+}
+
+/**
+ * An install route's life in the enclosing `describe`: a project copy and an
+ * empty agent home (`prepare` writes the agent's settings there), the
+ * agent's files taken before and after `install`, one guarded `session`,
+ * then the model server closed and the host stopped.
+ */
+export function installRoute(steps: {
+  homePrefix: string
+  prepare(route: Route): void | Promise<void>
+  install(route: Route): unknown
+  session(route: Route): Promise<{ run: AgentRun; server: ModelServer }>
+  /** Paths (`home/…`) the agent writes on every run of it: not the install's. */
+  agentState?: RegExp
+}): Route {
+  const route: Route = { ws: '', home: '', before: {}, files: {}, touched: [] }
+  beforeAll(async () => {
+    route.ws = project()
+    route.home = tempDir(steps.homePrefix)
+    await steps.prepare(route)
+    route.before = agentFiles(route.ws, route.home)
+    await steps.install(route)
+    route.files = agentFiles(route.ws, route.home)
+    route.touched = treeChanges(route.before, route.files).filter(f => !steps.agentState?.test(f))
+    route.result = await steps.session(route)
+  }, 600_000)
+  afterAll(async () => {
+    await route.result?.server.close()
+    if (route.ws) await stopHost(route.ws)
+  })
+  return route
 }
