@@ -18,6 +18,8 @@
  *   tsx bench/hooks.bench.ts
  *   DSH_BENCH_HOOKS=client tsx bench/hooks.bench.ts     # the client's round trip only
  *   DSH_BENCH_CALLS=20 DSH_BENCH_MODULES=120 DSH_BENCH_TEST_FILES=40 tsx bench/hooks.bench.ts
+ *   DSH_BENCH_HOOKS_WORKSPACE=/tmp/hono DSH_BENCH_HOOKS_MODULE=src/utils/url.ts tsx bench/hooks.bench.ts
+ *     # time to warm and a body-only edit once warm on a real project (installed, its own node_modules), against its naive check
  */
 import { spawn, spawnSync } from 'node:child_process'
 import { cpSync, mkdtempSync, readFileSync, readdirSync, rmSync, symlinkSync, writeFileSync } from 'node:fs'
@@ -51,11 +53,11 @@ interface Project {
   file: string
 }
 
-/** A copy of the project (node_modules symlinked to the repo's), in its own temp dir. */
-function copyProject(p: Project, tag: string): Project {
+/** A copy of the project (node_modules symlinked to `modules`: the repo's, or a real project's own), in its own temp dir. */
+function copyProject(p: Project, tag: string, modules = join(repo, 'node_modules')): Project {
   const root = join(mkdtempSync(join(tmpdir(), `dsh-bench-hooks-${tag}-`)), 'ws')
-  cpSync(p.root, root, { recursive: true, filter: src => !src.includes('/.dsh') && !src.endsWith('/node_modules') })
-  symlinkSync(join(repo, 'node_modules'), join(root, 'node_modules'), 'dir')
+  cpSync(p.root, root, { recursive: true, filter: src => !src.includes('/.dsh') && !src.endsWith('/node_modules') && !src.endsWith('/.git') })
+  symlinkSync(modules, join(root, 'node_modules'), 'dir')
   return { ...p, root }
 }
 
@@ -115,8 +117,8 @@ function treeRssMb(pid: number): number {
 }
 
 /** The naive check of the whole project: its own `tsc -b` (build info deleted first: a fresh copy has none), then `vitest run`. */
-async function naiveCheck(p: Project): Promise<{ tscMs: number; vitestMs: number }> {
-  const ws = copyProject(p, 'naive')
+async function naiveCheck(p: Project, modules?: string): Promise<{ tscMs: number; vitestMs: number }> {
+  const ws = copyProject(p, 'naive', modules)
   const bin = (name: string) => join(ws.root, 'node_modules', '.bin', name)
   let t = performance.now()
   await runCommand([bin('tsc'), '-b'], { cwd: ws.root, timeoutMs: 3_600_000 })
@@ -141,6 +143,16 @@ function prepareEdits(abs: string): Edits {
   const withBody = text.replace(/(\n {2}return total\n)/, `\n  ${edits.body(0)}$1`)
   if (withBody === text) throw new Error(`${abs}: no \`return total\` to put the body edit's statement before`)
   writeFileSync(abs, `${edits.comment(0)}\n${withBody}`)
+  return edits
+}
+
+/** Markers in a real module: a no-op statement before its first indented `return` (a body-only edit rewrites it). */
+function prepareRealEdits(abs: string): Edits {
+  const text = readFileSync(abs, 'utf8')
+  const edits: Edits = { comment: i => `// revision ${i}`, body: i => `void 'dsh-bench-${i}'` }
+  const withBody = text.replace(/\n(\s+)return\b/, (m, indent: string) => `\n${indent}${edits.body(0)}${m}`)
+  if (withBody === text) throw new Error(`${abs}: no indented \`return\` to put the body edit's statement before`)
+  writeFileSync(abs, withBody)
   return edits
 }
 
@@ -221,6 +233,34 @@ async function clientCost(ws: Project): Promise<{ client: number; naive: number 
     naive.push(wall([process.execPath, '-e', '']))
   }
   return { client: median(client), naive: median(naive) }
+}
+
+const realRoot = process.env.DSH_BENCH_HOOKS_WORKSPACE
+if (realRoot) {
+  // A real project: the fresh host's first session and the naive check only (per-call costs are the library's rows).
+  const file = process.env.DSH_BENCH_HOOKS_MODULE
+  if (!file) throw new Error('DSH_BENCH_HOOKS_WORKSPACE needs DSH_BENCH_HOOKS_MODULE (the module the body-only edit changes, relative to it)')
+  const modules = join(realRoot, 'node_modules')
+  const real: Project = { name: realRoot, root: realRoot, file }
+  const ws = copyProject(real, 'real', modules)
+  const realEdits = prepareRealEdits(join(ws.root, file))
+  const realHome = claudeHome(ws.root)
+  const w = await warmRow(ws, realEdits, realHome)
+  const loadWarm = load()
+  const naive = await naiveCheck(real, modules)
+  const naiveMs = naive.tscMs + naive.vitestMs
+  console.log(`${realRoot}, a fresh host's first session (load average ${loadWarm} after it, ${load()} after the naive check):`)
+  console.log('| | guard | naive check (`tsc -b` + `vitest run`, same run) | ratio |')
+  console.log('|---|---|---|---|')
+  console.log(`| time to warm (first hook to "warm") | ${ms(w.warmMs)} (the host's own count ${ms(w.hostWarmMs)}) | ${ms(naiveMs)} (${ms(naive.tscMs)} + ${ms(naive.vitestMs)}) | ${(w.warmMs / naiveMs).toFixed(2)}× |`)
+  console.log(`| body-only edit once warm (Pre + Post hooks) | ${ms(w.bodyMs)} | ${ms(naiveMs)} | ${(w.bodyMs / naiveMs).toFixed(3)}× |`)
+  console.log(`| idle host RSS after warm: the host / with its workers and test runner | ${w.idleHostMb.toFixed(0)} MB / ${w.idleTreeMb.toFixed(0)} MB | | |\n`)
+  const st = await hostStatus(join(ws.root, '.dsh'))
+  if (st.pid) process.kill(st.pid, 'SIGTERM')
+  await sleep(1000)
+  rmSync(dirname(ws.root), { recursive: true, force: true })
+  rmSync(realHome, { recursive: true, force: true })
+  process.exit(0)
 }
 
 const bin = await ensureAgentCli('claude')

@@ -9,7 +9,7 @@ import { checkEnv, checkIsolation, runRecorded, stripAnsi, whyNotJudged } from '
 import { servableByMount, servesAnyByMount, withAcceptedContent } from '../../served.ts'
 import type { Change, Check, CheckIO, Confirmation, Measurement, Problem } from '../../types.ts'
 import { SCRIPT_GRAPH } from '../../deleted.ts'
-import { testsUnchanged } from '../../types-unchanged.ts'
+import { testsUnchanged } from '../../only-comments.ts'
 import type { FsReaders } from '../fs-readers.ts'
 
 /** Jest's `--json` report. */

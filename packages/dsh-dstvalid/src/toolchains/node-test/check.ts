@@ -12,7 +12,7 @@ import { servableByMount, servesAnyByMount, withAcceptedContent } from '../../se
 import type { Change, Check, CheckIO, Confirmation, Measurement, Problem } from '../../types.ts'
 import { confirmAlone, ownParseErrors } from '../runner.ts'
 import { SCRIPT_GRAPH } from '../../deleted.ts'
-import { testsUnchanged } from '../../types-unchanged.ts'
+import { testsUnchanged } from '../../only-comments.ts'
 
 /** What `reporter.mjs` writes: every test with its suites, and every test file that printed to stderr or did not load. */
 export interface NodeTestReport {

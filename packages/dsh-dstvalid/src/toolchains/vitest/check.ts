@@ -12,7 +12,7 @@ import { servableByMount, servesAnyByMount, withAcceptedContent } from '../../se
 import type { Change, Check, CheckIO, Confirmation, Measurement, Problem } from '../../types.ts'
 import type { CoverageReading, CoverageSource } from '../../modes/coverage.ts'
 import { SCRIPT_GRAPH } from '../../deleted.ts'
-import { testsUnchanged } from '../../types-unchanged.ts'
+import { testsUnchanged } from '../../only-comments.ts'
 import { DiskHashes, type TestMap } from '../../test-map.ts'
 import { keepCurrentAfterComments, measureByMap, RERUN_ALL, type MapRunner } from './by-map.ts'
 import { loadReads, readersOf, type TestReads } from './reads.mjs'

@@ -7,7 +7,7 @@ import { mkdtempSync, rmSync } from 'node:fs'
 import { tmpdir } from 'node:os'
 import { join } from 'node:path'
 import { afterAll, describe, expect, it } from 'vitest'
-import { Guard, type GuardIO } from '../src/engine.ts'
+import { Guard, type GuardIO } from '../src/guard.ts'
 import type { Change, Check, Measurement } from '../src/types.ts'
 
 const root = mkdtempSync(join(tmpdir(), 'dsh-engine-related-'))
