@@ -450,8 +450,8 @@ export class TsProgramChecker {
    * The syntax errors of changed files that a program holds, when one of
    * them is new (not among the file's diagnostics of the last check): the
    * write is worse whatever its types say, so the check answers from the
-   * parse alone (issue 26: a syntax error in fp-ts's most-imported module
-   * waited 130 s for its 177 importers to be re-checked).
+   * parse alone (a syntax error in a much-imported module would otherwise
+   * wait for all its importers to be re-checked).
    */
   private newSyntaxErrors(changed: readonly string[], projects: readonly TsProject[]): { files: Set<string>; diagnostics: TS.Diagnostic[] } | undefined {
     const files = [...new Set(changed.map(p => resolve(p)))].filter(f => SOURCE.test(f) && statOf(f) && projects.some(p => p.reads(f)))

@@ -27,9 +27,8 @@ let lastPersist = 0
 /**
  * A full garbage collection, run once a check that rebuilt programs has been
  * answered: the type-checkers it replaced are garbage by then, and V8 would
- * otherwise keep their memory while the worker waits (hono: 2.2 GB resident
- * after an export-changing edit, 1.3 GB of it live) — next to the test runner
- * the guard starts meanwhile.
+ * otherwise keep their memory (gigabytes on a large project) while the worker
+ * waits — next to the test runner the guard starts meanwhile.
  */
 const collect = (() => {
   try {

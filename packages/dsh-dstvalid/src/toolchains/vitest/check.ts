@@ -195,7 +195,7 @@ export class VitestJudge {
       return { status: 'error', problems: [], scope: [], error: `vitest failed before running tests: ${firstLine(r.report.errors[0])}` }
     }
     // dsh's own setup files could not be loaded: every test file fails the same before a write and after it, so
-    // nothing the write broke would show (valibot under jsdom, before its server allowed them). Not judged.
+    // nothing the write broke would show. Not judged.
     const names = (text: string) => RECORDERS.some(f => text.includes(f))
     const ours = r.report.modules.find(m => names(m.error)) ?? r.report.errors.find(names)
     if (ours !== undefined) {
