@@ -84,7 +84,8 @@ export class Snapshots {
     this._skip = compileIgnore([...ALWAYS_SKIPPED, ...this._ignore], vaultRel)
     this._owner = owner
     this._elsewhere = settings.elsewhere
-    this._keep = { maxBytes: settings.keepBytes, maxAgeMs: settings.keepDays * 86_400_000, maxFileBytes: settings.maxFileBytes, fsync: settings.fsync !== 'off', written: 0, pruned: false }
+    this._keep = { maxBytes: settings.keepBytes, maxAgeMs: settings.keepDays * 86_400_000, maxFileBytes: settings.maxFileBytes,
+      fsync: settings.fsync !== 'off', written: 0, pruned: false }
     this._elsewhere = settings.elsewhere
   }
 
@@ -325,7 +326,8 @@ export class Snapshots {
     this.forgetMeasured(chosen)
     // Newest scope first, so each path ends as its oldest capture had it; reported oldest first.
     const outcomes: RestoreOutcome[] = []
-    for (const scope of chosen) outcomes.unshift(await restoreScope(this.root, scope, this._journal!, { fsync: this._sync !== 'off', vault: this.vault, reason }))
+    for (const scope of chosen) outcomes.unshift(await restoreScope(this.root, scope, this._journal!,
+      { fsync: this._sync !== 'off', vault: this.vault, reason }))
     releaseIndexLinks(chosen)
     const total: RestoreOutcome = { restored: [], deleted: [], failed: [] }
     for (const outcome of outcomes) mergeOutcome(total, outcome)
@@ -440,14 +442,16 @@ export class Snapshots {
       if (!item) continue
       budget.total += item.payload?.length ?? 0
       if (budget.total > this._maxDir) {
-        throw new SnapshotError('too-large', `${rel} holds over ${formatBytes(this._maxDir)}, the snapshot cap for a directory (dsh-snapshot maxDirBytes); add ignore globs or raise the cap`)
+        throw new SnapshotError('too-large',
+          `${rel} holds over ${formatBytes(this._maxDir)}, the snapshot cap for a directory (dsh-snapshot maxDirBytes); add ignore globs or raise the cap`)
       }
       if (item.entry.kind !== 'dir') add(item)
     }
   }
 
   /** Read into a scratch list, then journal it in one (fsynced, when `durable`) append, then update memory. */
-  private record(ref: ScopeRef, durable: boolean, read: (state: ReadTarget, add: (p: { entry: CaptureEntry; payload?: Buffer }) => void) => void): CaptureSummary {
+  private record(ref: ScopeRef, durable: boolean,
+    read: (state: ReadTarget, add: (p: { entry: CaptureEntry; payload?: Buffer }) => void) => void): CaptureSummary {
     if (this._closed) throw new SnapshotError('closed', `snapshots of session ${this.sessionId} were disposed`)
     const existing = this._open.find(s => s.key === ref.key)
     const scope = existing ?? newScope(`s${this._nextScope}`, ref.key, ref, Date.now())
@@ -471,7 +475,8 @@ export class Snapshots {
       throw error
     }
     const pending: Pending[] = []
-    if (!existing) pending.push({ record: { t: 'open', scope: scope.id, key: scope.key, callIds: scope.callIds, ...definedOnly({ step: ref.step, turn: ref.turn }), time: scope.time } })
+    if (!existing) pending.push({ record: { t: 'open', scope: scope.id, key: scope.key, callIds: scope.callIds,
+      ...definedOnly({ step: ref.step, turn: ref.turn }), time: scope.time } })
     else if (ref.callId !== undefined && !existing.callIds.includes(ref.callId)) pending.push({ record: { t: 'join', scope: scope.id, callId: ref.callId } })
     for (const { entry, payload } of fresh.values()) pending.push({ record: { t: 'cap', scope: scope.id, entry }, ...(payload ? { payload } : {}) })
     let bytes = 0
@@ -498,7 +503,9 @@ export class Snapshots {
   private journal(): JournalWriter {
     if (!this._journal) {
       const file = journalFileFor(this.vault, this.sessionId, this._owner.instance)
-      this._journal = JournalWriter.create(file, { sessionId: this.sessionId, root: this.root, owner: this._owner, created: Date.now(), ...(this._elsewhere ? { elsewhere: true as const } : {}) }, this._sync)
+      this._journal = JournalWriter.create(file,
+        { sessionId: this.sessionId, root: this.root, owner: this._owner, created: Date.now(),
+        ...(this._elsewhere ? { elsewhere: true as const } : {}) }, this._sync)
     }
     return this._journal
   }

@@ -100,7 +100,10 @@ export class TsProgramChecker {
   private _rediscovered = false
   /** Files in no program that a check has parsed: parsed again on every check while they stay outside. */
   private readonly _orphans = new Set<string>()
-  /** The projects the last check rebuilt (what `revert` undoes); undefined when it found the projects again (a config changed): nothing to revert to exactly. */
+  /**
+   * The projects the last check rebuilt (what `revert` undoes); undefined when it found the projects again (a
+   * config changed): nothing to revert to exactly.
+   */
   private _lastRebuilt?: TsProject[] = []
   /** A check answered part-way (`pause`), waiting for {@link resume}. */
   private _paused?: Generator<TsCheckResult, TsCheckResult, void>
@@ -237,7 +240,8 @@ export class TsProgramChecker {
       ...this.toPlain([...orphans.diagnostics, ...syntax?.diagnostics ?? []].map(d => ({ d, project: undefined })), false),
     ]
     const kept = syntax ? undefined : declarationsKept(changed, checked)
-    return { ...this.result(started, projects, orphans.files, diagnostics, files), rechecked, recheckedFiles, restored, ...(kept ? { declarationsKept: kept } : {}) }
+    return { ...this.result(started, projects, orphans.files, diagnostics, files), rechecked, recheckedFiles, restored,
+      ...(kept ? { declarationsKept: kept } : {}) }
   }
 
   /** A check's result around its diagnostics (what was re-checked is the caller's). */
@@ -419,7 +423,8 @@ export class TsProgramChecker {
     for (const dir of workspacePackageDirs(this.root)) {
       const config = join(dir, 'tsconfig.json')
       if (found.has(config) || !statOf(config)) continue
-      const project = old.get(config) ?? new TsProject(this.ts, config, this._documents, this._extendedConfigCache, this.options.cacheDir, this.ownerSignature(config))
+      const project = old.get(config) ?? new TsProject(this.ts, config, this._documents, this._extendedConfigCache, this.options.cacheDir,
+        this.ownerSignature(config))
       project.markStale(true)
       // A package whose every file some project already checks adds nothing but cost.
       if ([...project.roots].some(f => !covered.has(f)) || project.references.length) visit(config)

@@ -87,7 +87,8 @@ const COMPACT_AFTER = 50
 const BUILDER_SIGNATURE = 2
 
 /** `Program.emit` with the arguments the builder passes (its last three are not in the public typings). */
-type ProgramEmit = (sourceFile: TS.SourceFile | undefined, writeFile: TS.WriteFileCallback | undefined, cancellationToken: TS.CancellationToken | undefined, emitOnly?: boolean | number, ...rest: unknown[]) => TS.EmitResult
+type ProgramEmit = (sourceFile: TS.SourceFile | undefined, writeFile: TS.WriteFileCallback | undefined,
+  cancellationToken: TS.CancellationToken | undefined, emitOnly?: boolean | number, ...rest: unknown[]) => TS.EmitResult
 
 /**
  * Whether two trees of a file import and reference the same modules and files
@@ -114,7 +115,10 @@ function sameReferences(a: TS.SourceFile, b: TS.SourceFile): boolean {
   return before !== undefined && before === names(b as Referencing)
 }
 
-/** `ts.computeSignatureWithDiagnostics` (TypeScript 5.x and 6, not in their public typings): how a builder hashes a file's declaration emit into its signature. */
+/**
+ * `ts.computeSignatureWithDiagnostics` (TypeScript 5.x and 6, not in their public typings): how a builder hashes
+ * a file's declaration emit into its signature.
+ */
 type ComputeSignature = (program: TS.Program, sf: TS.SourceFile, text: string, host: TS.CompilerHost, data: TS.WriteFileCallbackData | undefined) => string
 
 /**
@@ -276,7 +280,8 @@ export class TsProject {
       const signature = now && signer!.signatureOf(now)
       if (signature === undefined || !sameReferences(before, now!)) return false
       // What this builder held is the hash of the owner's signature it was handed (`signForeignFilesByOwner`).
-      if (held.get((before as TS.SourceFile & { resolvedPath?: string }).resolvedPath ?? path)?.signature !== compute(program, before, `owner:${signature}`, host, undefined)) return false
+      if (held.get((before as TS.SourceFile & { resolvedPath?: string }).resolvedPath ?? path)?.signature !== compute(program, before,
+        `owner:${signature}`, host, undefined)) return false
     }
     this._stale = false
     this._staleFor = undefined
@@ -365,7 +370,8 @@ export class TsProject {
     // The state before this check is kept without its program (and type-checker), for `revert`; a
     // TypeScript that cannot drop a builder's program keeps none (two checkers would double the memory).
     const releasable = old as ReleasableBuilder
-    this._previous = releasable.releaseProgram && releasable.getProgramOrUndefined ? { builder: old, files: this._files, diagnostics: this._diagnostics, reparsed } : undefined
+    this._previous = releasable.releaseProgram && releasable.getProgramOrUndefined ? { builder: old, files: this._files,
+      diagnostics: this._diagnostics, reparsed } : undefined
     releasable.releaseProgram?.()
     this._reuse = undefined
     this._resolutionsStale = false
@@ -517,7 +523,8 @@ export class TsProject {
   }
 
   /** This program's own files among `changed`, and the other files that import them directly (the builder's reference map). */
-  private likelyToBreak(program: TS.Program, builder: TS.SemanticDiagnosticsBuilderProgram, changed: ReadonlySet<string>, foreign: (sf: TS.SourceFile) => boolean, suspects: readonly string[]): { written: TS.SourceFile[]; importers: TS.SourceFile[] } {
+  private likelyToBreak(program: TS.Program, builder: TS.SemanticDiagnosticsBuilderProgram, changed: ReadonlySet<string>,
+    foreign: (sf: TS.SourceFile) => boolean, suspects: readonly string[]): { written: TS.SourceFile[]; importers: TS.SourceFile[] } {
     const own = (sf: TS.SourceFile | undefined): sf is TS.SourceFile => !!sf && !sf.isDeclarationFile && !foreign(sf)
     // In the program's order, as a whole check reports them.
     const written = program.getSourceFiles().filter(sf => own(sf) && changed.has(resolve(sf.fileName)))

@@ -72,6 +72,7 @@ parentPort!.on('message', (request: WorkerRequest) => {
   parentPort!.postMessage(reply)
   if (collect && 'result' in reply && !reply.result.paused && Object.keys(reply.result.recheckedFiles).length) setImmediate(collect)
   // A paused check waits for its resume (writing the cache would stop it).
-  if (init.cacheDir && (request.kind === 'check' || request.kind === 'resume') && !checker.paused) persistTimer = setTimeout(persist, Math.max(PERSIST_IDLE_MS, lastPersist + PERSIST_EVERY_MS - Date.now()))
+  if (init.cacheDir && (request.kind === 'check' || request.kind === 'resume') && !checker.paused) persistTimer = setTimeout(persist,
+    Math.max(PERSIST_IDLE_MS, lastPersist + PERSIST_EVERY_MS - Date.now()))
 })
 parentPort!.postMessage({ ready: true, tsVersion: ts.version })

@@ -147,9 +147,11 @@ export async function measureByMap<L extends RelatedList>(runner: MapRunner<L>, 
  * the same on the new content, noted so that the next body-only edit finds
  * it current rather than stale.
  */
-function keepCurrent(runner: Pick<MapRunner, 'map' | 'root' | 'hashes'>, contents: readonly { file: string; bytes: Buffer; now: Buffer }[], related: readonly string[], readers: readonly string[]): void {
+function keepCurrent(runner: Pick<MapRunner, 'map' | 'root' | 'hashes'>, contents: readonly { file: string; bytes: Buffer; now: Buffer }[],
+  related: readonly string[], readers: readonly string[]): void {
   const hashes = new Map(contents.map(c => [c.file, { before: contentHash(c.bytes), after: contentHash(c.now) }]))
-  runner.map.select(related, new Map(contents.map(c => [c.file, []])), f => hashes.get(f)?.before ?? runner.hashes.of(join(runner.root, f)), f => hashes.get(f)?.after, new Set(readers))
+  runner.map.select(related, new Map(contents.map(c => [c.file, []])), f => hashes.get(f)?.before ?? runner.hashes.of(join(runner.root, f)),
+    f => hashes.get(f)?.after, new Set(readers))
   runner.map.save()
 }
 
