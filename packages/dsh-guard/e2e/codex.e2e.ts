@@ -22,7 +22,7 @@ import { beforeAll, describe, expect, it } from 'vitest'
 import { agentCliVersions, ensureAgentCli } from '../../../scripts/agent-clis.ts'
 import { MESSAGES } from 'dsh-host-hooks'
 import { pick, responsesModel, responsesToolOutputs, runCodex, runInLoopback, startModelServer, tempDir, writeCodexConfig, type AgentRun, type ModelServer } from 'dsh-testkit'
-import { ADD, ADD_STRING, agentFiles, GOOD, guardE2eSkip, installPackage, installRoute, ORIGINAL, ROUNDING, typeBreak, type InstalledGuard } from './guard-e2e.ts'
+import { ADD, ADD_STRING, agentFiles, agentInstallChecks, GOOD, guardE2eSkip, installPackage, installRoute, ORIGINAL, ROUNDING, typeBreak, type InstalledGuard } from './guard-e2e.ts'
 
 const skip = await guardE2eSkip('Codex')
 
@@ -130,20 +130,13 @@ describe.skipIf(!!skip)('dsh-guard, packed and installed, in the real Codex CLI'
         session: ({ ws, home }) => session(codex, ws, home, installed.path),
       })
 
-      it('installs and enables the plugin in Codex\'s home, nothing in the project', () => {
-        expect(r.touched).toContain('home/config.toml')
-        expect(r.touched).toContain('home/plugins/cache/dsh-e2e/dsh-guard/0.1.0/.codex-plugin/plugin.json')
-        expect(r.touched.filter(f => f.startsWith('ws/'))).toEqual([])
-      })
-
-      it('rolls back the type break with the suite\'s text, keeps the good patch', () => {
-        expectGuarded(r.result!, r.ws)
-      })
-
-      it('codex plugin remove and marketplace remove leave every file the install touched as it was', async () => {
-        await cli(['plugin', 'remove', 'dsh-guard@dsh-e2e'])
-        await cli(['plugin', 'marketplace', 'remove', 'dsh-e2e'])
-        expect(pick(agentFiles(r.ws, r.home), r.touched)).toEqual(pick(r.before, r.touched))
+      agentInstallChecks(r, {
+        installs: ['installs and enables the plugin in Codex\'s home, nothing in the project', 'home/config.toml', 'home/plugins/cache/dsh-e2e/dsh-guard/0.1.0/.codex-plugin/plugin.json'],
+        guarded: ['rolls back the type break with the suite\'s text, keeps the good patch', () => expectGuarded(r.result!, r.ws)],
+        uninstall: ['codex plugin remove and marketplace remove leave every file the install touched as it was', async () => {
+          await cli(['plugin', 'remove', 'dsh-guard@dsh-e2e'])
+          await cli(['plugin', 'marketplace', 'remove', 'dsh-e2e'])
+        }],
       })
     })
   }

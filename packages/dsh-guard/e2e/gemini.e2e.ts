@@ -28,7 +28,7 @@ import { MESSAGES } from 'dsh-host-hooks'
 import { geminiFunctionResponses, geminiModel, isGeminiTurnRequest, pick, runGemini, runInLoopback, startModelServer, tempDir, treeChanges, writeGeminiSettings, type AgentRun, type ModelServer } from 'dsh-testkit'
 import { repoManifests } from 'dsh-guard'
 import { CHECKPOINT, CLAIM_MARKED } from '../../dsh-host-hooks/tests/agent-e2e.ts'
-import { ADD, ADD_STRING, agentFiles, GOOD, guardE2eSkip, installPackage, installRoute, ORIGINAL, repo, ROUNDING, typeBreak, type InstalledGuard } from './guard-e2e.ts'
+import { ADD, ADD_STRING, agentFiles, agentInstallChecks, GOOD, guardE2eSkip, installPackage, installRoute, ORIGINAL, repo, ROUNDING, typeBreak, type InstalledGuard } from './guard-e2e.ts'
 
 const skip = await guardE2eSkip('Gemini CLI')
 
@@ -147,22 +147,16 @@ describe.skipIf(!!skip)('dsh-guard, packed and installed, in the real Gemini CLI
           agentState: GEMINI_STATE,
         })
 
-        it('installs the extension into Gemini CLI\'s home, nothing in the project', () => {
-          expect(r.touched).toContain('home/.gemini/extensions/dsh-guard/gemini-extension.json')
-          expect(r.touched).toContain('home/.gemini/extensions/dsh-guard/hooks/hooks.json')
-          expect(r.touched.filter(f => f.startsWith('ws/'))).toEqual([])
-        })
-
-        it('rolls back the type break with the suite\'s text, keeps the good edit', () => {
-          expectGuarded(r.result!, r.ws)
-        })
-
-        it('gemini extensions uninstall leaves every file the install touched as it was, but Gemini CLI\'s own two records', async () => {
-          await cli(['extensions', 'uninstall', 'dsh-guard'])
-          const after = agentFiles(r.ws, r.home)
+        agentInstallChecks(r, {
+          installs: [
+            'installs the extension into Gemini CLI\'s home, nothing in the project',
+            'home/.gemini/extensions/dsh-guard/gemini-extension.json', 'home/.gemini/extensions/dsh-guard/hooks/hooks.json',
+          ],
+          guarded: ['rolls back the type break with the suite\'s text, keeps the good edit', () => expectGuarded(r.result!, r.ws)],
+          uninstall: ['gemini extensions uninstall leaves every file the install touched as it was, but Gemini CLI\'s own two records',
+            () => cli(['extensions', 'uninstall', 'dsh-guard'])],
           // Gemini CLI 0.61 keeps the extension's integrity record and an emptied enablement file after its uninstall.
-          expect(treeChanges(pick(r.before, r.touched), pick(after, r.touched))).toEqual(GEMINI_KEEPS)
-          expect(after['home/.gemini/extensions/extension-enablement.json']).toBe('{}')
+          agentKeeps: { paths: GEMINI_KEEPS, check: after => expect(after['home/.gemini/extensions/extension-enablement.json']).toBe('{}') },
         })
       })
     }

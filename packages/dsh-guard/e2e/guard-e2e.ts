@@ -10,9 +10,9 @@ import { cpSync, readFileSync, symlinkSync } from 'node:fs'
 import { dirname, join, resolve } from 'node:path'
 import { fileURLToPath } from 'node:url'
 import { registryReachable } from '../../../scripts/deepseek-harness.ts'
-import { afterAll, beforeAll } from 'vitest'
+import { afterAll, beforeAll, expect, it } from 'vitest'
 import { hostStatus } from 'dsh-host-hooks'
-import { loopbackUnavailable, readTree, tempDir, treeChanges, type AgentRun, type FileTree, type ModelServer } from 'dsh-testkit'
+import { loopbackUnavailable, pick, readTree, tempDir, treeChanges, type AgentRun, type FileTree, type ModelServer } from 'dsh-testkit'
 
 export const repo = resolve(dirname(fileURLToPath(import.meta.url)), '../../..')
 export const ORIGINAL = readFileSync(join(repo, 'examples/demo/workspace/src/money.ts'), 'utf8')
@@ -120,4 +120,39 @@ export function installRoute(steps: {
     if (route.ws) await stopHost(route.ws)
   })
   return route
+}
+
+/** The checks of an agent's own install route, each a test's title and what it checks. */
+export interface AgentInstallChecks {
+  /** The files the install puts in the agent's home; it puts none in the project. */
+  installs: readonly [title: string, ...homeFiles: string[]]
+  guarded: readonly [title: string, check: () => void]
+  /** The agent's uninstall: every file the install touched is as it was after it (but `agentKeeps`). */
+  uninstall: readonly [title: string, run: () => Promise<unknown>]
+  /** Files the agent's own uninstall leaves changed (its records), and a check of them. */
+  agentKeeps?: { paths: readonly string[]; check(after: FileTree): void }
+}
+
+/** An agent's own install (a plugin, an extension): its files in the home, the session guarded, its uninstall. */
+export function agentInstallChecks(route: Route, checks: AgentInstallChecks): void {
+  const [installs, ...homeFiles] = checks.installs
+  it(installs, () => {
+    for (const f of homeFiles) expect(route.touched).toContain(f)
+    expect(route.touched.filter(f => f.startsWith('ws/'))).toEqual([])
+  })
+
+  it(...checks.guarded)
+
+  const [uninstalls, uninstall] = checks.uninstall
+  it(uninstalls, async () => {
+    await uninstall()
+    const after = agentFiles(route.ws, route.home)
+    const keeps = checks.agentKeeps
+    if (!keeps) {
+      expect(pick(after, route.touched)).toEqual(pick(route.before, route.touched))
+      return
+    }
+    expect(treeChanges(pick(route.before, route.touched), pick(after, route.touched))).toEqual(keeps.paths)
+    keeps.check(after)
+  })
 }

@@ -202,8 +202,10 @@ async function closeCall(g: CallGuard, call: OpenCall): Promise<void> {
   const { snaps, exec } = call
   if (!snaps) return
   const shell = call.effects === 'shell'
-  if (snaps.isOpen(call.ref.key) && !call.promised) {
-    if (shell) await measureShell(g, snaps, exec.callId)
+  const open = snaps.isOpen(call.ref.key)
+  // Measured before it is kept, or before the picture moves on while its verdict is still to come.
+  if (shell && open) await measureShell(g, snaps, exec.callId)
+  if (open && !call.promised) {
     try {
       snaps.commit({ callId: exec.callId })
     } catch (error) {
@@ -211,8 +213,6 @@ async function closeCall(g: CallGuard, call: OpenCall): Promise<void> {
       g.host.warn(`could not commit the snapshot of call ${exec.callId}: ${error.message}`)
     }
   }
-  // A verdict still to come: the call's changes are measured before the picture moves on.
-  if (shell && snaps.isOpen(call.ref.key)) await measureShell(g, snaps, exec.callId)
   const own = snaps.tracking ? await adoptOwn(g, snaps) : []
   if (!shell) g.written.note(snaps.root, exec.session.id, call.paths)
   unlockIfIdle(snaps)

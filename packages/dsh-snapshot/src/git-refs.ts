@@ -286,7 +286,8 @@ function restoreIndex(entry: RefsEntry): 'restored' | string | undefined {
 
 /** The object ids HEAD's tree holds for `paths` (relative to `root`); undefined when git cannot say (no HEAD yet). */
 export async function committedBlobs(root: string, paths: readonly string[]): Promise<Map<string, string> | undefined> {
-  const r = await runCommand(['git', '-c', 'core.quotePath=false', 'ls-tree', '-z', 'HEAD', '--', ...paths], { cwd: root, timeoutMs: 30_000, env: { GIT_OPTIONAL_LOCKS: '0' } })
+  const r = await runCommand(['git', '-c', 'core.quotePath=false', 'ls-tree', '-z', 'HEAD', '--', ...paths],
+    { cwd: root, timeoutMs: 30_000, env: { GIT_OPTIONAL_LOCKS: '0' } })
   if (r.exitCode !== 0) return undefined
   const out = new Map<string, string>()
   for (const rec of r.stdout.split('\0')) {

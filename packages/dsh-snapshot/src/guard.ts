@@ -30,7 +30,8 @@ export class SnapshotGuard implements CallGuard {
 
   constructor(readonly settings: Config, readonly host: GuardHost) {
     liveInstances.add(this.owner.instance)
-    this.vaults = new Vaults({ settings, owner: this.owner, sessions: this._sessions, recovered: r => host.recovered(r), info: t => host.info(t), warn: t => host.warn(t) })
+    this.vaults = new Vaults({ settings, owner: this.owner, sessions: this._sessions, recovered: r => host.recovered(r), info: t => host.info(t),
+      warn: t => host.warn(t) })
   }
 
   vaultOf(session: Session): string {
@@ -64,7 +65,8 @@ export class SnapshotGuard implements CallGuard {
     if (snaps.tracking) await adoptOwn(this, snaps)
     unlockIfIdle(snaps)
     if (result.matched) {
-      this.host.restored({ ...selector, sessionId: req.sessionId, reason: req.reason, restored: result.restored, deleted: result.deleted, failed: result.failed })
+      this.host.restored({ ...selector, sessionId: req.sessionId, reason: req.reason, restored: result.restored, deleted: result.deleted,
+        failed: result.failed })
     }
     return result
   }

@@ -11,7 +11,10 @@ import type { CallChange, CommitRequest, OutsideChanges, RestoredInfo, RollbackR
 
 declare module '@deepseek-ai/cordis' {
   interface Events {
-    /** Put back the open scope(s) a request names (callIds: a group, newest first; else callId, else step, else all of the session); `matched: false` with a `nothing to restore:` message when none. @mode serial */
+    /**
+     * Put back the open scope(s) a request names (callIds: a group, newest first; else callId, else step, else
+     * all of the session); `matched: false` with a `nothing to restore:` message when none. @mode serial
+     */
     'snapshot/rollback'(req: RollbackRequest): Promise<RollbackResult | undefined>
     /** Close the scope(s) a request names, keeping the files; their captures are dropped. @mode emit */
     'snapshot/commit'(req: CommitRequest): void
@@ -85,11 +88,13 @@ export { DEFAULT_MAX_FILE_BYTES, DEFAULT_MAX_DIR_BYTES } from './config.ts'
 export { DEFAULT_EXCLUDES, compileIgnore, type PathMatcher } from './internal/ignore.ts'
 export { SnapshotGuard } from './guard.ts'
 export { guardCall, callReturned, type GuardHost } from './call.ts'
-export { recoverVault, resolveJournal, listJournals, formatRecovery, type RecoveryReport, type RecoveredJournal, type RecoveredScope, type RecoverOptions } from './recover.ts'
+export { recoverVault, resolveJournal, listJournals, formatRecovery, type RecoveryReport, type RecoveredJournal, type RecoveredScope,
+  type RecoverOptions } from './recover.ts'
 export { JOURNAL_FORMAT, type JournalHeader, type JournalRecord, type ParsedJournal } from './journal-format.ts'
 export { JournalWriter } from './journal.ts'
 export { readJournal } from './journal-read.ts'
 export { currentOwner, ownerState, type JournalOwner, type OwnerState } from './owner.ts'
 export { nothingToRestore, rolledBack, captureRefused, escapeRefused, outsideNote } from './messages.ts'
 export { WorkspaceTracker, type ShellChanges, type Difference, type TrackerStart } from './shell/tracker.ts'
-export { KeptStore, keptDir, readKeptState, sameState, changeBytes, type KeptRecord, type KeptChange, type KeptState, type KeptKind, type KeepBounds } from './kept.ts'
+export { KeptStore, keptDir, readKeptState, sameState, changeBytes, type KeptRecord, type KeptChange, type KeptState, type KeptKind,
+  type KeepBounds } from './kept.ts'

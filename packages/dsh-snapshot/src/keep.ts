@@ -30,7 +30,8 @@ interface Owner {
  * store at the first verdict of a journal and after each eighth of the
  * size bound written.
  */
-export function keepScopes(owner: Owner, scopes: readonly ScopeState[], kind: 'commit' | 'rollback', reason: string | undefined, settings: KeepSettings, payload: (offset: number, size: number, sum: number) => Buffer): void {
+export function keepScopes(owner: Owner, scopes: readonly ScopeState[], kind: 'commit' | 'rollback', reason: string | undefined,
+  settings: KeepSettings, payload: (offset: number, size: number, sum: number) => Buffer): void {
   const store = new KeptStore(owner.vault, settings.fsync)
   const time = Date.now()
   for (const scope of scopes) {
@@ -73,10 +74,12 @@ function unchangedFile(root: string, entry: CaptureEntry): boolean {
 }
 
 /** A capture as a kept state (its bytes put in the store); undefined for what is not one path's state. */
-function beforeState(store: KeptStore, entry: CaptureEntry, offset: number | undefined, payload: (offset: number, size: number, sum: number) => Buffer): KeptState | undefined {
+function beforeState(store: KeptStore, entry: CaptureEntry, offset: number | undefined,
+  payload: (offset: number, size: number, sum: number) => Buffer): KeptState | undefined {
   switch (entry.kind) {
     case 'file':
-      return offset === undefined ? { k: 'unknown', why: 'its bytes are not in the journal' } : { k: 'file', mode: entry.mode, size: entry.size, sha: store.put(payload(offset, entry.size, entry.sum)) }
+      return offset === undefined ? { k: 'unknown', why: 'its bytes are not in the journal' } : { k: 'file', mode: entry.mode, size: entry.size,
+        sha: store.put(payload(offset, entry.size, entry.sum)) }
     case 'symlink': return { k: 'symlink', target: entry.target }
     case 'absent': return entry.dirs.length ? { k: 'absent', dirs: entry.dirs } : { k: 'absent' }
     case 'dir': return { k: 'dir', mode: entry.mode }

@@ -1,5 +1,6 @@
 import { createHash } from 'node:crypto'
-import { appendFileSync, closeSync, existsSync, fsyncSync, lstatSync, mkdirSync, openSync, readdirSync, readFileSync, readlinkSync, rmSync, statSync, utimesSync } from 'node:fs'
+import { appendFileSync, closeSync, existsSync, fsyncSync, lstatSync, mkdirSync, openSync, readdirSync, readFileSync, readlinkSync, rmSync, statSync,
+  utimesSync } from 'node:fs'
 import { join } from 'node:path'
 import { writeFileAtomicSync } from 'dsh-common'
 

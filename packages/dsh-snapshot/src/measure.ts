@@ -96,7 +96,8 @@ export function capturesOf(diffs: readonly Difference[], bytesOf: (held: Differe
       }
       case 'big':
         before = undefined
-        items.push({ entry: { kind: 'uncaptured', path: d.path, why: 'its earlier bytes were not kept: over the shell tracking size cap (dsh-snapshot shellMaxFileBytes)' } })
+        items.push({ entry: { kind: 'uncaptured', path: d.path,
+          why: 'its earlier bytes were not kept: over the shell tracking size cap (dsh-snapshot shellMaxFileBytes)' } })
         break
       case 'symlink':
         before = undefined

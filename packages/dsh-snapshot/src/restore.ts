@@ -1,6 +1,7 @@
 import { chmodSync, readlinkSync, renameSync, rmSync, rmdirSync, symlinkSync, unlinkSync } from 'node:fs'
 import { dirname, join } from 'node:path'
-import { atomicTempPath, fsyncDirSync, isInside, lstatOrUndefined, mkdirpTracked, readdirOrEmpty, realpathNearest, toPosixRelative, writeFileAtomicSync } from 'dsh-common'
+import { atomicTempPath, fsyncDirSync, isInside, lstatOrUndefined, mkdirpTracked, readdirOrEmpty, realpathNearest, toPosixRelative,
+  writeFileAtomicSync } from 'dsh-common'
 import { ALWAYS_SKIPPED, readSizedNoFollow } from './capture.ts'
 import { compileIgnore, type PathMatcher } from './internal/ignore.ts'
 import type { CaptureEntry, RestoreOutcome } from './types.ts'
@@ -145,7 +146,8 @@ function removeTree(abs: string, rel: string, out: RestoreOutcome) {
   }
 }
 
-function restoreDir(root: string, abs: string, entry: Extract<CaptureEntry, { kind: 'dir' }>, captured: Set<string>, options: RestoreOptions, out: RestoreOutcome) {
+function restoreDir(root: string, abs: string, entry: Extract<CaptureEntry, { kind: 'dir' }>, captured: Set<string>,
+  options: RestoreOptions, out: RestoreOutcome) {
   const st = lstatOrUndefined(abs)
   if (st && !st.isDirectory()) unlinkSync(abs)
   mkdirpTracked(abs)
@@ -211,7 +213,8 @@ export interface PayloadSource {
 }
 
 /** Restore one scope's captures (git tree entries through git). */
-export async function restoreScope(root: string, scope: ScopeState, source: PayloadSource, options: { fsync: boolean; vault?: string; reason?: string }): Promise<RestoreOutcome> {
+export async function restoreScope(root: string, scope: ScopeState, source: PayloadSource,
+  options: { fsync: boolean; vault?: string; reason?: string }): Promise<RestoreOutcome> {
   const total: RestoreOutcome = { restored: [], deleted: [], failed: [] }
   // Newest first; a git tree entry splits the list, files around it keep their order.
   // Collected newest first, restored in capture order.

@@ -10,7 +10,8 @@ import type { Snapshots } from './snapshots.ts'
  * process's journals resolved) runs first. Returns the note for the model
  * when the call had to wait.
  */
-export async function lockWorkspace(snaps: Snapshots, waitMs: number, orphaned: () => Promise<void>, info: (text: string) => void): Promise<string | undefined> {
+export async function lockWorkspace(snaps: Snapshots, waitMs: number, orphaned: () => Promise<void>,
+  info: (text: string) => void): Promise<string | undefined> {
   const path = join(snaps.vault, 'workspace.lock')
   const key = lockKey(snaps)
   if (heldLocks.has(key)) return undefined

@@ -67,7 +67,8 @@ export function itemsFromPack<T>(root: string, entry: ManifestEntry, run: (items
 function itemOf(rel: string, before: Held, fd: number, file: string): PackRestoreItem {
   switch (before.k) {
     case 'file':
-      return { entry: { kind: 'file', path: rel, mode: before.mode, size: before.size, sum: before.sum }, bytes: () => readPayloadFd(fd, file, before.offset!, before.size, before.sum) }
+      return { entry: { kind: 'file', path: rel, mode: before.mode, size: before.size, sum: before.sum },
+        bytes: () => readPayloadFd(fd, file, before.offset!, before.size, before.sum) }
     case 'big':
       return { entry: { kind: 'uncaptured', path: rel, why: 'its earlier bytes were not kept: over the shell tracking size cap' } }
     case 'symlink':

@@ -41,11 +41,13 @@ abstract class GoDiagnosticsCheck implements Check {
   async measure(_change: Change | undefined, io: CheckIO): Promise<Measurement> {
     const r = await runRecorded(this.name, this.argv, this.root, io)
     if (r.outcome === 'timeout' || r.outcome === 'error') {
-      return { status: r.outcome === 'timeout' ? 'timeout' : 'error', problems: [], scope: 'all', error: whyNotJudged(this.argv.slice(0, 2).join(' '), r, io.timeoutMs) }
+      return { status: r.outcome === 'timeout' ? 'timeout' : 'error', problems: [], scope: 'all',
+        error: whyNotJudged(this.argv.slice(0, 2).join(' '), r, io.timeoutMs) }
     }
     const problems = parseGoDiagnostics(this.name, r.output)
     if (r.exitCode !== 0 && !problems.length) {
-      problems.push(diagnostic(this.name, '', undefined, 'exit', `${this.argv.join(' ')} exited ${r.exitCode}: ${r.output.trim().split('\n').slice(-1)[0] ?? ''}`))
+      problems.push(diagnostic(this.name, '', undefined, 'exit',
+        `${this.argv.join(' ')} exited ${r.exitCode}: ${r.output.trim().split('\n').slice(-1)[0] ?? ''}`))
     }
     if (r.exitCode !== 0 && problems.length && this.compiles) problems.push(...await this.unchecked(r.output, io))
     return { status: 'ok', problems, scope: 'all' }
@@ -139,7 +141,8 @@ export class GoTestCheck implements Check, CoverageSource {
   private readonly _pending = new Set<string>()
 
   /** `coverage`: also write a cover profile (the coverage mode) on `measure` runs. */
-  constructor(private readonly root: string, private readonly mode: 'related' | 'all', private readonly extraArgs: string[] = [], private readonly coverage = false) {}
+  constructor(private readonly root: string, private readonly mode: 'related' | 'all', private readonly extraArgs: string[] = [],
+    private readonly coverage = false) {}
 
   /**
    * A write that changed only comments in non-test Go files, in a module
@@ -217,7 +220,8 @@ export class GoTestCheck implements Check, CoverageSource {
     if (m.status !== 'ok') return m
     // A test file left out because it never built is pending in the accepted content too (not compiled there).
     const existed = (file: string) => change.before!.get(join(this.root, file)) !== null
-    const pending = leaveOut.filter(existed).map(f => failingTest(this.name, `${f}${FILE_LEVEL}`, f, undefined, 'test file does not build yet (left out of the run)'))
+    const pending = leaveOut.filter(existed).map(f => failingTest(this.name, `${f}${FILE_LEVEL}`, f, undefined,
+      'test file does not build yet (left out of the run)'))
     return { ...m, problems: [...m.problems, ...pending], scope: [...new Set([...(m.scope === 'all' ? [] : m.scope), ...files, ...pending.map(p => p.file)])] }
   }
 
@@ -354,7 +358,8 @@ export class GoTestCheck implements Check, CoverageSource {
       for (const p of pending.keys()) rerun.add(p.label)
       const problems = [...m.problems.filter(p => !rerun.has(p.file)), ...again.problems]
       for (const files of pending.values()) {
-        for (const [file, errors] of files) problems.push(failingTest(this.name, `${file}${FILE_LEVEL}`, file, errors[0]!.line, `test file does not build yet (left out of the run): ${describeBuildErrors(errors)}`))
+        for (const [file, errors] of files) problems.push(failingTest(this.name, `${file}${FILE_LEVEL}`, file, errors[0]!.line,
+          `test file does not build yet (left out of the run): ${describeBuildErrors(errors)}`))
       }
       measurement = {
         status: 'ok',
@@ -377,7 +382,8 @@ export class GoTestCheck implements Check, CoverageSource {
   }
 
   /** `accepted`: absolute path → the bytes go test builds instead of the file on disk (`null`: no such file). */
-  private async runTests(targets: string[], extra: string[], io: CheckIO, cover?: 'all' | string[], leaveOut: string[] = [], accepted?: ReadonlyMap<string, Buffer | null>): Promise<GoMeasurement> {
+  private async runTests(targets: string[], extra: string[], io: CheckIO, cover?: 'all' | string[], leaveOut: string[] = [],
+    accepted?: ReadonlyMap<string, Buffer | null>): Promise<GoMeasurement> {
     const tmp = cover || leaveOut.length || accepted?.size ? mkdtempSync(join(tmpdir(), 'dsh-gotest-')) : undefined
     try {
       const profile = tmp && cover ? join(tmp, 'cover.out') : undefined
@@ -397,11 +403,13 @@ export class GoTestCheck implements Check, CoverageSource {
         overlay = join(tmp, 'overlay.json')
         writeFileSync(overlay, JSON.stringify({ Replace: replace }))
       }
-      const argv = ['go', 'test', '-json', ...(overlay ? [`-overlay=${overlay}`] : []), ...(profile ? [`-coverprofile=${profile}`] : []), ...this.extraArgs, '-vet=off', ...extra, ...targets]
+      const argv = ['go', 'test', '-json', ...(overlay ? [`-overlay=${overlay}`] : []), ...(profile ? [`-coverprofile=${profile}`] : []),
+        ...this.extraArgs, '-vet=off', ...extra, ...targets]
       const r = await runRecorded(this.name, argv, this.root, io)
       if (r.outcome === 'timeout' || r.outcome === 'error') {
         if (cover) this._coverage = { status: 'error', error: 'coverage: go test did not finish' }
-        return { status: r.outcome === 'timeout' ? 'timeout' : 'error', problems: [], scope: [], error: whyNotJudged('go test', r, io.timeoutMs), buildFailed: new Map() }
+        return { status: r.outcome === 'timeout' ? 'timeout' : 'error', problems: [], scope: [], error: whyNotJudged('go test', r, io.timeoutMs),
+          buildFailed: new Map() }
       }
       const labelOf = new Map(this._packages.map(p => [p.importPath, p.label]))
       if (cover && profile) this._coverage = readCoverProfile(profile, new Map(this._packages.map(p => [p.importPath, p.dir])), cover)

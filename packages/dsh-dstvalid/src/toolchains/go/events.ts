@@ -162,7 +162,8 @@ export function readGoTestRun(check: string, stdout: string, stderr: string, lab
     }
     if (e.Action === 'run' && e.Test) running.set(id, e.Test)
     if ((e.Action === 'pass' || e.Action === 'fail' || e.Action === 'skip') && e.Test) running.delete(id)
-    if (e.Action === 'pass' && e.Test) passed.push({ key: id, file: label, ...(typeof e.Elapsed === 'number' ? { durationMs: Math.round(e.Elapsed * 1000) } : {}) })
+    if (e.Action === 'pass' && e.Test) passed.push({ key: id, file: label,
+      ...(typeof e.Elapsed === 'number' ? { durationMs: Math.round(e.Elapsed * 1000) } : {}) })
     if (e.Action === 'skip' && e.Test) skipped.push({ key: id, file: label })
     if (e.Action === 'fail') {
       if (e.FailedBuild) {
@@ -173,7 +174,8 @@ export function readGoTestRun(check: string, stdout: string, stderr: string, lab
         failedTests.add(label)
         const why = testOutput(output.get(id) ?? [])
         const timeout = timeoutIn(output.get(id))
-        problems.push({ ...failingTest(check, id, label, undefined, `${e.Test}${why ? ` — ${why}` : ''}`), ...(timeout ? { timeout: { limitMs: timeout.limitMs } } : {}) })
+        problems.push({ ...failingTest(check, id, label, undefined, `${e.Test}${why ? ` — ${why}` : ''}`),
+          ...(timeout ? { timeout: { limitMs: timeout.limitMs } } : {}) })
       } else failedPackages.add(e.Package)
     }
   }
@@ -183,7 +185,8 @@ export function readGoTestRun(check: string, stdout: string, stderr: string, lab
     if (!timeout) continue
     const label = id.slice(0, id.indexOf('::'))
     failedTests.add(label)
-    problems.push({ ...failingTest(check, id, label, undefined, `${test} — panic: test timed out after ${timeout.text}`), timeout: { limitMs: timeout.limitMs } })
+    problems.push({ ...failingTest(check, id, label, undefined, `${test} — panic: test timed out after ${timeout.text}`),
+      timeout: { limitMs: timeout.limitMs } })
   }
   const errors = parseGoBuildOutput(stderr)
   for (const [importPath, chunks] of buildText) parseGoBuildOutput(`# ${importPath}\n${chunks.join('')}`, errors)

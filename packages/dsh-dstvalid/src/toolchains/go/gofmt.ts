@@ -23,7 +23,8 @@ export class GofmtTool implements StyleTool {
 
   async run(files: string[] | undefined, io: CheckIO): Promise<StyleRun> {
     // Exit 2 with a listing on stdout: some file does not parse; the files it could read are still listed.
-    const r = await runRecorded(STYLE_CHECK, [this.bin, '-l', ...(files ?? ['.'])], this.root, io, { env: checkEnv(), passed: x => x.exitCode === 0 && !x.stdout.trim() })
+    const r = await runRecorded(STYLE_CHECK, [this.bin, '-l', ...(files ?? ['.'])], this.root, io,
+      { env: checkEnv(), passed: x => x.exitCode === 0 && !x.stdout.trim() })
     if (r.outcome === 'timeout' || r.outcome === 'error') return { status: r.outcome, error: whyNotJudged('gofmt', r, io.timeoutMs) }
     return { status: 'ok', problems: parseGofmt(r.stdout) }
   }

@@ -79,7 +79,9 @@ export class JestCheck implements Check {
    */
   private async rootArgs(change: Change, io: CheckIO): Promise<string[]> {
     if (this._roots === undefined) {
-      const r = await runCommand([...this.options.command, '--showConfig', '--watchman=false'], { cwd: this.options.root, timeoutMs: io.timeoutMs, maxOutputBytes: io.maxOutputBytes, env: checkEnv(), signal: io.signal, isolate: checkIsolation(undefined, io.vault) })
+      const r = await runCommand([...this.options.command, '--showConfig', '--watchman=false'],
+        { cwd: this.options.root, timeoutMs: io.timeoutMs, maxOutputBytes: io.maxOutputBytes, env: checkEnv(), signal: io.signal,
+        isolate: checkIsolation(undefined, io.vault) })
       try {
         const roots = (JSON.parse(r.stdout) as { configs?: { roots?: string[] }[] }).configs?.flatMap(c => c.roots ?? [])
         this._roots = roots?.length ? roots : null
@@ -167,7 +169,8 @@ export class JestCheck implements Check {
           failedTests++
           const reason = firstLine(t.failureMessages?.[0])
           const timeout = timeoutOf(reason)
-          problems.push({ ...failingTest(this.name, key, file, t.location?.line ?? undefined, `${[...t.ancestorTitles, t.title].join(' > ')}${reason ? ` — ${reason}` : ''}`), ...(timeout ? { timeout } : {}) })
+          problems.push({ ...failingTest(this.name, key, file, t.location?.line ?? undefined,
+            `${[...t.ancestorTitles, t.title].join(' > ')}${reason ? ` — ${reason}` : ''}`), ...(timeout ? { timeout } : {}) })
         }
       }
       if (suite.status === 'failed' && !failedTests) {

@@ -44,6 +44,7 @@ export const jest: Toolchain = {
       note('the workspace configures Jest but jest is not installed in it; its tests are not run')
       return undefined
     }
-    return { tests: [new JestCheck({ root, command, mode: config.tests === 'all' ? 'all' : 'related', extraArgs: config.jestArgs, fsReaders: new FsReaders(root, new RegExp(config.testFilePattern)) })] }
+    return { tests: [new JestCheck({ root, command, mode: config.tests === 'all' ? 'all' : 'related', extraArgs: config.jestArgs,
+      fsReaders: new FsReaders(root, new RegExp(config.testFilePattern)) })] }
   },
 }

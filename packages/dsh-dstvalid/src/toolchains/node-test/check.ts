@@ -123,7 +123,8 @@ export class NodeTestCheck implements Check {
   }
 
   /** One run: `files` (undefined: node's own discovery, the whole suite), `pattern` for `--test-name-pattern`. */
-  private async run(files: string[] | undefined, pattern: string | undefined, io: CheckIO, touched: readonly string[], isolate?: Isolation): Promise<Measurement> {
+  private async run(files: string[] | undefined, pattern: string | undefined, io: CheckIO, touched: readonly string[],
+    isolate?: Isolation): Promise<Measurement> {
     const { root } = this.options
     const dir = mkdtempSync(join(tmpdir(), 'dsh-node-test-'))
     const out = join(dir, 'report.json')
@@ -133,7 +134,8 @@ export class NodeTestCheck implements Check {
     ]
     try {
       // A failing test exits 1: the run found problems, it did not fail to run.
-      const r = await runRecorded(this.name, argv, root, io, { env: checkEnv({ NODE_TEST_CONTEXT: undefined }), passed: x => x.exitCode === 0, judgeable: () => existsSync(out), isolate })
+      const r = await runRecorded(this.name, argv, root, io,
+        { env: checkEnv({ NODE_TEST_CONTEXT: undefined }), passed: x => x.exitCode === 0, judgeable: () => existsSync(out), isolate })
       const report = existsSync(out) ? this.read(out) : undefined
       if (r.outcome === 'timeout' || r.outcome === 'error' || !report) {
         const own = ownParseErrors(this.name, root, touched, [loaderError(r.stderr)])

@@ -40,7 +40,8 @@ export default async function* nodeTestReport(source) {
       const skipped = data.skip !== undefined || data.todo !== undefined
       const cause = error?.cause ?? error
       const text = cause instanceof Error ? `${cause.name}: ${cause.message}` : String(cause ?? error?.message ?? '')
-      tests.push({ file: data.file, titles, name: data.name, state: skipped ? 'skip' : event.type === 'test:pass' ? 'pass' : 'fail', error: event.type === 'test:fail' ? text : '', line: data.line })
+      tests.push({ file: data.file, titles, name: data.name, state: skipped ? 'skip' : event.type === 'test:pass' ? 'pass' : 'fail',
+        error: event.type === 'test:fail' ? text : '', line: data.line })
     }
   }
   yield `${JSON.stringify({ tests, files: [...files.values()] })}\n`

@@ -85,7 +85,8 @@ export class PythonCompileCheck implements Check {
     const files = change?.files.filter(f => f.endsWith('.py'))
     if (files && !files.length) return { status: 'ok', problems: [], scope: [] }
     this.announcer.announce(io)
-    const r = await runRecorded(this.name, [this.announcer.python.command, '-c', COMPILE_SCRIPT, ...(files ?? [])], this.root, io, { passed: x => x.exitCode === 0 })
+    const r = await runRecorded(this.name, [this.announcer.python.command, '-c', COMPILE_SCRIPT, ...(files ?? [])], this.root, io,
+      { passed: x => x.exitCode === 0 })
     if (r.outcome === 'timeout' || r.outcome === 'error' || (r.exitCode !== 0 && !r.stdout.includes('{'))) return { status: r.outcome === 'timeout' ? 'timeout' : 'error', problems: [], scope: [], error: whyNotJudged('python compile', r, io.timeoutMs) }
     const problems = r.stdout.split('\n').filter(l => l.startsWith('{')).map(l => {
       const e = JSON.parse(l) as { file: string; line: number | null; type: string; msg: string }
@@ -156,7 +157,8 @@ export function parseJunit(check: string, root: string, xml: string): Measuremen
     const key = [file, ...rest, name].join('::')
     const failure = /(<(failure|error)\b[^>]*?)(?:\/>|>([\s\S]*?)<\/\2>)/.exec(body)
     // pytest quotes absolute paths (a setup error's `file /abs/tests/x.py, line 4`): keep them workspace-relative.
-    if (failure) problems.push(failingTest(check, key, file, undefined, `${[...rest, name].join('::')} — ${(attr(failure[1]!, 'message') ?? firstLine(failure[3] ?? '') ?? failure[2]!).split(`${root}/`).join('')}`))
+    if (failure) problems.push(failingTest(check, key, file, undefined,
+      `${[...rest, name].join('::')} — ${(attr(failure[1]!, 'message') ?? firstLine(failure[3] ?? '') ?? failure[2]!).split(`${root}/`).join('')}`))
     else if (/<skipped\b/.test(body)) skipped.push({ key, file })
     else passed.push({ key, file })
   }
@@ -177,7 +179,8 @@ export class PytestCheck implements Check {
   readonly verb = 'testing'
   private readonly announcer: PythonAnnouncer
 
-  constructor(private readonly root: string, private readonly mode: 'related' | 'all', private readonly extraArgs: string[] = [], python: PythonInterpreter | PythonAnnouncer = { command: 'python3', source: 'python3 on PATH' }) {
+  constructor(private readonly root: string, private readonly mode: 'related' | 'all', private readonly extraArgs: string[] = [],
+    python: PythonInterpreter | PythonAnnouncer = { command: 'python3', source: 'python3 on PATH' }) {
     this.announcer = python instanceof PythonAnnouncer ? python : new PythonAnnouncer(python)
   }
 
@@ -388,7 +391,8 @@ export class PytestCheck implements Check {
       for (const entry of entries) {
         const rel = dir === '.' ? entry.name : `${dir}/${entry.name}`
         if (entry.isDirectory()) {
-          if (NOT_SOURCE_DIRS.has(entry.name) || skipRes.some(s => s.re.test(s.path ? `/${rel}` : entry.name)) || existsSync(join(this.root, rel, 'pyvenv.cfg'))) continue
+          if (NOT_SOURCE_DIRS.has(entry.name) || skipRes.some(s => s.re.test(s.path ? `/${rel}` : entry.name))
+            || existsSync(join(this.root, rel, 'pyvenv.cfg'))) continue
           walk(rel)
         } else if (entry.isFile() && fileRes.some(r => r.test(entry.name))) out.add(rel)
       }
@@ -411,13 +415,15 @@ export class PytestCheck implements Check {
    * accepted content); `covers`: the test files `targets` stand for (a
    * directory given for a conftest's tests).
    */
-  private async run(targets: string[], io: CheckIO, config: PytestConfig, options: { cwd?: string; env?: Record<string, string>; covers?: string[] } = {}): Promise<Measurement> {
+  private async run(targets: string[], io: CheckIO, config: PytestConfig,
+    options: { cwd?: string; env?: Record<string, string>; covers?: string[] } = {}): Promise<Measurement> {
     const { cwd = this.root, env = {}, covers = targets } = options
     const dir = mkdtempSync(join(tmpdir(), 'dsh-pytest-'))
     const out = join(dir, 'junit.xml')
     try {
       this.announcer.announce(io)
-      const argv = [this.announcer.python.command, '-m', 'pytest', '-q', '-p', 'no:cacheprovider', '--continue-on-collection-errors', `--junitxml=${out}`, ...this.extraArgs, ...targets]
+      const argv = [this.announcer.python.command, '-m', 'pytest', '-q', '-p', 'no:cacheprovider', '--continue-on-collection-errors',
+        `--junitxml=${out}`, ...this.extraArgs, ...targets]
       const r = await runRecorded(this.name, argv, cwd, io, {
         // Judging must not leave __pycache__ behind in the workspace.
         env: checkEnv({ PYTHONDONTWRITEBYTECODE: '1', ...env }),
@@ -496,7 +502,8 @@ function rebase(m: Measurement, rootdir: string): Measurement {
 /** Every covered test file as not loading, with the conftest error's last `E   …` line (or pytest's last line). */
 function conftestFailure(check: string, output: string, root: string, files: string[]): Measurement {
   const lines = output.split('\n').map(l => l.trim()).filter(Boolean)
-  const cause = ([...lines].reverse().find(l => /^E\s+\S/.test(l))?.replace(/^E\s+/, '') ?? lines.at(-1) ?? 'conftest.py failed to load').split(`${root}/`).join('')
+  const cause = ([...lines].reverse().find(l => /^E\s+\S/.test(l))?.replace(/^E\s+/, '')
+    ?? lines.at(-1) ?? 'conftest.py failed to load').split(`${root}/`).join('')
   const where = lines.find(l => /while loading conftest/.test(l))?.match(/'([^']+)'/)?.[1]?.split(`${root}/`).join('')
   return {
     status: 'ok',

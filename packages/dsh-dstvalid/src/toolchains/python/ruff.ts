@@ -13,7 +13,8 @@ interface RuffMessage {
 
 /** Parse ruff's JSON output (a `null` code is a syntax error). */
 export function parseRuffJson(root: string, stdout: string): Problem[] | undefined {
-  return jsonArray<RuffMessage>(stdout)?.map(m => diagnostic(STYLE_CHECK, toPosixRelative(root, m.filename), m.location?.row, m.code ? `ruff/${m.code}` : 'ruff', m.message))
+  return jsonArray<RuffMessage>(stdout)?.map(m => diagnostic(STYLE_CHECK, toPosixRelative(root, m.filename), m.location?.row,
+    m.code ? `ruff/${m.code}` : 'ruff', m.message))
 }
 
 /** The workspace's ruff (`ruff check`, no fixes written). */

@@ -52,7 +52,8 @@ export class CargoCheck implements Check {
       return { status: r.outcome === 'timeout' ? 'timeout' : 'error', problems: [], scope: 'all', error: whyNotJudged('cargo check', r, io.timeoutMs) }
     }
     const problems = parseCargoMessages(this.name, r.stdout)
-    if (r.exitCode !== 0 && !problems.length) problems.push(diagnostic(this.name, '', undefined, 'exit', `cargo check exited ${r.exitCode}: ${r.stderr.trim().split('\n').slice(-1)[0] ?? ''}`))
+    if (r.exitCode !== 0 && !problems.length) problems.push(diagnostic(this.name, '', undefined, 'exit',
+      `cargo check exited ${r.exitCode}: ${r.stderr.trim().split('\n').slice(-1)[0] ?? ''}`))
     return { status: 'ok', problems, scope: 'all' }
   }
 }

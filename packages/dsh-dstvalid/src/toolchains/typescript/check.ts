@@ -42,7 +42,8 @@ export class TypecheckCheck implements Check, ImpactSource {
 
   constructor(private readonly options: TypecheckOptions) {
     this._client = new TsWorkerClient(
-      { root: options.root, configPath: options.configPath, typescriptPath: options.typescriptPath, ...(options.cacheDir ? { cacheDir: options.cacheDir } : {}) },
+      { root: options.root, configPath: options.configPath, typescriptPath: options.typescriptPath,
+        ...(options.cacheDir ? { cacheDir: options.cacheDir } : {}) },
       { maxHeapMb: options.maxHeapMb },
     )
   }
@@ -76,7 +77,8 @@ export class TypecheckCheck implements Check, ImpactSource {
     const { result } = answer
     if (result.projects.length !== 1 || result.projects[0] !== configured) argv = ['tsc', '-b', '--noEmit', ...result.projects, mode]
     const errors = result.diagnostics.filter(d => d.category === 'error').length
-    io.record({ check: this.name, argv, cwd: this.options.root, exitCode: errors ? 2 : 0, durationMs: Math.round(performance.now() - started), outcome: errors ? 'fail' : 'pass' })
+    io.record({ check: this.name, argv, cwd: this.options.root, exitCode: errors ? 2 : 0, durationMs: Math.round(performance.now() - started),
+      outcome: errors ? 'fail' : 'pass' })
     const problems = problemsOf(result)
     if (stopped) return { status: 'ok', problems, scope: 'all', partial: true }
     const orphans = result.orphans.filter(file => !this._announced.has(file))

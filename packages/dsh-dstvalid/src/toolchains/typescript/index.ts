@@ -45,7 +45,8 @@ export const typescript: Toolchain = {
     },
     {
       name: 'prettier',
-      configFiles: ['.prettierrc', ...['json', 'json5', 'yaml', 'yml', 'toml', ...SCRIPT_EXT].map(e => `.prettierrc.${e}`), ...SCRIPT_EXT.map(e => `prettier.config.${e}`)],
+      configFiles: ['.prettierrc', ...['json', 'json5', 'yaml', 'yml', 'toml', ...SCRIPT_EXT].map(e => `.prettierrc.${e}`),
+        ...SCRIPT_EXT.map(e => `prettier.config.${e}`)],
       configuredIn: read => packageKey(read, 'prettier'),
       npm: { pkg: 'prettier', bin: 'prettier', create: (root, argv) => new PrettierTool(root, argv) },
     },
@@ -70,7 +71,8 @@ export const typescript: Toolchain = {
       }
       note('typescript is not installed in the workspace; type-checking with the suite\'s own TypeScript')
     }
-    const typecheck = new TypecheckCheck({ root, configPath, typescriptPath, maxHeapMb: config.typescriptMaxHeapMb, ...(vault ? { cacheDir: typescriptCacheDir(vault) } : {}) })
+    const typecheck = new TypecheckCheck({ root, configPath, typescriptPath, maxHeapMb: config.typescriptMaxHeapMb,
+      ...(vault ? { cacheDir: typescriptCacheDir(vault) } : {}) })
     claimed.add('typecheck')
     return { checks: [typecheck], impact: [typecheck] }
   },

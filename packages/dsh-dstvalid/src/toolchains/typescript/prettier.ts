@@ -19,7 +19,8 @@ export function parsePrettier(stdout: string, stderr: string): Problem[] {
   }
   for (const line of stderr.split('\n')) {
     const m = ERROR.exec(line.trim())
-    if (m && !/No (?:files|matching files)/.test(line)) problems.push(diagnostic(STYLE_CHECK, m[1]!.replace(/\\/g, '/'), m[3] ? Number(m[3]) : undefined, 'prettier', m[2]!))
+    if (m && !/No (?:files|matching files)/.test(line)) problems.push(diagnostic(STYLE_CHECK, m[1]!.replace(/\\/g, '/'),
+      m[3] ? Number(m[3]) : undefined, 'prettier', m[2]!))
   }
   return problems
 }

@@ -100,7 +100,10 @@ export class TsProgramChecker {
   private _rediscovered = false
   /** Files in no program that a check has parsed: parsed again on every check while they stay outside. */
   private readonly _orphans = new Set<string>()
-  /** The projects the last check rebuilt (what `revert` undoes); undefined when it found the projects again (a config changed): nothing to revert to exactly. */
+  /**
+   * The projects the last check rebuilt (what `revert` undoes); undefined when it found the projects again (a
+   * config changed): nothing to revert to exactly.
+   */
   private _lastRebuilt?: TsProject[] = []
   /** A check answered part-way (`pause`), waiting for {@link resume}. */
   private _paused?: Generator<TsCheckResult, TsCheckResult, void>
@@ -237,7 +240,8 @@ export class TsProgramChecker {
       ...this.toPlain([...orphans.diagnostics, ...syntax?.diagnostics ?? []].map(d => ({ d, project: undefined })), false),
     ]
     const kept = syntax ? undefined : declarationsKept(changed, checked)
-    return { ...this.result(started, projects, orphans.files, diagnostics, files), rechecked, recheckedFiles, restored, ...(kept ? { declarationsKept: kept } : {}) }
+    return { ...this.result(started, projects, orphans.files, diagnostics, files), rechecked, recheckedFiles, restored,
+      ...(kept ? { declarationsKept: kept } : {}) }
   }
 
   /** A check's result around its diagnostics (what was re-checked is the caller's). */
@@ -419,7 +423,8 @@ export class TsProgramChecker {
     for (const dir of workspacePackageDirs(this.root)) {
       const config = join(dir, 'tsconfig.json')
       if (found.has(config) || !statOf(config)) continue
-      const project = old.get(config) ?? new TsProject(this.ts, config, this._documents, this._extendedConfigCache, this.options.cacheDir, this.ownerSignature(config))
+      const project = old.get(config) ?? new TsProject(this.ts, config, this._documents, this._extendedConfigCache, this.options.cacheDir,
+        this.ownerSignature(config))
       project.markStale(true)
       // A package whose every file some project already checks adds nothing but cost.
       if ([...project.roots].some(f => !covered.has(f)) || project.references.length) visit(config)
@@ -450,8 +455,8 @@ export class TsProgramChecker {
    * The syntax errors of changed files that a program holds, when one of
    * them is new (not among the file's diagnostics of the last check): the
    * write is worse whatever its types say, so the check answers from the
-   * parse alone (issue 26: a syntax error in fp-ts's most-imported module
-   * waited 130 s for its 177 importers to be re-checked).
+   * parse alone (a syntax error in a much-imported module would otherwise
+   * wait for all its importers to be re-checked).
    */
   private newSyntaxErrors(changed: readonly string[], projects: readonly TsProject[]): { files: Set<string>; diagnostics: TS.Diagnostic[] } | undefined {
     const files = [...new Set(changed.map(p => resolve(p)))].filter(f => SOURCE.test(f) && statOf(f) && projects.some(p => p.reads(f)))

@@ -48,7 +48,7 @@ interface BuilderState {
   referencedMap?: { getKeys(path: string): ReadonlySet<string> | undefined }
 }
 
-/** A builder exposes its state as `state` (TypeScript 5.6 on) or through `getState()` (5.x before: fp-ts's 5.5). */
+/** A builder exposes its state as `state` (TypeScript 5.6 on) or through `getState()` (before 5.6). */
 interface BuilderWithState extends TS.SemanticDiagnosticsBuilderProgram {
   state?: BuilderState
   getState?(): BuilderState
@@ -87,7 +87,8 @@ const COMPACT_AFTER = 50
 const BUILDER_SIGNATURE = 2
 
 /** `Program.emit` with the arguments the builder passes (its last three are not in the public typings). */
-type ProgramEmit = (sourceFile: TS.SourceFile | undefined, writeFile: TS.WriteFileCallback | undefined, cancellationToken: TS.CancellationToken | undefined, emitOnly?: boolean | number, ...rest: unknown[]) => TS.EmitResult
+type ProgramEmit = (sourceFile: TS.SourceFile | undefined, writeFile: TS.WriteFileCallback | undefined,
+  cancellationToken: TS.CancellationToken | undefined, emitOnly?: boolean | number, ...rest: unknown[]) => TS.EmitResult
 
 /**
  * Whether two trees of a file import and reference the same modules and files
@@ -114,7 +115,10 @@ function sameReferences(a: TS.SourceFile, b: TS.SourceFile): boolean {
   return before !== undefined && before === names(b as Referencing)
 }
 
-/** `ts.computeSignatureWithDiagnostics` (TypeScript 5.x and 6, not in their public typings): how a builder hashes a file's declaration emit into its signature. */
+/**
+ * `ts.computeSignatureWithDiagnostics` (TypeScript 5.x and 6, not in their public typings): how a builder hashes
+ * a file's declaration emit into its signature.
+ */
 type ComputeSignature = (program: TS.Program, sf: TS.SourceFile, text: string, host: TS.CompilerHost, data: TS.WriteFileCallbackData | undefined) => string
 
 /**
@@ -257,7 +261,7 @@ export class TsProject {
    * it, and whose imports and references are the ones this program read.
    * Rebuilt, the program would find the file's shape unchanged and re-check
    * none of its own files: its diagnostics cannot change (a body-only
-   * edit of a build project's file, read by hono's six runtime-test programs).
+   * edit of a build project's file, read by a project's other programs).
    * Then it is no longer stale, and keeps the file's earlier tree until
    * something else makes it rebuild; its builder sees the file's new content then.
    */
@@ -276,7 +280,8 @@ export class TsProject {
       const signature = now && signer!.signatureOf(now)
       if (signature === undefined || !sameReferences(before, now!)) return false
       // What this builder held is the hash of the owner's signature it was handed (`signForeignFilesByOwner`).
-      if (held.get((before as TS.SourceFile & { resolvedPath?: string }).resolvedPath ?? path)?.signature !== compute(program, before, `owner:${signature}`, host, undefined)) return false
+      if (held.get((before as TS.SourceFile & { resolvedPath?: string }).resolvedPath ?? path)?.signature !== compute(program, before,
+        `owner:${signature}`, host, undefined)) return false
     }
     this._stale = false
     this._staleFor = undefined
@@ -349,7 +354,7 @@ export class TsProject {
     // The program gets a host of its own: one that reads referenced sources overrides its host's
     // `realpath` for good (TypeScript keeps it for the checker) with a closure over the program. On
     // the shared host — which the builders keep too — each program kept the one before it, and its
-    // type-checker, alive (hono: +650 MB after one export-changing edit, and growing with each write).
+    // type-checker, alive (memory growing with each write).
     const created = ts.createProgram({
       rootNames: parsed.fileNames, options: parsed.options, host: Object.create(host) as RedirectingHost, projectReferences: parsed.projectReferences,
       configFileParsingDiagnostics: this._configErrors, oldProgram: this._reuse ?? programOf(old),
@@ -365,7 +370,8 @@ export class TsProject {
     // The state before this check is kept without its program (and type-checker), for `revert`; a
     // TypeScript that cannot drop a builder's program keeps none (two checkers would double the memory).
     const releasable = old as ReleasableBuilder
-    this._previous = releasable.releaseProgram && releasable.getProgramOrUndefined ? { builder: old, files: this._files, diagnostics: this._diagnostics, reparsed } : undefined
+    this._previous = releasable.releaseProgram && releasable.getProgramOrUndefined ? { builder: old, files: this._files,
+      diagnostics: this._diagnostics, reparsed } : undefined
     releasable.releaseProgram?.()
     this._reuse = undefined
     this._resolutionsStale = false
@@ -392,7 +398,7 @@ export class TsProject {
       }
       if (worseOwn) yield { diagnostics: own }
       // The importers only when a written file's declaration signature changed: otherwise the builder
-      // re-checks none of them (a body-only edit; fp-ts re-checked the 176 importers of function.ts).
+      // re-checks none of them (a body-only edit would re-check every importer).
       const reshaped = written.some(sf => this.signatureChanged(program, builder, host, sf))
       signatures = { written: written.map(sf => resolve(sf.fileName)), kept: !reshaped }
       for (const sf of reshaped ? importers : []) {
@@ -439,9 +445,8 @@ export class TsProject {
    * checked nothing, and let the checked program go with its type-checker:
    * the next check builds a new program (and type-checker) anyway, and needs
    * of the old one only its files and module resolutions. A check that
-   * re-checked many files leaves a type-checker full of types (hono's
-   * `tsconfig.spec.json`: 370 MB) that would otherwise stay until the
-   * project's next rebuild. The state is the same (every file at the same
+   * re-checked many files leaves a type-checker full of types (hundreds of
+   * megabytes) that would otherwise stay until the project's next rebuild. The state is the same (every file at the same
    * version: nothing to re-check); what it costs is a program reusing the
    * structure and a builder state over it.
    */
@@ -518,7 +523,8 @@ export class TsProject {
   }
 
   /** This program's own files among `changed`, and the other files that import them directly (the builder's reference map). */
-  private likelyToBreak(program: TS.Program, builder: TS.SemanticDiagnosticsBuilderProgram, changed: ReadonlySet<string>, foreign: (sf: TS.SourceFile) => boolean, suspects: readonly string[]): { written: TS.SourceFile[]; importers: TS.SourceFile[] } {
+  private likelyToBreak(program: TS.Program, builder: TS.SemanticDiagnosticsBuilderProgram, changed: ReadonlySet<string>,
+    foreign: (sf: TS.SourceFile) => boolean, suspects: readonly string[]): { written: TS.SourceFile[]; importers: TS.SourceFile[] } {
     const own = (sf: TS.SourceFile | undefined): sf is TS.SourceFile => !!sf && !sf.isDeclarationFile && !foreign(sf)
     // In the program's order, as a whole check reports them.
     const written = program.getSourceFiles().filter(sf => own(sf) && changed.has(resolve(sf.fileName)))
@@ -531,8 +537,8 @@ export class TsProject {
         if (own(next) && !written.includes(next)) importers.add(next)
       }
     }
-    // Those that mention an export whose declaration changed first (fp-ts: a rename in function.ts, imported by
-    // 177 files, was found in Monoid.ts after checking the importers before it in the program's order).
+    // Those that mention an export whose declaration changed first: a broken use of it is found without checking
+    // the importers before it in the program's order.
     const first = suspects.length ? [...importers].filter(sf => mentionsAny(sf.text, suspects)) : []
     return { written, importers: [...new Set([...first, ...importers])] }
   }
@@ -543,9 +549,8 @@ export class TsProject {
    * its declaration output in its own project — what `tsc -b` reads from the
    * reference's `.d.ts` — and the owner, checked first, has computed it
    * already. Without it every dependent program emits the declarations of
-   * the referenced sources again, each in a type-checker of its own (hono:
-   * six runtime-test programs signing the build project's ~360 sources at
-   * the first check, and the changed file and its importers at each
+   * the referenced sources again, each in a type-checker of its own (at the
+   * first check, and for the changed file and its importers at each
    * export-changing edit). A file the owner holds no signature for (not its
    * root, another content) is emitted as before.
    */

@@ -27,9 +27,8 @@ let lastPersist = 0
 /**
  * A full garbage collection, run once a check that rebuilt programs has been
  * answered: the type-checkers it replaced are garbage by then, and V8 would
- * otherwise keep their memory while the worker waits (hono: 2.2 GB resident
- * after an export-changing edit, 1.3 GB of it live) — next to the test runner
- * the guard starts meanwhile.
+ * otherwise keep their memory (gigabytes on a large project) while the worker
+ * waits — next to the test runner the guard starts meanwhile.
  */
 const collect = (() => {
   try {
@@ -73,6 +72,7 @@ parentPort!.on('message', (request: WorkerRequest) => {
   parentPort!.postMessage(reply)
   if (collect && 'result' in reply && !reply.result.paused && Object.keys(reply.result.recheckedFiles).length) setImmediate(collect)
   // A paused check waits for its resume (writing the cache would stop it).
-  if (init.cacheDir && (request.kind === 'check' || request.kind === 'resume') && !checker.paused) persistTimer = setTimeout(persist, Math.max(PERSIST_IDLE_MS, lastPersist + PERSIST_EVERY_MS - Date.now()))
+  if (init.cacheDir && (request.kind === 'check' || request.kind === 'resume') && !checker.paused) persistTimer = setTimeout(persist,
+    Math.max(PERSIST_IDLE_MS, lastPersist + PERSIST_EVERY_MS - Date.now()))
 })
 parentPort!.postMessage({ ready: true, tsVersion: ts.version })

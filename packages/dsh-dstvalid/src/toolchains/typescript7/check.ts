@@ -188,7 +188,8 @@ export class Typecheck7Check implements Check, ImpactSource {
     const name = `dsh-dstvalid-tsc-b-${process.pid}-${++shadowRuns}`
     const fallback = join(tmpdir(), name)
     const { entry, originals, dirs } = writeShadowConfigs(this.options.configPath, name, fallback)
-    const argv = ['tsc', '-b', toPosixRelative(this.options.root, this.options.configPath), '--pretty', 'false', '(cold; outputs and build info under node_modules/.cache, removed)']
+    const argv = ['tsc', '-b', toPosixRelative(this.options.root, this.options.configPath), '--pretty', 'false',
+      '(cold; outputs and build info under node_modules/.cache, removed)']
     try {
       const r = await runCommand([...this.options.tsc, '-b', entry, '--pretty', 'false'], {
         cwd: this.options.root, timeoutMs: io.timeoutMs, maxOutputBytes: io.maxOutputBytes, env: checkEnv(), signal: io.signal,

@@ -116,7 +116,7 @@ export async function measureByMap<L extends RelatedList>(runner: MapRunner<L>, 
   const picked = map.select(related, edits, f => before.get(f) ?? runner.hashes.of(join(runner.root, f)), f => after.get(f), new Set(readers))
   map.save()
   // Comments only: a test file that may read a changed file as text is the only one that can see the write,
-  // mapped or not (on a session's first write none is mapped yet: hono ran 94 related test files for a comment).
+  // mapped or not (on a session's first write none is mapped yet, and every related file would run).
   const chosen = code ? picked : { run: picked.run.filter(f => readers.includes(f)), unmapped: [], stale: [] }
   // The map did not narrow the selection: the related test files (less what the runner leaves out, below).
   if (chosen.run.length === related.length) return undefined
@@ -145,12 +145,13 @@ export async function measureByMap<L extends RelatedList>(runner: MapRunner<L>, 
  * A write that changed only comments and whitespace in `contents`: every
  * current entry of `related` (but `readers`, which may read the text) runs
  * the same on the new content, noted so that the next body-only edit finds
- * it current (hono: after a comment, every test file of the module was
- * stale and ran again).
+ * it current rather than stale.
  */
-function keepCurrent(runner: Pick<MapRunner, 'map' | 'root' | 'hashes'>, contents: readonly { file: string; bytes: Buffer; now: Buffer }[], related: readonly string[], readers: readonly string[]): void {
+function keepCurrent(runner: Pick<MapRunner, 'map' | 'root' | 'hashes'>, contents: readonly { file: string; bytes: Buffer; now: Buffer }[],
+  related: readonly string[], readers: readonly string[]): void {
   const hashes = new Map(contents.map(c => [c.file, { before: contentHash(c.bytes), after: contentHash(c.now) }]))
-  runner.map.select(related, new Map(contents.map(c => [c.file, []])), f => hashes.get(f)?.before ?? runner.hashes.of(join(runner.root, f)), f => hashes.get(f)?.after, new Set(readers))
+  runner.map.select(related, new Map(contents.map(c => [c.file, []])), f => hashes.get(f)?.before ?? runner.hashes.of(join(runner.root, f)),
+    f => hashes.get(f)?.after, new Set(readers))
   runner.map.save()
 }
 

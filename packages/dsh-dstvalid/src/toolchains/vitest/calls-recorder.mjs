@@ -148,7 +148,8 @@ function take(p, state, own) {
     for (const f of script.functions) if ((f.ranges[0]?.count ?? 0) > 0) (ran[path] ??= new Set()).add(f.functionName)
   }
   // What ran in the interval in which modules were evaluated (the test file's own code aside).
-  if (evaluated.length) state.intervals.push({ evaluated, ran: Object.fromEntries(Object.entries(ran).filter(([path]) => path !== own).map(([path, set]) => [path, [...set]])) })
+  if (evaluated.length) state.intervals.push({ evaluated,
+    ran: Object.fromEntries(Object.entries(ran).filter(([path]) => path !== own).map(([path, set]) => [path, [...set]])) })
   state.ms += performance.now() - started
   return { ran, evaluated }
 }
@@ -181,7 +182,9 @@ function write(state, test, parts, alone) {
       if (lines) appendFileSync(state.file, lines)
       state.written = state.intervals.length
     }
-    writeFileSync(resolve(/** @type {string} */ (dir), `${createHash('sha1').update(`${project}\0${test}`).digest('hex')}.calls.json`), JSON.stringify({ ran, evaluated, worker: alone ? null : state.file, ms: Math.round(state.ms), hooks: config.sequence?.hooks ?? 'stack', setup: config.setupFiles ?? [] }))
+    writeFileSync(resolve(/** @type {string} */ (dir), `${createHash('sha1').update(`${project}\0${test}`).digest('hex')}.calls.json`),
+      JSON.stringify({ ran, evaluated, worker: alone ? null : state.file, ms: Math.round(state.ms), hooks: config.sequence?.hooks ?? 'stack',
+      setup: config.setupFiles ?? [] }))
   } catch {
     // The runner removed its directory (it is closing): nothing to record into.
   }
@@ -208,7 +211,8 @@ const recordable = (config.pool ?? 'forks') === 'forks' || config.pool === 'thre
 const p = recordable && dir && root && typeof test === 'string' && typeof afterAll === 'function' && typeof beforeAll === 'function' ? profiler(!alone) : undefined
 if (p) {
   /** @type {WorkerState} */
-  const state = (g[STATE] ??= { seen: new Set(), paths: new Map(), intervals: [], written: 0, ms: 0, file: resolve(/** @type {string} */ (dir), `${process.pid}-${threadId}.inits.jsonl`) })
+  const state = (g[STATE] ??= { seen: new Set(), paths: new Map(), intervals: [], written: 0, ms: 0,
+    file: resolve(/** @type {string} */ (dir), `${process.pid}-${threadId}.inits.jsonl`) })
   state.ms = 0
   if (alone) afterAll(() => write(state, test, [take(p, state, test)], true))
   else {

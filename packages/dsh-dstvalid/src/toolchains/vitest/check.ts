@@ -177,7 +177,8 @@ export class VitestJudge {
         io.notice('warn', `vitest project "${project}" cannot start here (${why}); its tests are left out — a pre-existing problem of that project`)
       }
       if (this._broken.size && this._projects.every(p => this._broken.has(p))) {
-        return { status: 'error', problems: [], scope: [], error: `vitest: no project can start here (${[...this._broken].map(([p, why]) => `${p}: ${why}`).join('; ')})` }
+        return { status: 'error', problems: [], scope: [],
+          error: `vitest: no project can start here (${[...this._broken].map(([p, why]) => `${p}: ${why}`).join('; ')})` }
       }
       if (!r.report?.modules.some(m => !this._broken.has(m.project))) {
         r = await run(this.runnable)
@@ -195,12 +196,13 @@ export class VitestJudge {
       return { status: 'error', problems: [], scope: [], error: `vitest failed before running tests: ${firstLine(r.report.errors[0])}` }
     }
     // dsh's own setup files could not be loaded: every test file fails the same before a write and after it, so
-    // nothing the write broke would show (valibot under jsdom, before its server allowed them). Not judged.
+    // nothing the write broke would show. Not judged.
     const names = (text: string) => RECORDERS.some(f => text.includes(f))
     const ours = r.report.modules.find(m => names(m.error)) ?? r.report.errors.find(names)
     if (ours !== undefined) {
       const [file, why] = typeof ours === 'string' ? [undefined, ours] : [toPosixRelative(this.root, ours.file), ours.error]
-      return { status: 'error', problems: [], scope: [], error: `vitest could not load dsh's own setup file${file ? ` in ${file}` : ''} (${firstLine(why)}): the tests were not judged` }
+      return { status: 'error', problems: [], scope: [],
+        error: `vitest could not load dsh's own setup file${file ? ` in ${file}` : ''} (${firstLine(why)}): the tests were not judged` }
     }
     return this.parse(r.report, touched)
   }
@@ -266,12 +268,14 @@ export class VitestJudge {
           failedTests++
           const why = firstLine(t.error)
           const timeout = timeoutOf(why)
-          problems.push({ ...failingTest(this.check, key, file, t.line, `${path.join(' > ')}${tag}${why ? ` — ${why}` : ''}`), ...(timeout ? { timeout } : {}) })
+          problems.push({ ...failingTest(this.check, key, file, t.line, `${path.join(' > ')}${tag}${why ? ` — ${why}` : ''}`),
+            ...(timeout ? { timeout } : {}) })
         }
       }
       if (mod.state === 'fail' && !failedTests) {
         loadErrors.push(mod.error)
-        problems.push(failingTest(this.check, `${file}${tag}${FILE_LEVEL}`, file, undefined, `test file failed${tag}: ${firstLine(mod.error) || 'no tests ran'}`))
+        problems.push(failingTest(this.check, `${file}${tag}${FILE_LEVEL}`, file, undefined,
+          `test file failed${tag}: ${firstLine(mod.error) || 'no tests ran'}`))
       }
     }
     problems.push(...ownParseErrors(this.check, this.root, touched, loadErrors))
@@ -372,7 +376,8 @@ export class VitestCheck implements Check, CoverageSource {
   /** The same re-runs on the accepted content, shown to each run alone in a mount namespace (ADR 0019). */
   confirmAccepted(problems: Problem[], change: Change, io: CheckIO, names = this._judge.names): Promise<Confirmation | undefined> {
     if (!this.servable(change)) return Promise.resolve(undefined)
-    return withAcceptedContent(change, isolate => confirmAlone(problems, p => names.get(p.key)?.full, rerun => this.rerun(rerun, io, isolate), p => names.get(p.key)?.project ?? ''))
+    return withAcceptedContent(change,
+      isolate => confirmAlone(problems, p => names.get(p.key)?.full, rerun => this.rerun(rerun, io, isolate), p => names.get(p.key)?.project ?? ''))
   }
 
   /** One flaky re-run: a test file alone, its failing tests by name, with a longer time limit when one timed out (`isolate`: on the accepted content). */
@@ -538,7 +543,8 @@ export class VitestCheck implements Check, CoverageSource {
         `--reporter=${REPORTER}`, '--passWithNoTests', ...vitestVersionArgs(this.options.major), '--no-cache', ...coverageArgs, ...(this.options.extraArgs ?? []),
       ], this.options.root, io, { env: checkEnv({ DSH_VITEST_REPORT: out, ...(config ? { DSH_VITEST_READS: records, DSH_VITEST_READS_ROOT: this.options.root } : {}) }), judgeable: r => r.exitCode === 0 || existsSync(out), isolate })
       if (coverage) this._coverage = this.readCoverage(join(coverageDir, 'coverage-summary.json'), coverage)
-      const failed = (): Measurement => ({ status: run.timedOut ? 'timeout' : 'error', problems: [], scope: [], error: whyNotJudged('vitest', run, io.timeoutMs) })
+      const failed = (): Measurement => ({ status: run.timedOut ? 'timeout' : 'error', problems: [], scope: [],
+        error: whyNotJudged('vitest', run, io.timeoutMs) })
       let report: DshVitestReport
       try {
         report = JSON.parse(readFileSync(out, 'utf8')) as DshVitestReport
@@ -561,9 +567,11 @@ export class VitestCheck implements Check, CoverageSource {
    * (or of everything). A run naming its project (`--project`) is not
    * limited further.
    */
-  private async runReport(args: string[], io: CheckIO, coverage?: 'all' | string[], touched: readonly string[] = [], probe = true, isolate?: Isolation): Promise<Measurement> {
+  private async runReport(args: string[], io: CheckIO, coverage?: 'all' | string[], touched: readonly string[] = [], probe = true,
+    isolate?: Isolation): Promise<Measurement> {
     const own = args.includes('--project')
-    const m = await this._judge.judge(only => this.runOnce([...args, ...(only && !own ? only.flatMap(p => ['--project', p]) : [])], io, coverage, isolate), io, touched, probe)
+    const m = await this._judge.judge(only => this.runOnce([...args, ...(only && !own ? only.flatMap(p => ['--project', p]) : [])], io, coverage,
+      isolate), io, touched, probe)
     // The CLI always runs (a run without a report is judged from its output).
     return m!
   }

@@ -34,7 +34,8 @@ function vitestVersion(root: string): string | undefined {
 /** The first vitest major whose Node API the warm runner speaks (`createVitest` with `runTestSpecifications`, `invalidateFile`, …). */
 const WARM_VITEST_MAJOR = 3
 
-const VITEST_CONFIGS = ['vitest.config', 'vitest.workspace', 'vitest.projects'].flatMap(base => ['ts', 'mts', 'cts', 'js', 'mjs', 'cjs', 'json'].map(ext => `${base}.${ext}`))
+const VITEST_CONFIGS = ['vitest.config', 'vitest.workspace',
+  'vitest.projects'].flatMap(base => ['ts', 'mts', 'cts', 'js', 'mjs', 'cjs', 'json'].map(ext => `${base}.${ext}`))
 
 /** Whether the workspace configures vitest itself (a vitest config or workspace file). */
 function configuresVitest(root: string): boolean {
@@ -69,11 +70,14 @@ export const vitest: Toolchain = {
     if (config.warmTests && older) note(`vitest ${version}: tests run through its CLI (the warm test runner needs the Node API of vitest ${WARM_VITEST_MAJOR} or later)`)
     const vitestNode = config.warmTests && !covered && !older ? resolveFromWorkspace(root, 'vitest/node') : undefined
     // One map per workspace, kept by whichever runs the tests: the warm runner, or the CLI without it (not the coverage mode's).
-    const testMap = config.testSelection === 'functions' && !covered ? new TestMap(vault ? join(resolve(vault), 'test-map', 'vitest.json') : undefined) : undefined
+    const testMap = config.testSelection === 'functions' && !covered ? new TestMap(vault ? join(resolve(vault), 'test-map',
+      'vitest.json') : undefined) : undefined
     // The warm runner records what tests read; the CLI relates tests only by imports, so its readers are chosen by their source.
     const fsReaders = vitestNode ? undefined : new FsReaders(root, new RegExp(config.testFilePattern))
-    const tests = new VitestCheck({ root, command, mode: config.tests, extraArgs: config.testArgs, coverage: covered, ...(fsReaders ? { fsReaders } : {}), ...(major === undefined || Number.isNaN(major) ? {} : { major }), ...(testMap && !vitestNode ? { testMap } : {}) })
-    const run = vitestNode ? new WarmVitestCheck({ root, vitestNode, mode: config.tests, extraArgs: config.testArgs, cli: tests, maxRssMb: config.warmTestsMaxRssMb, ...(vault ? { vault } : {}), ...(testMap ? { testMap } : {}) }) : tests
+    const tests = new VitestCheck({ root, command, mode: config.tests, extraArgs: config.testArgs, coverage: covered,
+      ...(fsReaders ? { fsReaders } : {}), ...(major === undefined || Number.isNaN(major) ? {} : { major }), ...(testMap && !vitestNode ? { testMap } : {}) })
+    const run = vitestNode ? new WarmVitestCheck({ root, vitestNode, mode: config.tests, extraArgs: config.testArgs, cli: tests,
+      maxRssMb: config.warmTestsMaxRssMb, ...(vault ? { vault } : {}), ...(testMap ? { testMap } : {}) }) : tests
     return { tests: [run], ...(covered ? { coverage: tests } : {}) }
   },
 }

@@ -91,7 +91,8 @@ function servedContent(path) {
 }
 /** @param {Buffer | null} content @param {unknown} options @param {unknown} path */
 function serve(content, options, path) {
-  if (content === null) throw Object.assign(new Error(`ENOENT: no such file or directory, open '${path}'`), { code: 'ENOENT', errno: -2, syscall: 'open', path })
+  if (content === null) throw Object.assign(new Error(`ENOENT: no such file or directory, open '${path}'`),
+    { code: 'ENOENT', errno: -2, syscall: 'open', path })
   const encoding = typeof options === 'string' ? options : /** @type {{ encoding?: BufferEncoding } | undefined} */ (options)?.encoding
   return encoding ? content.toString(encoding) : Buffer.from(content)
 }
@@ -343,7 +344,9 @@ async function takeCalls(/** @type {any[]} */ specs, /** @type {Record<string, n
     /** @type {Record<string, string[]>} */
     const modules = {}
     // A module only one part names keeps that part's list (shared with the other files that carry it): a copy only where parts meet.
-    for (const union of entry.carried) for (const [module, names] of union) modules[module] = modules[module] ? [...new Set([...modules[module], ...names])] : names
+    for (const union of entry.carried) for (const [module, names] of union) {
+      modules[module] = modules[module] ? [...new Set([...modules[module], ...names])] : names
+    }
     for (const [module, set] of Object.entries(entry.own)) modules[module] = modules[module] ? [...new Set([...modules[module], ...set])] : [...set]
     out[file] = modules
   }
@@ -496,7 +499,8 @@ async function related(/** @type {any[]} */ specs, /** @type {string[]} */ chang
 }
 
 /** @param {{ id: number, changed: string[] | null, mode: 'related' | 'all' | 'files', files?: string[], pattern?: string, projects?: string[], list?: boolean, accepted?: Record<string, string | null> }} request */
-async function run(request, /** @type {Record<string, number>} */ phases, /** @type {{ calls?: Record<string, Record<string, string[]>>, readers?: string[], typeOnly?: Record<string, string[]>, typechecked?: string[] }} */ out) {
+async function run(request, /** @type {Record<string, number>} */ phases,
+  /** @type {{ calls?: Record<string, Record<string, string[]>>, readers?: string[], typeOnly?: Record<string, string[]>, typechecked?: string[] }} */ out) {
   if (!request.accepted) return runSpecs(request, phases, out)
   const paths = Object.keys(request.accepted)
   served = new Map(paths.map(p => [p, request.accepted?.[p] == null ? null : Buffer.from(/** @type {string} */ (request.accepted[p]), 'base64')]))
@@ -552,7 +556,8 @@ function typecheckConfig(project) {
 }
 
 /** @param {{ id: number, changed: string[] | null, mode: 'related' | 'all' | 'files', files?: string[], pattern?: string, projects?: string[], list?: boolean }} request */
-async function runSpecs(request, /** @type {Record<string, number>} */ phases, /** @type {{ calls?: Record<string, Record<string, string[]>>, readers?: string[], typeOnly?: Record<string, string[]>, typechecked?: string[] }} */ extra) {
+async function runSpecs(request, /** @type {Record<string, number>} */ phases,
+  /** @type {{ calls?: Record<string, Record<string, string[]>>, readers?: string[], typeOnly?: Record<string, string[]>, typechecked?: string[] }} */ extra) {
   let t = performance.now()
   const lap = (/** @type {string} */ name) => {
     const now = performance.now()

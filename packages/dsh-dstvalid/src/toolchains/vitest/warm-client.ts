@@ -52,7 +52,8 @@ export type WarmRunAnswer =
    * the tsconfigs those projects' `tsc` reads (absolute). `typechecked` (a listing): the listed test files some
    * project runs in the typecheck mode (absolute).
    */
-  | { status: 'ok'; report: DshVitestReport; rssKb?: number; phases?: WarmRunPhases; calls?: RunCalls; readers?: string[]; typeOnly?: Record<string, string[]>; typechecked?: string[]; cancelled?: boolean }
+  | { status: 'ok'; report: DshVitestReport; rssKb?: number; phases?: WarmRunPhases; calls?: RunCalls; readers?: string[]; typeOnly?: Record<string,
+    string[]>; typechecked?: string[]; cancelled?: boolean }
   /** `calls`: the run was cancelled in time (the runner lives on): what its finished test files executed. */
   | { status: 'timeout'; calls?: RunCalls }
   /** The runner crashed, could not start, or answered with an error. */
@@ -64,7 +65,8 @@ type ServerMessage =
   | { ready: true; version?: string }
   | { unsupported: string }
   | { startError: string }
-  | { id: number; ok: true; report: DshVitestReport; phases?: WarmRunPhases; calls?: RunCalls; readers?: string[]; typeOnly?: Record<string, string[]>; typechecked?: string[]; cancelled?: boolean }
+  | { id: number; ok: true; report: DshVitestReport; phases?: WarmRunPhases; calls?: RunCalls; readers?: string[]; typeOnly?: Record<string,
+    string[]>; typechecked?: string[]; cancelled?: boolean }
   | { id: number; ok: false; error: string }
 
 export interface WarmClientOptions {
@@ -124,7 +126,8 @@ export class WarmVitestClient {
     if (this._ready && this._child?.running) return this._ready
     this._starts++
     const heap = this.options.maxHeapMb ? [`--max-old-space-size=${this.options.maxHeapMb}`] : []
-    const child = startProcess([process.execPath, ...heap, SERVER, this.options.root, this.options.vitestNode, JSON.stringify(this.options.extraArgs), JSON.stringify({ calls: this.options.recordCalls !== false })], {
+    const child = startProcess([process.execPath, ...heap, SERVER, this.options.root, this.options.vitestNode, JSON.stringify(this.options.extraArgs),
+      JSON.stringify({ calls: this.options.recordCalls !== false })], {
       cwd: this.options.root,
       env: checkEnv({ CI: '1' }),
       ipc: true,
@@ -214,7 +217,8 @@ export class WarmVitestClient {
       if (result === 'yield') {
         child.send({ kind: 'cancel' })
         let grace: NodeJS.Timeout | undefined
-        const late = await Promise.race([answer, aborted, expired, new Promise<'late'>(resolve => { grace = setTimeout(() => resolve('late'), CANCEL_GRACE_MS) })])
+        const late = await Promise.race([answer, aborted, expired,
+          new Promise<'late'>(resolve => { grace = setTimeout(() => resolve('late'), CANCEL_GRACE_MS) })])
         clearTimeout(grace)
         if (typeof late === 'object') return late.status === 'ok' ? { ...late, cancelled: true } : late
         this._pending = undefined

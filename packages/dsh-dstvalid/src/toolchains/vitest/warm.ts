@@ -62,7 +62,8 @@ export class WarmVitestCheck implements Check {
   private readonly _hashes = new DiskHashes()
 
   constructor(private readonly options: WarmVitestOptions) {
-    this._client = new WarmVitestClient({ root: options.root, vitestNode: options.vitestNode, extraArgs: options.extraArgs ?? [], recordCalls: !!options.testMap, ...(options.vault ? { vault: options.vault } : {}) })
+    this._client = new WarmVitestClient({ root: options.root, vitestNode: options.vitestNode, extraArgs: options.extraArgs ?? [],
+      recordCalls: !!options.testMap, ...(options.vault ? { vault: options.vault } : {}) })
     this._judge = new VitestJudge(options.root, this.name)
   }
 
@@ -157,7 +158,8 @@ export class WarmVitestCheck implements Check {
       runSelected: async selection => {
         const request: WarmRunRequest = { changed: change.paths, mode: 'files', files: selection.run.map(f => join(this.options.root, f)) }
         const argv = ['vitest', 'run', ...selection.run]
-        const m = await this._judge.judge(only => this.runWarm({ ...request, ...(only ? { projects: only } : {}) }, projectArgv(argv, only), io), io, change.files)
+        const m = await this._judge.judge(only => this.runWarm({ ...request, ...(only ? { projects: only } : {}) },
+          projectArgv(argv, only), io), io, change.files)
         return m && { measurement: m }
       },
     }, change, io)
@@ -177,7 +179,8 @@ export class WarmVitestCheck implements Check {
     io.notice('info', note)
     if (!run.length) return { status: 'ok', problems: [], passed: [], scope: [], notes: [note], selected: true }
     const request: WarmRunRequest = { changed: change.paths, mode: 'files', files: run.map(f => join(this.options.root, f)) }
-    const m = await this._judge.judge(only => this.runWarm({ ...request, ...(only ? { projects: only } : {}) }, projectArgv(['vitest', 'run', ...run], only), io), io, change.files)
+    const m = await this._judge.judge(only => this.runWarm({ ...request, ...(only ? { projects: only } : {}) },
+      projectArgv(['vitest', 'run', ...run], only), io), io, change.files)
     if (!m) return undefined
     return { ...m, notes: [...m.notes ?? [], note], selected: true }
   }
@@ -222,7 +225,8 @@ export class WarmVitestCheck implements Check {
     // Without the warm runner (another vitest Node API), or for a write it cannot serve, the CLI in a mount namespace (ADR 0019).
     return this._unsupported
       ? (files, change, io) => this.options.cli.measureAccepted(files, change, io)
-      : async (files, change, io) => this.servedByRunner(change) && !(await this.typechecked(files, io)) ? this.measureWithContentBefore(files, change, io) : this.options.cli.measureAccepted(files, change, io)
+      : async (files, change, io) => this.servedByRunner(change) && !(await this.typechecked(files, io)) ? this.measureWithContentBefore(files,
+        change, io) : this.options.cli.measureAccepted(files, change, io)
   }
 
   /**
@@ -231,11 +235,15 @@ export class WarmVitestCheck implements Check {
    * to the runner would be judged as the write's.
    */
   private async typechecked(files: string[], io: CheckIO): Promise<boolean> {
-    const answer = await this._client.run({ changed: [], mode: 'files', files: files.map(f => join(this.options.root, f)), list: true }, io.timeoutMs, io.signal)
+    const answer = await this._client.run({ changed: [], mode: 'files', files: files.map(f => join(this.options.root, f)), list: true },
+      io.timeoutMs, io.signal)
     return answer.status !== 'ok' || !!answer.typechecked?.length
   }
 
-  /** Changed modules are served by the runner (to test files in the typecheck mode, whose `tsc` reads the disk, by the CLI); any other write whose paths all existed, by the CLI in a mount namespace. */
+  /**
+   * Changed modules are served by the runner (to test files in the typecheck mode, whose `tsc` reads the disk,
+   * by the CLI); any other write whose paths all existed, by the CLI in a mount namespace.
+   */
   servable(change: Change): boolean {
     // A test config is not served (the runner restarts on it): its accepted state, every test, is measured before.
     if (change.files.some(f => TEST_CONFIG_FILE.test(f))) return false
@@ -251,7 +259,8 @@ export class WarmVitestCheck implements Check {
    * a created file, a fixture read at run time) would see the write, so only changed modules are served.
    */
   private servedByRunner(change: Change): boolean {
-    return !!change.before && [...change.before].every(([path, bytes]) => bytes !== null && MODULE_FILE.test(path)) && !change.files.some(f => TEST_CONFIG_FILE.test(f))
+    return !!change.before && [...change.before].every(([path, bytes]) => bytes !== null && MODULE_FILE.test(path))
+      && !change.files.some(f => TEST_CONFIG_FILE.test(f))
   }
 
   private async measureWithContentBefore(files: string[], change: Change, io: CheckIO): Promise<Measurement | undefined> {
@@ -281,7 +290,8 @@ export class WarmVitestCheck implements Check {
       const argv = ['vitest', 'run', file, ...(pattern ? ['-t', pattern] : [])]
       const request: WarmRunRequest = { changed: [], mode: 'files', files: [join(this.options.root, file)], ...(pattern ? { pattern } : {}) }
       const only = project ? [project] : undefined
-      return this._judge.judge(runnable => this.runWarm({ ...request, ...((only ?? runnable) ? { projects: only ?? runnable } : {}) }, projectArgv(argv, only ?? runnable), io), io, [], false)
+      return this._judge.judge(runnable => this.runWarm({ ...request, ...((only ?? runnable) ? { projects: only ?? runnable } : {}) },
+        projectArgv(argv, only ?? runnable), io), io, [], false)
     }, p => names.get(p.key)?.project ?? '')
   }
 
@@ -314,14 +324,15 @@ export class WarmVitestCheck implements Check {
   private recordCalls(calls: RunCalls, ran: readonly string[]): void {
     const map = this.options.testMap
     if (!map) return
-    // A whole run names the same modules for every test file (valibot: 45,000 entries over 600 modules).
+    // A whole run names the same modules for every test file: each path is made relative once.
     const paths = new Map<string, string>()
     const rel = (abs: string) => {
       let out = paths.get(abs)
       if (out === undefined) paths.set(abs, out = toPosixRelative(this.options.root, abs))
       return out
     }
-    const relative = Object.fromEntries(Object.entries(calls).map(([test, modules]) => [rel(test), Object.fromEntries(Object.entries(modules).map(([m, names]) => [rel(m), names]))]))
+    const relative = Object.fromEntries(Object.entries(calls).map(([test, modules]) => [rel(test),
+      Object.fromEntries(Object.entries(modules).map(([m, names]) => [rel(m), names]))]))
     map.record(relative, ran.map(rel), f => this._hashes.of(join(this.options.root, f)))
     map.save()
   }
@@ -373,7 +384,8 @@ export class WarmVitestCheck implements Check {
   }
 
   /** One warm run, recorded; undefined when the CLI must do it instead (said in a notice). `yieldTo`: see {@link WarmVitestClient.run}. */
-  private async runWarm(request: WarmRunRequest, argv: string[], io: CheckIO, yieldTo?: AbortSignal): Promise<(VitestRun & { cancelled?: boolean }) | undefined> {
+  private async runWarm(request: WarmRunRequest, argv: string[], io: CheckIO,
+    yieldTo?: AbortSignal): Promise<(VitestRun & { cancelled?: boolean }) | undefined> {
     const started = performance.now()
     const answer: WarmRunAnswer = await this._client.run(request, io.timeoutMs, io.signal, yieldTo)
     const durationMs = Math.round(performance.now() - started)
@@ -392,14 +404,16 @@ export class WarmVitestCheck implements Check {
           io.notice('info', `warm test runner uses ${Math.round(answer.rssKb / 1024)} MB (bound ${this.options.maxRssMb} MB): recycling it`)
           void this._client.dispose().then(() => this._client.start())
         }
-        return { report, exitCode, output: '', failed: () => ({ status: 'error', problems: [], scope: [], error: 'vitest wrote no report' }), ...(answer.cancelled ? { cancelled: true } : {}) }
+        return { report, exitCode, output: '', failed: () => ({ status: 'error', problems: [], scope: [], error: 'vitest wrote no report' }),
+          ...(answer.cancelled ? { cancelled: true } : {}) }
       }
       case 'timeout': {
         io.record({ check: this.name, argv, cwd, exitCode: null, durationMs, outcome: 'timeout' })
         // Cancelled in time: the test files that finished keep what they executed (the next write need not run them again).
         if (answer.calls) this.recordCalls(answer.calls, Object.keys(answer.calls))
         const how = answer.calls ? 'run cancelled' : 'process group killed'
-        return { exitCode: null, output: '', failed: () => ({ status: 'timeout', problems: [], scope: [], error: `vitest timed out after ${seconds(io.timeoutMs)} (${how})` }) }
+        return { exitCode: null, output: '',
+          failed: () => ({ status: 'timeout', problems: [], scope: [], error: `vitest timed out after ${seconds(io.timeoutMs)} (${how})` }) }
       }
       case 'unsupported':
         this._unsupported = answer.reason
@@ -407,7 +421,8 @@ export class WarmVitestCheck implements Check {
         return undefined
       case 'error':
         io.record({ check: this.name, argv, cwd, exitCode: null, durationMs, outcome: 'error' })
-        if (io.signal?.aborted) return { exitCode: null, output: '', failed: () => ({ status: 'error', problems: [], scope: [], error: 'vitest aborted (process group killed)' }) }
+        if (io.signal?.aborted) return { exitCode: null, output: '',
+          failed: () => ({ status: 'error', problems: [], scope: [], error: 'vitest aborted (process group killed)' }) }
         io.notice('warn', `warm test runner failed (${answer.error}); this run uses the vitest CLI, the next one restarts it`)
         return undefined
     }
