@@ -580,6 +580,8 @@ async function runSpecs(request, /** @type {Record<string, number>} */ phases,
   }
   lap('relatedMs')
   phases.files = specs.length
+  /** Every test file of the run as never run. */
+  const never = () => dshReport(vitest.projects, specs.map((/** @type {any} */ s) => ({ projectName: s.project.name, filepath: s.moduleId, tasks: [] })), [])
   // Only which test files a run would run: every one as never run; and which of them may read a changed path as a
   // file (their code's recorded reads see it — not the runner loading it as a module; not run in this runner yet,
   // they use the file system): what they do with its text no map of executed functions can tell.
@@ -588,14 +590,20 @@ async function runSpecs(request, /** @type {Record<string, number>} */ phases,
     extra.readers = readersOf(reads, specs.map((/** @type {any} */ s) => s.moduleId), changed)
     extra.typeOnly = typeOnly(specs)
     extra.typechecked = [...new Set(specs.filter((/** @type {any} */ s) => s.pool === 'typescript').map((/** @type {any} */ s) => s.moduleId))]
-    return dshReport(vitest.projects, specs.map((/** @type {any} */ s) => ({ projectName: s.project.name, filepath: s.moduleId, tasks: [] })), [])
+    return never()
   }
   if (!specs.length) return dshReport(vitest.projects, [], [])
   if (request.pattern) vitest.setGlobalTestNamePattern(new RegExp(request.pattern))
   const files = specs.map((/** @type {any} */ s) => s.moduleId)
   for (const spec of specs) rmSync(callsFile(spec.project.name ?? '', spec.moduleId), { force: true })
+  // Cancelled while globbing or walking: run nothing (every file left for later). Vitest forgets a cancel that comes
+  // before its run begins, so one that came then is sent again once the run is under way.
+  if (cancelledAt !== undefined) return never()
+  const again = setInterval(() => {
+    if (cancelledAt !== undefined && vitest.isCancelling === false) void vitest.cancelCurrentRun('keyboard-input').catch(() => {})
+  }, 50)
   try {
-    const result = await vitest.runTestSpecifications(specs, request.mode === 'all')
+    const result = await vitest.runTestSpecifications(specs, request.mode === 'all').finally(() => clearInterval(again))
     lap('runMs')
     stampGraph()
     loadReads(readsDir, files, reads)
