@@ -20,8 +20,6 @@ declare module '@deepseek-ai/cordis' {
     'verify/result'(result: VerifyResult): void
     /** Progress of a check ("type-checking after edit_file src/a.ts…") and change-impact lists, for UIs. @mode emit */
     'dstvalid/notice'(notice: DstvalidNotice): void
-    /** A write returned to the agent kept for now while its tests run in the background (`background`); its final verdict follows as `verify/result`. @mode emit */
-    'verify/deferred'(deferred: VerifyDeferred): void
     /** A write was kept and verified: these paths, this tool, these passing checks (learnings mode; never after a rollback). @mode emit */
     'verify/learning'(learning: VerifyLearning): void
   }
@@ -33,7 +31,7 @@ declare module 'dsh-session' {
     'verify/run': RunRecord
     /** The verdict of one check on one write call (the `verify/result` payload), kept in the log so a stored session shows it. */
     'verify/verdict': VerifyResult
-    /** A write's verdict went on in the background after it returned (the `verify/deferred` payload); its `verify/verdict` lines follow. */
+    /** A write returned to the agent kept for now while its tests run in the background (`background`): `{ sessionId, callId, tool, paths }`; its `verify/verdict` lines follow. */
     'verify/deferred': VerifyDeferred
   }
 }
@@ -66,7 +64,6 @@ export class DstValidService extends Service {
       },
       deferred: deferred => {
         ctx.sessions.get(deferred.sessionId)?.append('verify/deferred', deferred)
-        ctx.emit('verify/deferred', deferred)
       },
       learning: learning => ctx.emit('verify/learning', learning),
       warn: text => logger.warn(text),
