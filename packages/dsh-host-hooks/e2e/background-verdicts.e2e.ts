@@ -1,7 +1,7 @@
 /**
  * Background verdicts in the real Claude Code CLI (pinned, offline in a
  * loopback-only namespace, on a scripted model), on the demo shop with one
- * slow test (its verdict takes seconds): a good Edit, then an Edit the tests
+ * slow test (its verdict takes seconds), strict verdicts: a good Edit, then an Edit the tests
  * catch, then a Read and a Bash. Each Edit returns kept for now while its
  * tests run; the Bash is refused, told the Edit was undone and why, and the
  * Bash the model makes again runs on the file as it was before that Edit.
@@ -29,6 +29,8 @@ it('rounds a discount to the cent, slowly', async () => {
 const PENDING = 'kept for now: its tests are running; the verdict comes before your next call'
 const CEIL = ROUNDING.replace('Math.round', 'Math.ceil')
 const BASH = { command: 'cat src/money.ts > seen.txt', description: 'Look at money' }
+/** The first Bash: refused, so never run (it would leave first.txt). */
+const FIRST_BASH = { command: 'cat src/money.ts > first.txt', description: 'Look at money' }
 
 describe.skipIf(!!skip)('the real Claude Code CLI: a verdict that comes in while the model thinks', () => {
   let server: ModelServer
@@ -54,11 +56,11 @@ describe.skipIf(!!skip)('the real Claude Code CLI: a verdict that comes in while
       { text: 'Swapping the operands.', toolCalls: [{ name: 'Edit', arguments: { file_path: money, old_string: 'return a + b', new_string: 'return b + a' } }] },
       { text: 'Rounding up.', toolCalls: [{ name: 'Edit', arguments: { file_path: money, old_string: ROUNDING, new_string: CEIL } }] },
       read,
-      { text: 'Looking at it.', toolCalls: [{ name: 'Bash', arguments: BASH }] },
+      { text: 'Looking at it.', toolCalls: [{ name: 'Bash', arguments: FIRST_BASH }] },
       { text: 'Again.', toolCalls: [{ name: 'Bash', arguments: BASH }] },
       { text: 'Done.' },
     ]))
-    run = await runClaude({ bin, workspace: ws, server, home, prompt: 'Round the discount up.', extraArgs: ['--allowedTools', 'Bash'], env: { DSH_BACKGROUND: '1' }, timeoutMs: 300_000 })
+    run = await runClaude({ bin, workspace: ws, server, home, prompt: 'Round the discount up.', extraArgs: ['--allowedTools', 'Bash'], env: { DSH_BACKGROUND: '1', DSH_VERDICTS: 'strict' }, timeoutMs: 300_000 })
   }, 560_000)
 
   afterAll(async () => {
@@ -91,8 +93,8 @@ describe.skipIf(!!skip)('the real Claude Code CLI: a verdict that comes in while
     expect(readFileSync(money, 'utf8')).toBe(good)
   })
 
-  it('ran the refused Bash never', () => {
-    expect(existsSync(join(ws, 'seen.txt'))).toBe(true)
+  it('never ran the refused Bash; the one made again ran', () => {
+    expect(existsSync(join(ws, 'first.txt'))).toBe(false)
     expect(anthropicToolResults(requests()[6]!).at(-1)!.isError).toBeFalsy()
   })
 })
