@@ -85,9 +85,9 @@ describe('background verdicts: a write returns once its type-check passed, its t
       `not done yet: the verdict on your earlier edit_file of src/money.ts came in: rolled back: test failed after edit_file on src/money.ts\n${discountTestFails}\nthe file is as before;`,
     ])
     expect(readFileSync(join(root, 'src/money.ts'))).toEqual(before)
-    // The final verdict is logged before the turn ends.
-    const types = h.session.events.map(e => e.type).filter(t => t === 'verify/deferred' || t === 'verify/verdict' || t === 'turn/end')
-    expect(types).toEqual(['verify/deferred', 'verify/verdict', 'verify/verdict', 'turn/end'])
+    // The next model request (step 1) began while the verdict ran; the final verdict is logged before the stop is answered and the turn ends.
+    const types = h.session.events.map(e => e.type).filter(t => t === 'verify/deferred' || t === 'verify/verdict' || t === 'step/start' || t === 'turn/end')
+    expect(types).toEqual(['step/start', 'verify/deferred', 'step/start', 'verify/verdict', 'verify/verdict', 'step/start', 'turn/end'])
   })
 
   it('verify/settle (a checkpoint, a proof reader) resolves once the verdict is final: the rollback applied', async () => {
