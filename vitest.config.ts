@@ -40,7 +40,8 @@ export default defineConfig({
     pool: 'forks',
     poolOptions: { forks: { isolate: false, maxForks: 2, minForks: 1 }, threads: { isolate: false, maxThreads: 2, minThreads: 1 } },
     // dsh's key store (seals) for tests: never the user's own.
-    env: { NODE_ENV: 'test', DSH_STATE_DIR: join(tmpdir(), `dsh-test-state-${process.getuid?.() ?? 0}`) },
+    // DSH_BACKGROUND=0 (cordis.yml): the specs that boot the configured suite see each write's whole verdict in its result; background verdicts have their own specs.
+    env: { NODE_ENV: 'test', DSH_STATE_DIR: join(tmpdir(), `dsh-test-state-${process.getuid?.() ?? 0}`), DSH_BACKGROUND: '0' },
     projects: [
       // First, on their own: the two groups never hold more than two workers between them.
       { extends: true, test: { name: 'shared', include: shared, pool: 'threads', isolate: false, sequence: { groupOrder: 0 } } },

@@ -128,6 +128,8 @@ export class Agent {
     // Results of calls that ran but are not logged yet (the step failed before its results were).
     let unlogged: StepBatch['results'] = []
     try {
+      // A verdict still running from the turn before (background verdicts) is final before the prompt is read.
+      await this.ctx.serial('verify/settle', this.session.id)
       this.session.append('turn/start', { turn })
       await this.ctx.parallel('agent/turn-start', this, turn)
       for (let step = 0; ; step++) {
@@ -173,6 +175,12 @@ export class Agent {
         this.safeAppend(() => this.session.append('error', { message, source: 'agent' }))
         this.ctx.logger('dsh-agent').warn('turn %d of %s ended with an error: %s', turn, this.session.id, message)
       }
+    }
+    try {
+      // The turn ends with every verdict of its calls final.
+      await this.ctx.serial('verify/settle', this.session.id)
+    } catch (error) {
+      this.ctx.logger('dsh-agent').warn(error)
     }
     if (openStep !== undefined) {
       const step = openStep

@@ -60,6 +60,8 @@ export function apply(ctx: Context, config: Config) {
   }))
 
   ctx.on('tools/execute', async (exec, next) => {
+    // A checkpoint is held against final verdicts: every verdict still running in the background comes in first.
+    if (exec.name === 'checkpoint') await ctx.serial('verify/settle', exec.session.id)
     const result: ToolResult = await next()
     if (exec.tool ? exec.tool.effects === 'shell' : config.shellTools.includes(exec.name)) {
       let calls = pending.get(exec.session)

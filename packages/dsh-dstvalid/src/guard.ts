@@ -287,15 +287,22 @@ export class Guard {
   /**
    * Judge a change: run the pipeline in order, stop at the first check that
    * finds a regression. Newly failing tests are re-run alone first (flaky
-   * tests must not roll back good work). Call inside `queue`, after the write.
+   * tests must not roll back good work). `decided`: called once, before the
+   * first lazy check runs, when every check before it passed. Call inside
+   * `queue`, after the write.
    */
-  async judge(change: Change, io: GuardIO, describe: string): Promise<Judgement> {
+  async judge(change: Change, io: GuardIO, describe: string, decided?: () => void): Promise<Judgement> {
     const checks: CheckVerdict[] = []
     const measurements = new Map<Check, Measurement>()
     const selection = this.selection(change)
     // What the later checks are handed: the change, and what an earlier check found of its declarations.
     let seen = { change, selection }
     for (const check of this.options.checks) {
+      // Background verdicts: every check that decides at once passed; the lazy ones (tests) may run after the write returned.
+      if (check.lazyBaseline && decided) {
+        decided()
+        decided = undefined
+      }
       const started = performance.now()
       io.notice('info', `${check.verb} after ${describe}…`, 'start')
       const verdict = await this.judgeOne(check, seen.change, io, measurements, seen.selection)

@@ -8,7 +8,7 @@ import type { Guard } from './guard.ts'
 import type { VerifyLearning, VerifyResult } from './result.ts'
 import { commitSnapshot, hearChanges, requestRollback, snapshotLoaded } from './snapshot-port.ts'
 import type { RunRecord } from './types.ts'
-import { Verifier, type DstvalidNotice } from './verifier.ts'
+import { Verifier, type DstvalidNotice, type VerifyDeferred } from './verifier.ts'
 import type { WarmState } from './warm-up.ts'
 
 declare module '@deepseek-ai/cordis' {
@@ -31,6 +31,8 @@ declare module 'dsh-session' {
     'verify/run': RunRecord
     /** The verdict of one check on one write call (the `verify/result` payload), kept in the log so a stored session shows it. */
     'verify/verdict': VerifyResult
+    /** A write returned to the agent kept for now while its tests run in the background (`background`): `{ sessionId, callId, tool, paths }`; its `verify/verdict` lines follow. */
+    'verify/deferred': VerifyDeferred
   }
 }
 
@@ -60,12 +62,16 @@ export class DstValidService extends Service {
         ctx.sessions.get(result.sessionId)?.append('verify/verdict', result)
         ctx.emit('verify/result', result)
       },
+      deferred: deferred => {
+        ctx.sessions.get(deferred.sessionId)?.append('verify/deferred', deferred)
+      },
       learning: learning => ctx.emit('verify/learning', learning),
       warn: text => logger.warn(text),
     })
     ctx.on('tools/execute', (exec: ToolExecution, next: () => Promise<ToolResult>) => this.verifier.execute(exec, next))
     ctx.on('agent/step-results', (batch: StepBatch, next: () => Promise<StepBatch['results']>) => this.verifier.stepResults(batch, next))
     hearChanges(ctx, change => this.verifier.heard(change))
+    ctx.on('verify/settle', sessionId => this.verifier.settleVerdicts(sessionId))
     ctx.on('session/created', session => this.verifier.warm(session))
     // Turn verdicts (ADR 0037): a stop with the turn's change unfinished is refused, then the change undone.
     ctx.on('agent/stop', agent => this.verifier.stop(agent.session))
@@ -81,6 +87,11 @@ export class DstValidService extends Service {
 
   get enabled(): boolean {
     return this.verifier.enabled
+  }
+
+  /** Resolves when every background verdict of a session is final (as `verify/settle`). */
+  settle(sessionId: string): Promise<void> {
+    return this.verifier.settleVerdicts(sessionId)
   }
 
   /** Start judging writes again; the next write measures a fresh baseline. */
@@ -113,7 +124,7 @@ export default DstValidService
 // The judging core, Cordis-free: a host that embeds it without the plugin.
 export * from './types.ts'
 export * from './config.ts'
-export { Verifier, type CallPlan, type DstvalidNotice, type VerifierHost } from './verifier.ts'
+export { Verifier, PENDING_NOTE, type CallPlan, type DstvalidNotice, type VerifierHost, type VerifyDeferred } from './verifier.ts'
 export type { WarmState } from './warm-up.ts'
 export { Guard, type GuardIO, type GuardOptions, type Judgement } from './guard.ts'
 export type { VerifyLearning, VerifyResult } from './result.ts'

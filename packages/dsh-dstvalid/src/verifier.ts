@@ -40,10 +40,24 @@ export interface VerifierHost {
   /** Whether dsh-snapshot is loaded (it announces what each guarded call changed, and can put it back). */
   snapshotLoaded(): boolean
   result(result: VerifyResult): void
+  /** A write returned kept for now while its verdict runs on (background verdicts); its final verdict follows as `result`. */
+  deferred(deferred: VerifyDeferred): void
   /** A kept, verified write (called only with `learnings` on). */
   learning(learning: VerifyLearning): void
   warn(text: string): void
 }
+
+/** The `verify/deferred` payload: a write returned to the agent before its lazy checks (tests) ran; they run in the background. */
+export interface VerifyDeferred {
+  sessionId: string
+  callId: string
+  tool: string
+  /** Workspace-relative paths of the call. */
+  paths: string[]
+}
+
+/** The one line a write's result carries while its verdict runs in the background. */
+export const PENDING_NOTE = 'kept for now: its tests are running; the verdict comes before your next call'
 
 /** What a call needs: a write with the paths it will touch, or a shell call. */
 export type CallPlan = { kind: 'write'; paths: string[] } | { kind: 'shell' }
@@ -106,6 +120,10 @@ export class Verifier {
   private readonly _announced = new Announced()
   /** Sessions told that this plugin measures calls itself. */
   private readonly _ownNoticed = new Set<string>()
+  /** Per session: verdicts still running after their write returned (background verdicts). */
+  private readonly _pending = new Map<string, Set<Promise<void>>>()
+  /** Per session: background verdicts that undid a write, said to the agent at its next guarded call or stop. */
+  private readonly _undone = new Map<string, string[]>()
 
   constructor(private readonly config: Config, private readonly host: VerifierHost) {
     this._enabled = config.enabled
@@ -183,6 +201,10 @@ export class Verifier {
     const plan = this.plan(exec)
     if (!plan) return next()
     const session = exec.session
+    // Background verdicts: every earlier one is final (a rollback applied) before this call runs; one that undid a write refuses it.
+    await this.settleVerdicts(session.id)
+    const undone = this.takeUndone(session.id)
+    if (undone.length) return { content: `not run: ${undone.join('\n')}${undone.at(-1)!.endsWith(';') ? ' ' : '\n'}call again`, isError: true }
     let guard: Guard
     try {
       guard = this.guardFor(session.cwd, session.vault)
@@ -204,7 +226,11 @@ export class Verifier {
       return result
     }
     const io = this.io(session, exec.signal)
-    return guard.queue.run(async () => {
+    // A write judged per call with dsh-snapshot (which can undo it later): it returns once the checks that decide at once passed.
+    const background = this.config.background && plan.kind === 'write' && this.host.snapshotLoaded()
+    let early!: (result: ToolResult) => void
+    const returned = new Promise<ToolResult>(resolve => { early = resolve })
+    const task = guard.queue.run(async () => {
       const paths = plan.kind === 'write' ? changeOf(session.cwd, plan.paths) : undefined
       // What the call changes is dsh-snapshot's to say, when it returns; without it, measured here.
       const own = this.host.snapshotLoaded() ? undefined : this.measureOwn(session, guard, paths, io)
@@ -233,9 +259,66 @@ export class Verifier {
         return result
       }
       const writes = [{ callId: exec.callId, tool: exec.name, files: change.files }]
-      const conclusion = await this.settle(session, change, writes, `${exec.name} ${listFiles(change.files)}`, { callId: exec.callId }, io)
-      return rewrite(result, conclusion)
+      let finish: (() => void) | undefined
+      const decided = background ? () => {
+        finish = this.defer(session, exec, change.files)
+        early(withNotes(result, [PENDING_NOTE]))
+      } : undefined
+      try {
+        const conclusion = await this.settle(session, change, writes, `${exec.name} ${listFiles(change.files)}`, { callId: exec.callId }, io, decided)
+        if (finish) this.delivered(session, exec.name, change.files, conclusion)
+        return rewrite(result, conclusion)
+      } finally {
+        finish?.()
+      }
     })
+    if (!background) return task
+    return Promise.race([task, returned])
+  }
+
+  /** A write's verdict goes on in the background: logged, and every guarded call, stop and settle waits for it until `done`. */
+  private defer(session: Session, exec: ToolExecution, files: string[]): () => void {
+    let done!: () => void
+    const verdict = new Promise<void>(resolve => { done = resolve })
+    const pending = this._pending.get(session.id) ?? new Set()
+    this._pending.set(session.id, pending)
+    pending.add(verdict)
+    this.host.deferred({ sessionId: session.id, callId: exec.callId, tool: exec.name, paths: [...files] })
+    this.io(session).notice('info', `${exec.name} ${listFiles(files)} returned kept for now: its tests run in the background`)
+    return () => {
+      pending.delete(verdict)
+      if (!pending.size) this._pending.delete(session.id)
+      done()
+    }
+  }
+
+  /** A background verdict came in: a rollback is kept to refuse the next call with; a kept write's notes reach the model as context. */
+  private delivered(session: Session, tool: string, files: string[], conclusion: Conclusion): void {
+    const what = `the verdict on your earlier ${tool} of ${listFiles(files)} came in:`
+    if (conclusion.replacement !== undefined) {
+      const restored = conclusion.kept ? '' : files.length === 1 ? '\nthe file is as before;' : '\nthe files are as before;'
+      const texts = this._undone.get(session.id) ?? []
+      texts.push(`${what} ${conclusion.replacement}${restored}`)
+      this._undone.set(session.id, texts)
+      return
+    }
+    if (conclusion.notes.length) session.append('context/message', { source: 'dsh-dstvalid', text: [`${what} kept`, ...conclusion.notes].join('\n') })
+  }
+
+  /** Resolves when every background verdict of the session is final (those that start meanwhile too). */
+  async settleVerdicts(sessionId: string): Promise<void> {
+    for (;;) {
+      const pending = this._pending.get(sessionId)
+      if (!pending?.size) return
+      await Promise.all([...pending])
+    }
+  }
+
+  /** The background verdicts that undid a write since the agent was last told (each said once). */
+  takeUndone(sessionId: string): string[] {
+    const texts = this._undone.get(sessionId) ?? []
+    this._undone.delete(sessionId)
+    return texts
   }
 
   /** Measure a call here (dsh-snapshot is not loaded), saying so once per session. */
@@ -268,10 +351,10 @@ export class Verifier {
    * becomes data: the write is kept (its snapshot committed) with a
    * "not verified" note, and an error notice.
    */
-  private async settle(session: Session, change: Change, writes: JudgedWrite[], describe: string, scope: { callId?: string; step?: number }, io: GuardIO): Promise<Conclusion> {
+  private async settle(session: Session, change: Change, writes: JudgedWrite[], describe: string, scope: { callId?: string; step?: number }, io: GuardIO, decided?: () => void): Promise<Conclusion> {
     const guard = this.guardFor(session.cwd, session.vault)
     try {
-      const judgement = await guard.judge(change, io, describe)
+      const judgement = await guard.judge(change, io, describe, decided)
       const hold = (kept?: CheckVerdict) => this.hold(session, change, writes, kept)
       const conclusion = await conclude(guard, judgement, change, writes, session.id, {
         rollback: reason => this.host.rollback({ sessionId: session.id, ...scope, reason }),
@@ -325,6 +408,10 @@ export class Verifier {
    * then the unfinished change is undone as a group and the model told.
    */
   async stop(session: Session): Promise<StopRefusal | undefined> {
+    // A background verdict is final before the stop is judged; one that undid a write is said as the stop's refusal.
+    await this.settleVerdicts(session.id)
+    const undone = this.takeUndone(session.id)
+    if (undone.length) return { source: 'dsh-dstvalid', text: `not done yet: ${undone.join('\n')}` }
     const debt = this._debts.get(session.id)
     if (!debt || !this._enabled) return undefined
     const { guard } = debt
@@ -513,6 +600,7 @@ export class Verifier {
     for (const pending of this._steps.values()) this.host.commit({ sessionId: pending.session.id, step: pending.step })
     this._steps.clear()
     this._announced.clear()
+    this._undone.clear()
     const guards = [...this._guards.values()]
     this._guards.clear()
     await Promise.all(guards.map(g => g.dispose()))

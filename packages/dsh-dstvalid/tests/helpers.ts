@@ -210,7 +210,8 @@ async function start(root: string, config: Partial<Config>, options: BootOptions
   // Related test files by imports unless a spec asks for the map of executed functions (test-map.spec.ts):
   // these specs make comment and body edits to have their related tests run.
   // Strict verdicts unless a spec asks for turn verdicts (turn-verdicts.spec.ts): these specs judge one write's mechanism at a time.
-  const fiber = await kit.load([DstValidService, { warmOnStart: false, testArgs: ['--pool=threads'], testSelection: 'files', verdicts: 'strict', ...config }])
+  // Each write's whole verdict in its own result unless a spec asks for background verdicts (background-verdicts.spec.ts).
+  const fiber = await kit.load([DstValidService, { warmOnStart: false, testArgs: ['--pool=threads'], testSelection: 'files', verdicts: 'strict', background: false, ...config }])
   const notices: DstvalidNotice[] = []
   const results: VerifyResult[] = []
   const learnings: VerifyLearning[] = []

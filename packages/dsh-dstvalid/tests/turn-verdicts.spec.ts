@@ -1,6 +1,7 @@
 import { readFileSync } from 'node:fs'
 import { join } from 'node:path'
 import { describe, expect, it } from 'vitest'
+import { PENDING_NOTE } from 'dsh-dstvalid'
 import { boot, breakDiscount, discountTestFails, makeWorkspace, readText } from './helpers.ts'
 
 /** The first write of a rename of `add` to `sum` in the shop fixture, made one file per call, definition first (as agents make it). */
@@ -126,6 +127,20 @@ describe('turn verdicts (ADR 0037)', { timeout: 180_000 }, () => {
       'fix them, then finish; stopping with them open undoes edit_file on src/money.ts',
     ].join('\n'))
     expect(said[1]!.split('\n')[0]).toBe('undone at the end of the turn: edit_file on src/money.ts; it left the project worse than the turn began: 1 test in 1 file fails:')
+    expect(readFileSync(join(root, 'src/money.ts'))).toEqual(money)
+  })
+
+  it('background verdicts: the behaviour change returns pending, its turn verdict comes in before the stop is judged, then the same refusal and undo', async () => {
+    const root = makeWorkspace()
+    const money = readFileSync(join(root, 'src/money.ts'))
+    const h = await boot(root, { verdicts: 'turn', stopRefusals: 1, background: true }, { snapshot: { real: {} }, script: script({ toolCalls: [call('bug', breakDiscount)] }, { text: 'Done.' }, { text: 'Done.' }) })
+    await h.ctx.agents.create(h.session).send('Round the discount up.')
+    expect(results(h)).toEqual([['bug', false, `edited src/money.ts\n${PENDING_NOTE}`]])
+    const said = notices(h)
+    expect(said).toHaveLength(3)
+    expect(said[0]).toBe(['the verdict on your earlier edit_file of src/money.ts came in: kept', 'kept for now: 1 test in 1 file fails against this change:', discountTestFails, 'fix them before you finish, or this change is undone'].join('\n'))
+    expect(said[1]!.split('\n')[0]).toBe('not done: this turn leaves the project worse than it began (stop refused, 1 of 1): 1 test in 1 file fails:')
+    expect(said[2]!.split('\n')[0]).toBe('undone at the end of the turn: edit_file on src/money.ts; it left the project worse than the turn began: 1 test in 1 file fails:')
     expect(readFileSync(join(root, 'src/money.ts'))).toEqual(money)
   })
 

@@ -320,6 +320,8 @@ export class HookHost {
     if (!session || !h.open) return
     // A call whose post hook never came (Codex fires none after an apply_patch that failed its own checks) ends with its turn at the latest.
     await this.settleOpen(h)
+    // Verdicts still running in the background (dsh-dstvalid) are final before the turn ends.
+    await (this.p.ctx.serial as unknown as Serial).call(this.p.ctx, 'verify/settle', session.id)
     session.append('step/end', { turn: h.turn, step: h.step })
     session.append('turn/end', { turn: h.turn, reason })
     h.open = false

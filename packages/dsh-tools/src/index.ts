@@ -23,6 +23,14 @@ declare module '@deepseek-ai/cordis' {
      * @mode serial
      */
     'tools/returned'(exec: ToolExecution, result: ToolResult): Promise<void>
+    /**
+     * Wait until every verdict of a session still running after its call
+     * returned (dsh-dstvalid's background verdicts) is final: emitted by
+     * whatever reads the workspace as judged (a turn's end, the next prompt,
+     * a checkpoint, a proof reader). A guarded call waits for it itself.
+     * @mode serial
+     */
+    'verify/settle'(sessionId: string): Promise<void>
   }
 }
 
