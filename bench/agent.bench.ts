@@ -18,13 +18,14 @@
  * catch) is kept for now under turn verdicts and must be gone by the
  * turn's end (strict verdicts: before the next call too). A good write
  * missing is a false rollback. A call the guard answers `not run: …` is
- * sent again by the model, as an agent would. Goal (issue 43): ≤ 1.05× at
- * 5 s thinking; at 0 s, the guard's own cost per write. Each guarded call
- * waits for its verdict today.
+ * sent again by the model, as an agent would (background verdicts answer a
+ * call that way once an earlier write was undone after its result). Goal:
+ * ≤ 1.05× at 5 s thinking; at 0 s, the guard's own cost per write.
  *
  *   pnpm bench agent [--workspace library|defu]…
  *   DSH_BENCH_AGENT_THINK_MS=5000,0   thinking times (ms), each a pair of sessions
  *   DSH_BENCH_AGENT_VERDICTS=strict    dsh-dstvalid's verdicts (default: its default, turn)
+ *   DSH_BENCH_AGENT_FOREGROUND=1       also a guarded session with background: false (each call waits for its whole verdict)
  *   DSH_BENCH_AGENT_DEFU=<bare repo>   the defu mirror (default /work/.mirror/unjs+defu/repo; absent: skipped)
  */
 import { execFileSync } from 'node:child_process'
@@ -296,6 +297,7 @@ const wanted = process.argv.slice(2).flatMap((a, i, all) => (all[i - 1] === '--w
 const verdicts = process.env.DSH_BENCH_AGENT_VERDICTS
 const guards: { label: string; config: Record<string, unknown> }[] = [
   { label: 'guarded', config: verdicts ? { verdicts } : {} },
+  ...(process.env.DSH_BENCH_AGENT_FOREGROUND ? [{ label: 'guarded, background: false', config: { ...(verdicts ? { verdicts } : {}), background: false } }] : []),
 ]
 const rows: string[] = []
 const notes: string[] = []
