@@ -85,7 +85,8 @@ it('ancestors', () => expect(fromAncestors()).toBe('none'))
 
 describe('credentials: not in any check a write starts; masked in the verdict, the proof chain and the log', () => {
   it('a real dsh run with credentials: the vitest run the guard starts has none in its environment; one read from dsh\'s /proc entry is masked everywhere', async () => {
-    const guarded = `${logged}- id: snapshot\n  name: dsh-snapshot\n- id: dstvalid\n  name: dsh-dstvalid\n  config:\n    profiles: [typescript]\n- id: proofchain\n  name: dsh-proofchain\n`
+    // background: false: the write's whole verdict in its own result (asserted below).
+    const guarded = `${logged}- id: snapshot\n  name: dsh-snapshot\n- id: dstvalid\n  name: dsh-dstvalid\n  config:\n    profiles: [typescript]\n    background: false\n- id: proofchain\n  name: dsh-proofchain\n`
     const { dir, ws, config } = setup(guarded)
     writeFileSync(join(ws, 'package.json'), '{ "name": "leak", "private": true, "type": "module" }\n')
     writeFileSync(join(ws, 'tsconfig.json'), '{ "compilerOptions": { "strict": true, "noEmit": true, "module": "ESNext", "moduleResolution": "bundler", "skipLibCheck": true, "types": [] }, "include": ["src"] }\n')
@@ -143,7 +144,8 @@ writeFileSync(${JSON.stringify(out)}, JSON.stringify({ dsh, seesDsh: processes.i
 
 describe('checks run where dsh cannot be seen (ADR 0015)', () => {
   it.skipIf(!namespaces)('a real dsh run with credentials: an agent-written vitest test (warm runner) and a compile command find no dsh process, no environment with the key, no key store, and cannot write the vault', async () => {
-    const guarded = `${logged}- id: snapshot\n  name: dsh-snapshot\n- id: dstvalid\n  name: dsh-dstvalid\n  config:\n    profiles: [typescript, generic]\n    compileCommand: node probe.mjs\n`
+    // background: false: the write's whole verdict in its own result (asserted below).
+    const guarded = `${logged}- id: snapshot\n  name: dsh-snapshot\n- id: dstvalid\n  name: dsh-dstvalid\n  config:\n    profiles: [typescript, generic]\n    compileCommand: node probe.mjs\n    background: false\n`
     const { dir, ws, config } = setup(guarded)
     writeFileSync(join(ws, 'package.json'), '{ "name": "probe", "private": true, "type": "module" }\n')
     mkdirSync(join(ws, 'src'))
