@@ -101,6 +101,7 @@ describe.skipIf(!existsSync(CHROMIUM))('dsh review in a real browser (Debian chr
 
 if (!existsSync(CHROMIUM)) {
   describe('dsh review in a real browser', () => {
+    // No browser here: the page is not shown; said as a skipped test so the run reports it (.ci/run installs chromium).
     it.skip(`skipped: no chromium at ${CHROMIUM} (apt-get install chromium)`, () => {})
   })
 }
