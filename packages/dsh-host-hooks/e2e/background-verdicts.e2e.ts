@@ -10,7 +10,7 @@ import { cpSync, existsSync, readFileSync, symlinkSync, writeFileSync } from 'no
 import { join } from 'node:path'
 import { afterAll, beforeAll, describe, expect, it } from 'vitest'
 import { ensureAgentCli } from '../../../scripts/agent-clis.ts'
-import { ADAPTERS, installHooks } from 'dsh-host-hooks'
+import { ADAPTERS, installHooks, writeHostSettings } from 'dsh-host-hooks'
 import { anthropicModel, anthropicToolResults, anthropicUserTexts, isClaudeTurnRequest, runClaude, startModelServer, tempDir, type AgentRun, type ModelServer } from 'dsh-testkit'
 import { e2eSkip } from '../tests/agent-e2e.ts'
 import { killHost, repoRoot, ROUNDING } from './claude-hooks.ts'
@@ -46,6 +46,8 @@ describe.skipIf(!!skip)('the real Claude Code CLI: a verdict that comes in while
     writeFileSync(join(ws, 'tests/slow.test.ts'), SLOW_TEST)
     symlinkSync(join(repoRoot, 'node_modules'), join(ws, 'node_modules'), 'dir')
     installHooks(ADAPTERS.find(a => a.agent === 'claude-code')!, ws)
+    // Background verdicts as users get them (the default); strict verdicts, so the test break is rolled back rather than kept for now.
+    writeHostSettings(join(ws, '.dsh'), { verdicts: 'strict' })
     money = join(ws, 'src/money.ts')
     good = readFileSync(money, 'utf8').replace('return a + b', 'return b + a')
     const home = tempDir('dsh-claude-background-home-')
@@ -60,7 +62,7 @@ describe.skipIf(!!skip)('the real Claude Code CLI: a verdict that comes in while
       { text: 'Again.', toolCalls: [{ name: 'Bash', arguments: BASH }] },
       { text: 'Done.' },
     ]))
-    run = await runClaude({ bin, workspace: ws, server, home, prompt: 'Round the discount up.', extraArgs: ['--allowedTools', 'Bash'], env: { DSH_BACKGROUND: '1', DSH_VERDICTS: 'strict' }, timeoutMs: 300_000 })
+    run = await runClaude({ bin, workspace: ws, server, home, prompt: 'Round the discount up.', extraArgs: ['--allowedTools', 'Bash'], timeoutMs: 300_000 })
   }, 560_000)
 
   afterAll(async () => {

@@ -2,8 +2,8 @@ import { homedir } from 'node:os'
 import { join, relative, resolve } from 'node:path'
 import { hiddenEnv } from 'dsh-common'
 import {
-  ADAPTERS, adapterFor, claimHost, GUARD_COMMANDS, HookHost, HostRunningError, hookPaths, hostStatus, installedAgents, installHooks, listenHooks,
-  liveHooks, runMcpServer, SettingsError, startHost, uninstallHooks, writeNoteTemplates, type HostStatus, type InstallReport, type LiveHooks,
+  ADAPTERS, adapterFor, applyHostSettings, claimHost, GUARD_COMMANDS, HookHost, HostRunningError, hookPaths, hostStatus, installedAgents, installHooks, listenHooks,
+  liveHooks, readHostSettings, runMcpServer, SettingsError, startHost, uninstallHooks, writeNoteTemplates, type HostStatus, type InstallReport, type LiveHooks,
 } from 'dsh-host-hooks'
 import type {} from 'dsh-dstvalid'
 import { bootHarness, ConfigError } from '../harness.ts'
@@ -233,6 +233,10 @@ async function serve(argv: string[], io: CliIO): Promise<number> {
     dropCredentials(process.env)
     // Between a session's start and its first write the agent is reading: the host measures what that write needs then (cordis.yml's dstvalid warmMap).
     process.env.DSH_WARM_MAP ??= '1'
+    // The workspace's own settings (<vault>/hooks/settings.json) over the environment the agent gave its hook: not every agent passes the user's through.
+    const own = readHostSettings(vault)
+    for (const problem of own.problems) io.stderr(`${stamp()} dsh hooks serve: ${problem}\n`)
+    applyHostSettings(own.settings, process.env)
     let harness
     try {
       harness = await bootHarness({
