@@ -40,7 +40,7 @@ export default defineConfig({
     pool: 'forks',
     poolOptions: { forks: { isolate: false, maxForks: 2, minForks: 1 }, threads: { isolate: false, maxThreads: 2, minThreads: 1 } },
     // dsh's key store (seals) for tests: never the user's own.
-    // DSH_BACKGROUND=0 (cordis.yml): the specs that boot the configured suite see each write's whole verdict in its result; background verdicts have their own specs.
+    // DSH_BACKGROUND=0 (cordis.yml): the specs that boot the configured suite in this process or a child of it see each write's whole verdict in its result; background verdicts (the default) have their own specs, and demo.spec runs the default.
     env: { NODE_ENV: 'test', DSH_STATE_DIR: join(tmpdir(), `dsh-test-state-${process.getuid?.() ?? 0}`), DSH_BACKGROUND: '0' },
     projects: [
       // First, on their own: the two groups never hold more than two workers between them.

@@ -16,7 +16,7 @@ export default defineConfig({
     pool: 'forks',
     poolOptions: { forks: { maxForks: 1, minForks: 1 } },
     passWithNoTests: true,
-    // DSH_BACKGROUND=0: each write's whole verdict in its own hook answer, as these runs assert it; background-verdicts.e2e.ts turns it on for its agent.
-    env: { NODE_ENV: 'test', DSH_STATE_DIR: join(tmpdir(), `dsh-test-state-${process.getuid?.() ?? 0}`), DSH_BACKGROUND: '0' },
+    // Background verdicts stay on (the default): a run that asserts each write's whole verdict in its hook answer turns them off in its workspace's host settings (writeHostSettings), which reaches the host under every agent.
+    env: { NODE_ENV: 'test', DSH_STATE_DIR: join(tmpdir(), `dsh-test-state-${process.getuid?.() ?? 0}`) },
   },
 })

@@ -11,7 +11,8 @@ const rolledBack = (tool: string, why: string, problem: string) => `  ✗ ${tool
 describe('dsh demo', () => {
   it('shows the guard cases (a shell edit judged too, changes left unfinished undone at the turn\'s end), the proof summary the model saw, a marked checkpoint and the handoff', async () => {
     const dir = join(tempDir('dsh-demo-test-'), 'ws')
-    const r = await dsh(['demo', '--dir', dir], { timeoutMs: 300_000 })
+    // Background verdicts as users get them (the default): a write returns once its type-check passed, its tests' verdict comes at the next call.
+    const r = await dsh(['demo', '--dir', dir], { env: { DSH_BACKGROUND: undefined }, timeoutMs: 300_000 })
     expect(r.exitCode).toBe(0)
     // Progress notices go to stderr; no plugin warned or failed.
     expect(r.stderr).toContain('rolling back edit_file src/money.ts: typecheck found 1 new problem (it stopped at the first new errors)')
@@ -21,8 +22,9 @@ describe('dsh demo', () => {
     expect(out).toContain('  ✓ write_file\n      created src/count.ts (144 bytes)')
     // A type-breaking edit rolled back, with the message the model saw.
     expect(out).toContain(rolledBack('edit_file', 'typecheck failed after edit_file on src/money.ts', "src/money.ts:5 TS2322 Type 'string' is not assignable to type 'number'."))
-    // A test-breaking edit kept for now (ADR 0037): its breakage is in a test, not in the file it wrote.
-    expect(out).toContain('  ✓ edit_file\n      edited src/money.ts\n      kept for now: 1 test in 1 file fails against this change:\n      tests/money.test.ts:6 FAIL money > applies a percentage discount, rounding to the cent')
+    // A test-breaking edit returns while its tests run; their verdict, before the next call: kept for now (ADR 0037), its breakage in a test, not in the file it wrote.
+    expect(out).toContain('  ✓ edit_file\n      edited src/money.ts\n      kept for now: its tests are running; the verdict comes before your next call\n')
+    expect(out).toContain('  → edit_file src/legacy.ts\n  [dsh-dstvalid] the verdict on your earlier edit_file of src/money.ts came in: kept\n  kept for now: 1 test in 1 file fails against this change:\n  tests/money.test.ts:6 FAIL money > applies a percentage discount, rounding to the cent')
     // A fix inside the already-broken file kept.
     expect(out).toContain('  ✓ edit_file\n      edited src/legacy.ts')
     // A shell command's edit (sed -i) judged like a write: its importers break, so it is kept for now too.

@@ -226,8 +226,8 @@ export class Verifier {
       return result
     }
     const io = this.io(session, exec.signal)
-    // A write judged per call with dsh-snapshot (which can undo it later): it returns once the checks that decide at once passed.
-    const background = this.config.background && plan.kind === 'write' && this.host.snapshotLoaded()
+    // A write or shell call judged per call with dsh-snapshot (which can undo it later): it returns once the checks that decide at once passed.
+    const background = this.config.background && this.host.snapshotLoaded()
     let early!: (result: ToolResult) => void
     const returned = new Promise<ToolResult>(resolve => { early = resolve })
     const task = guard.queue.run(async () => {

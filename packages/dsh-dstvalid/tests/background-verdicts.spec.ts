@@ -54,6 +54,25 @@ describe('background verdicts: a write returns once its type-check passed, its t
     expect(again.content).not.toContain('Math.ceil')
   })
 
+  it('a shell call whose type-check passed returns kept for now; its test break refuses the next call, the file restored before it', async () => {
+    const root = makeWorkspace()
+    const h = await boot(root, { background: true }, { snapshot: { real: {} } })
+    const file = join(root, 'src/money.ts')
+    const before = readFileSync(file)
+    const sed = await h.exec('bash', { command: "sed -i 's/Math.round(amount/Math.ceil(amount/' src/money.ts" })
+    expect(sed.isError).toBe(false)
+    expect(sed.content.endsWith(`\n${PENDING_NOTE}`)).toBe(true)
+    expect(h.session.ofType('verify/deferred').map(e => e.data)).toEqual([{ sessionId: h.session.id, callId: 'c1', tool: 'bash', paths: ['src/money.ts'] }])
+    expect(readFileSync(file, 'utf8')).toContain('Math.ceil')
+    const denied = await h.exec('bash', { command: 'cat src/money.ts' })
+    expect(denied).toEqual({
+      isError: true,
+      content: ['not run: the verdict on your earlier bash of src/money.ts came in: rolled back: test failed after bash on src/money.ts', discountTestFails, 'the file is as before; call again'].join('\n'),
+    })
+    expect(readFileSync(file)).toEqual(before)
+    expect(h.results.map(r => [r.callId, r.check, r.outcome])).toEqual([['c1', 'typecheck', 'pass'], ['c1', 'test', 'rolled-back']])
+  })
+
   it('a type-breaking write is still rolled back in its own result', async () => {
     const root = makeWorkspace()
     const h = await boot(root, { background: true })

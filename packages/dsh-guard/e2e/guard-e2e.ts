@@ -11,7 +11,7 @@ import { dirname, join, resolve } from 'node:path'
 import { fileURLToPath } from 'node:url'
 import { registryReachable } from '../../../scripts/deepseek-harness.ts'
 import { afterAll, beforeAll, expect, it } from 'vitest'
-import { hostStatus } from 'dsh-host-hooks'
+import { hostStatus, writeHostSettings } from 'dsh-host-hooks'
 import { loopbackUnavailable, pick, readTree, tempDir, treeChanges, type AgentRun, type FileTree, type ModelServer } from 'dsh-testkit'
 
 export const repo = resolve(dirname(fileURLToPath(import.meta.url)), '../../..')
@@ -58,6 +58,8 @@ export function project(): string {
   const ws = join(tempDir('dsh-guard-e2e-'), 'shop')
   cpSync(join(repo, 'examples/demo/workspace'), ws, { recursive: true })
   symlinkSync(join(repo, 'node_modules'), join(ws, 'node_modules'), 'dir')
+  // Each write's whole verdict in its own hook answer, as these runs assert it (background verdicts off in the workspace's host settings: the one switch every agent passes on to the host).
+  writeHostSettings(join(ws, '.dsh'), { background: false })
   return ws
 }
 

@@ -8,7 +8,7 @@ import { cpSync, readFileSync, symlinkSync, writeFileSync } from 'node:fs'
 import { join } from 'node:path'
 import { afterAll, beforeAll, describe, expect, it } from 'vitest'
 import { ensureAgentCli } from '../../../scripts/agent-clis.ts'
-import { ADAPTERS, installHooks, MESSAGES } from 'dsh-host-hooks'
+import { ADAPTERS, installHooks, MESSAGES, writeHostSettings } from 'dsh-host-hooks'
 import { anthropicModel, anthropicToolResults, anthropicUserTexts, isClaudeTurnRequest, runClaude, startModelServer, tempDir, type AgentRun, type ModelServer } from 'dsh-testkit'
 import { e2eSkip, typeBreak } from '../tests/agent-e2e.ts'
 import { ADD, ADD_BROKEN, killHost, repoRoot } from './claude-hooks.ts'
@@ -29,6 +29,8 @@ describe.skipIf(!!skip)('the real Claude Code CLI: a refused call, then a type-b
     cpSync(join(repoRoot, 'examples/demo/workspace'), ws, { recursive: true })
     symlinkSync(join(repoRoot, 'node_modules'), join(ws, 'node_modules'), 'dir')
     installHooks(ADAPTERS.find(a => a.agent === 'claude-code')!, ws)
+    // Each write's whole verdict in its own hook answer, as these runs assert it (background verdicts off in the workspace's host settings: the one switch every agent passes on to the host).
+    writeHostSettings(join(ws, '.dsh'), { background: false })
     money = join(ws, 'src/money.ts')
     original = readFileSync(money, 'utf8')
     const home = tempDir('dsh-claude-refusal-home-')

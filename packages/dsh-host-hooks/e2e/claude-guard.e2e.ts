@@ -10,7 +10,7 @@ import { cpSync, existsSync, readFileSync, symlinkSync, writeFileSync } from 'no
 import { join } from 'node:path'
 import { afterAll, beforeAll, describe, expect, it } from 'vitest'
 import { ensureAgentCli } from '../../../scripts/agent-clis.ts'
-import { ADAPTERS, hostStatus, installHooks, MESSAGES } from 'dsh-host-hooks'
+import { ADAPTERS, hostStatus, installHooks, MESSAGES, writeHostSettings } from 'dsh-host-hooks'
 import { anthropicModel, anthropicUserTexts, isClaudeTurnRequest, runClaude, startModelServer, tempDir, type AgentRun, type ModelServer } from 'dsh-testkit'
 import { e2eSkip } from '../tests/agent-e2e.ts'
 import { ADD, ADD_BROKEN, killHost, repoRoot, hooksInTeamSettings } from './claude-hooks.ts'
@@ -38,6 +38,8 @@ describe.skipIf(!!skip)('the real Claude Code cannot switch the guard off, keep 
     cpSync(join(repoRoot, 'examples/demo/workspace'), ws, { recursive: true })
     symlinkSync(join(repoRoot, 'node_modules'), join(ws, 'node_modules'), 'dir')
     installHooks(ADAPTERS.find(a => a.agent === 'claude-code')!, ws)
+    // Each write's whole verdict in its own hook answer, as these runs assert it (background verdicts off in the workspace's host settings: the one switch every agent passes on to the host).
+    writeHostSettings(join(ws, '.dsh'), { background: false })
     hooksInTeamSettings(ws)
     writeFileSync(join(ws, '.gitignore'), 'node_modules\n')
     git(ws, 'init', '-q', '-b', 'main')

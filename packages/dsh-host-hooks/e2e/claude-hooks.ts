@@ -9,7 +9,7 @@ import { spawn } from 'node:child_process'
 import { cpSync, readFileSync, renameSync, symlinkSync, writeFileSync } from 'node:fs'
 import { dirname, join, resolve } from 'node:path'
 import { fileURLToPath } from 'node:url'
-import { ADAPTERS, hookCommand, hostStatus, installHooks } from 'dsh-host-hooks'
+import { ADAPTERS, hookCommand, hostStatus, installHooks, writeHostSettings } from 'dsh-host-hooks'
 import { tempDir } from 'dsh-testkit'
 
 export const repoRoot = resolve(dirname(fileURLToPath(import.meta.url)), '../../..')
@@ -26,6 +26,8 @@ export function shopWorkspace(prefix = 'dsh-hooks-e2e-'): string {
   cpSync(join(repoRoot, 'examples/demo/workspace'), ws, { recursive: true })
   symlinkSync(join(repoRoot, 'node_modules'), join(ws, 'node_modules'), 'dir')
   installHooks(claude, ws)
+  // Each write's whole verdict in its own hook answer, as these runs assert it (background verdicts off in the workspace's host settings: the one switch every agent passes on to the host).
+  writeHostSettings(join(ws, '.dsh'), { background: false })
   return ws
 }
 

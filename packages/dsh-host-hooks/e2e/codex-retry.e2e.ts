@@ -8,7 +8,7 @@ import { cpSync, readdirSync, readFileSync, symlinkSync } from 'node:fs'
 import { join } from 'node:path'
 import { afterAll, beforeAll, describe, expect, it } from 'vitest'
 import { ensureAgentCli } from '../../../scripts/agent-clis.ts'
-import { ADAPTERS, installHooks, MESSAGES } from 'dsh-host-hooks'
+import { ADAPTERS, installHooks, MESSAGES, writeHostSettings } from 'dsh-host-hooks'
 import { readJsonl } from 'dsh-common'
 import { responsesModel, responsesToolOutputs, runCodex, startModelServer, tempDir, type AgentRun, type ModelServer } from 'dsh-testkit'
 import { e2eSkip, typeBreak } from '../tests/agent-e2e.ts'
@@ -30,6 +30,8 @@ describe.skipIf(!!skip)('the real Codex CLI: a failing apply_patch, then its ret
     cpSync(join(repoRoot, 'examples/demo/workspace'), ws, { recursive: true })
     symlinkSync(join(repoRoot, 'node_modules'), join(ws, 'node_modules'), 'dir')
     installHooks(ADAPTERS.find(a => a.agent === 'codex')!, ws)
+    // Each write's whole verdict in its own hook answer, as these runs assert it (background verdicts off in the workspace's host settings: the one switch every agent passes on to the host).
+    writeHostSettings(join(ws, '.dsh'), { background: false })
     original = readFileSync(join(ws, 'src/money.ts'), 'utf8')
     server = await startModelServer(responsesModel([
       { text: 'Letting add take strings.', toolCalls: [{ name: 'apply_patch', arguments: patch('export function add(a: number, b: number): number {', ADD_BROKEN) }] },

@@ -19,7 +19,7 @@ import { cpSync, existsSync, readFileSync, symlinkSync, writeFileSync } from 'no
 import { join } from 'node:path'
 import { afterAll, beforeAll, describe, expect, it } from 'vitest'
 import { ensureAgentCli, type AgentCliName } from '../../../scripts/agent-clis.ts'
-import { ADAPTERS, hostStatus, installHooks } from 'dsh-host-hooks'
+import { ADAPTERS, hostStatus, installHooks, writeHostSettings } from 'dsh-host-hooks'
 import { anthropicModel, geminiModel, isClaudeTurnRequest, isGeminiTurnRequest, loopbackUnavailable, responsesModel, runClaude, runCodex, runGemini, startModelServer, tempDir, type AgentRun, type AgentStep, type AgentToolCall, type ModelReply, type ModelRequest, type ModelServer } from 'dsh-testkit'
 import { registryReachable } from '../../../scripts/deepseek-harness.ts'
 
@@ -170,6 +170,8 @@ for (const agent of AGENTS) describe.skipIf(!!skip)(`turn verdicts with the real
     workspaces.push(ws)
     const home = tempDir(`dsh-defu-${agent.cli}-home-`)
     installHooks(ADAPTERS.find(a => a.agent === agent.adapter)!, ws, { home })
+    // Each write's whole verdict in its own hook answer, as these runs assert it (background verdicts off in the workspace's host settings: the one switch every agent passes on to the host).
+    writeHostSettings(join(ws, '.dsh'), { background: false })
     agent.prepareHome?.(home, ws)
     const read = agent.read ? [agent.read(reads.map(p => join(ws, p)))] : []
     const server = await startModelServer(agent.model([...read, ...steps(ws), { text: 'Nothing else.' }]))

@@ -5,8 +5,8 @@ import { join } from 'node:path'
  * the socket hook calls reach it on, its lock (which holds its pid, so the
  * hook client can tell "starting" from "absent"), its log, the
  * per-session markers an earlier client kept of a fail-open note given
- * (removed at start: the note is given each time now), and the record of
- * what `dsh hooks install` wrote.
+ * (removed at start: the note is given each time now), the record of
+ * what `dsh hooks install` wrote, and the workspace's host settings.
  */
 export const hookPaths = (vault: string) => {
   const dir = join(vault, 'hooks')
@@ -17,6 +17,7 @@ export const hookPaths = (vault: string) => {
     log: join(dir, 'host.log'),
     noted: join(dir, 'noted'),
     installed: (agent: string) => join(dir, `installed-${agent}.json`),
+    settings: join(dir, 'settings.json'),
   }
 }
 

@@ -20,7 +20,7 @@ import { fileURLToPath } from 'node:url'
 import { afterAll, beforeAll, describe, expect, it } from 'vitest'
 import { ensureAgentCli, type AgentCliName } from '../../../scripts/agent-clis.ts'
 import { registryReachable } from '../../../scripts/deepseek-harness.ts'
-import { ADAPTERS, hostStatus, installHooks, MESSAGES } from 'dsh-host-hooks'
+import { ADAPTERS, hostStatus, installHooks, MESSAGES, writeHostSettings } from 'dsh-host-hooks'
 import { loopbackUnavailable, startModelServer, tempDir, type AgentRun, type AgentStep, type AgentToolCall, type ModelReply, type ModelRequest, type ModelServer } from 'dsh-testkit'
 
 const repoRoot = resolve(dirname(fileURLToPath(import.meta.url)), '../../..')
@@ -168,6 +168,8 @@ export function describeAgentE2E(agent: AgentE2E, skip: string | undefined, own:
       symlinkSync(join(repoRoot, 'node_modules'), join(ws, 'node_modules'), 'dir')
       const home = tempDir(`dsh-${agent.cli}-home-`)
       installHooks(ADAPTERS.find(a => a.agent === agent.adapter)!, ws, { home })
+      // Each write's whole verdict in its own hook answer, as these runs assert it (background verdicts off in the workspace's host settings: the one switch every agent passes on to the host).
+      writeHostSettings(join(ws, '.dsh'), { background: false })
       if (agent.record) {
         log = join(dir, 'payloads.jsonl')
         const file = join(ws, agent.record.file)

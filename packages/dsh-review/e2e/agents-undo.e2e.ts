@@ -13,7 +13,7 @@ import { afterAll, describe, expect, it } from 'vitest'
 import { ensureAgentCli, type AgentCliName } from '../../../scripts/agent-clis.ts'
 import { registryReachable } from '../../../scripts/deepseek-harness.ts'
 import { runCommand } from 'dsh-common'
-import { ADAPTERS, hostStatus, installHooks } from 'dsh-host-hooks'
+import { ADAPTERS, hostStatus, installHooks, writeHostSettings } from 'dsh-host-hooks'
 import {
   anthropicModel, isClaudeTurnRequest, loopbackUnavailable, responsesModel, runClaude, runCodex, startModelServer, tempDir,
   type AgentRun, type AgentStep, type AgentToolCall, type ModelReply, type ModelRequest, type ModelServer,
@@ -95,6 +95,8 @@ describe.skipIf(!!skip).each(AGENTS)('dsh undo with the real $label CLI', agent 
     if (agent.cli === 'claude') writeFileSync(join(home, '.claude.json'), JSON.stringify({ projects: { [ws]: { hasTrustDialogAccepted: true } } }))
     // The install's machine-specific part (Claude Code's local scope) goes into the test's home, never the user's.
     installHooks(ADAPTERS.find(a => a.agent === agent.adapter)!, ws, { home })
+    // Each write's whole verdict in its own hook answer, as these runs assert it (background verdicts off in the workspace's host settings: the one switch every agent passes on to the host).
+    writeHostSettings(join(ws, '.dsh'), { background: false })
     hosts.push(ws)
     const server = await startModelServer(agent.model([...agent.steps(join(ws, 'src/money.ts')), { text: 'Done.' }, { text: 'Noted.' }]))
     try {

@@ -27,7 +27,8 @@ declare module '@deepseek-ai/cordis' {
      * Wait until every verdict of a session still running after its call
      * returned (dsh-dstvalid's background verdicts) is final: emitted by
      * whatever reads the workspace as judged (a turn's end, the next prompt,
-     * a checkpoint, a proof reader). A guarded call waits for it itself.
+     * a checkpoint, a proof reader), and by `execute` before a guarded call
+     * (`effects` write or shell) enters the waterfall.
      * @mode serial
      */
     'verify/settle'(sessionId: string): Promise<void>
@@ -101,14 +102,18 @@ export class ToolService extends Service {
   }
 
   /**
-   * Run a call through the `tools/execute` waterfall. Never throws for a bad
-   * call: an unknown tool, arguments failing the schema, or a throwing tool
-   * become an `isError` result. A throwing waterfall *listener* propagates
-   * (the agent ends the turn with an error).
+   * Run a call through the `tools/execute` waterfall. A guarded call (a
+   * known tool with `effects` write or shell) first waits for `verify/settle`
+   * of its session: it runs on final verdicts, a rollback found meanwhile
+   * applied (a read runs at once). Never throws for a bad call: an unknown
+   * tool, arguments failing the schema, or a throwing tool become an
+   * `isError` result. A throwing waterfall *listener* propagates (the agent
+   * ends the turn with an error).
    */
   async execute(exec: Omit<ToolExecution, 'tool'>): Promise<ToolResult> {
     const entry = this._tools.get(exec.name)
     const full: ToolExecution = { ...exec, tool: entry?.def }
+    if (entry && entry.def.effects !== 'read') await this.ctx.serial(this, 'verify/settle', exec.session.id)
     return this.ctx.waterfall(this, 'tools/execute', full, async () => {
       if (!entry) return { content: `unknown tool "${exec.name}"; available: ${[...this._tools.keys()].sort().join(', ') || 'none'}`, isError: true }
       if (!entry.validate(exec.arguments)) return { content: invalidMessage(exec.name, entry.validate), isError: true }

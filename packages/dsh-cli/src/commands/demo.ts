@@ -20,9 +20,10 @@ tests and one legacy file that was already broken, examples/demo/workspace)
 to a fresh temporary directory and run the embedded script
 (examples/demo/script.jsonl) on it through the full harness from cordis.yml.
 It shows a good edit kept, a type-breaking edit rolled back, a test-breaking
-edit rolled back, a fix inside the already-broken file kept, the proof
-summary the model saw, a checkpoint whose unsupported claim is marked, and
-the handoff the next session on that workspace receives.
+edit returned while its tests run and kept for now when their verdict comes
+(then undone at the turn's end), a fix inside the already-broken file kept,
+the proof summary the model saw, a checkpoint whose unsupported claim is
+marked, and the handoff the next session on that workspace receives.
 
 Options:
   --dir DIR     use DIR (must not exist) instead of a temporary directory

@@ -1,9 +1,10 @@
+import { existsSync } from 'node:fs'
 import { homedir } from 'node:os'
 import { join, relative, resolve } from 'node:path'
 import { hiddenEnv } from 'dsh-common'
 import {
-  ADAPTERS, adapterFor, claimHost, GUARD_COMMANDS, HookHost, HostRunningError, hookPaths, hostStatus, installedAgents, installHooks, listenHooks,
-  liveHooks, runMcpServer, SettingsError, startHost, uninstallHooks, writeNoteTemplates, type HostStatus, type InstallReport, type LiveHooks,
+  ADAPTERS, adapterFor, applyHostSettings, claimHost, GUARD_COMMANDS, HookHost, HostRunningError, hookPaths, hostStatus, installedAgents, installHooks, listenHooks,
+  liveHooks, readHostSettings, runMcpServer, SettingsError, startHost, uninstallHooks, writeNoteTemplates, type HostSettings, type HostStatus, type InstallReport, type LiveHooks,
 } from 'dsh-host-hooks'
 import type {} from 'dsh-dstvalid'
 import { bootHarness, ConfigError } from '../harness.ts'
@@ -33,9 +34,12 @@ install    Write the agent's configuration for this project (Claude Code:
            with --no-start), so the first session finds it up.
 uninstall  Take out exactly what install added (a file untouched since is
            restored byte for byte). Without --agent: every installed agent.
-status     What is installed, and whether the workspace's host is up.
+status     What is installed, whether the workspace's host is up, and the
+           workspace's host settings.
 serve      The warm host itself (the hook client starts it on the first hook
-           call): boots the suite from the repo's cordis.yml, listens on
+           call): boots the suite from the repo's cordis.yml, with the
+           workspace's settings from <workspace>/.dsh/hooks/settings.json
+           (background: false, verdicts: "strict"), listens on
            <workspace>/.dsh/hooks/host.sock (owner-only), exits after --idle
            minutes without a hook call.
 mcp        The stdio MCP server offering the suite's checkpoint tool (the
@@ -153,20 +157,31 @@ async function status(argv: string[], io: CliIO): Promise<number> {
     .filter(a => a.recorded || a.live.entries.length || a.live.unreadable.length)
   const installed = agentsLive.filter(a => a.live.entries.length).map(a => a.agent)
   const host = await hostStatus(vault)
+  const own = existsSync(hookPaths(vault).settings) ? readHostSettings(vault) : undefined
   if (bool(parsed, 'json')) {
     const agentsJson = agentsLive.map(a => ({
       agent: a.agent, recorded: a.recorded, entries: a.live.entries.length, missing: a.live.missing,
       levels: [...new Set(a.live.entries.map(e => e.level))],
       files: [...new Set(a.live.entries.map(e => relative(workspace, e.file)))], unreadable: a.live.unreadable,
     }))
-    io.stdout(JSON.stringify({ workspace, installed, project, user, agents: agentsJson, host }, null, 2) + '\n')
+    io.stdout(JSON.stringify({ workspace, installed, project, user, agents: agentsJson, host, ...(own ? { settings: own.settings, ...(own.problems.length ? { settingsProblems: own.problems } : {}) } : {}) }, null, 2) + '\n')
     return installed.length ? 0 : 1
   }
   io.stdout(`workspace ${workspace}\n`)
   if (!agentsLive.length) io.stdout('installed: nothing (dsh hooks install --agent AGENT, or an agent plugin)\n')
   for (const a of agentsLive) io.stdout(`${a.agent}: ${agentLine(workspace, a.recorded, a.live)}\n`)
   io.stdout(`host: ${hostLine(host, vault)}\n`)
+  if (own) io.stdout(`settings: ${settingsLine(own.settings)} (${relative(workspace, hookPaths(vault).settings)}, read when the host starts)${own.problems.map(p => `; ${p}`).join('')}\n`)
   return installed.length ? 0 : 1
+}
+
+/** The workspace's host settings as status says them: what each one makes the guard do. */
+function settingsLine(settings: HostSettings): string {
+  const parts = [
+    ...(settings.background === undefined ? [] : [settings.background ? 'background verdicts on' : 'background verdicts off: each write waits for its whole verdict']),
+    ...(settings.verdicts === undefined ? [] : [`verdicts ${settings.verdicts}`]),
+  ]
+  return parts.length ? parts.join(', ') : 'none'
 }
 
 /** One agent's line of `hooks status`: what its live configuration runs of ours, and how that differs from our record. */
@@ -233,6 +248,10 @@ async function serve(argv: string[], io: CliIO): Promise<number> {
     dropCredentials(process.env)
     // Between a session's start and its first write the agent is reading: the host measures what that write needs then (cordis.yml's dstvalid warmMap).
     process.env.DSH_WARM_MAP ??= '1'
+    // The workspace's own settings (<vault>/hooks/settings.json) over the environment the agent gave its hook: not every agent passes the user's through.
+    const own = readHostSettings(vault)
+    for (const problem of own.problems) io.stderr(`${stamp()} dsh hooks serve: ${problem}\n`)
+    applyHostSettings(own.settings, process.env)
     let harness
     try {
       harness = await bootHarness({

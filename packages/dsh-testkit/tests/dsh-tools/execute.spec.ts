@@ -53,6 +53,46 @@ describe('tools/execute waterfall', () => {
     expect(seen).toEqual([['a.txt']])
   })
 
+  it('a guarded call (write or shell) waits for verify/settle of its session before it enters the waterfall; a read, an unknown tool do not', async () => {
+    const { ctx, call } = await registry()
+    const writer: ToolDefinition<{ path: string }> = {
+      name: 'touch', description: 't', effects: 'write', paths: a => [a.path],
+      parameters: { type: 'object', properties: { path: { type: 'string' } }, required: ['path'] },
+      execute: () => ({ content: 'ok' }),
+    }
+    ctx.tools.register(writer)
+    ctx.tools.register({ ...echoTool, name: 'sh', effects: 'shell' })
+    ctx.tools.register(echoTool)
+    const order: string[] = []
+    let release!: () => void
+    let held = new Promise<void>(resolve => { release = resolve })
+    let asked!: () => void
+    const settling = new Promise<void>(resolve => { asked = resolve })
+    ctx.on('verify/settle', async sessionId => {
+      order.push(`settle ${sessionId}`)
+      asked()
+      await held
+      order.push('settled')
+    })
+    ctx.on('tools/execute', async (exec, next) => { order.push(`enter ${exec.name}`); return next() })
+    const write = call('touch', { path: 'a.txt' })
+    await settling
+    await new Promise(resolve => setImmediate(resolve))
+    // Held: the write has not entered the waterfall (no snapshot, no check, no tool) while a verdict is pending.
+    expect(order).toEqual([expect.stringMatching(/^settle \S+$/)])
+    // A read runs at once, pending verdicts or not; an unknown tool says so.
+    expect(await call('echo', { text: 'x' })).toEqual({ content: 'x' })
+    expect((await call('nope', {})).isError).toBe(true)
+    expect(order.slice(1)).toEqual(['enter echo', 'enter nope'])
+    release()
+    expect(await write).toEqual({ content: 'ok' })
+    expect(order.slice(3)).toEqual(['settled', 'enter touch'])
+    held = Promise.resolve()
+    order.length = 0
+    expect(await call('sh', { text: 'y' })).toEqual({ content: 'y' })
+    expect(order).toEqual([expect.stringMatching(/^settle \S+$/), 'settled', 'enter sh'])
+  })
+
   it('unknown tool, invalid arguments and a throwing tool become isError results', async () => {
     const { ctx, call } = await registry()
     ctx.tools.register(echoTool)
