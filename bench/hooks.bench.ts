@@ -130,6 +130,12 @@ async function naiveCheck(p: Project, modules?: string): Promise<{ tscMs: number
   return { tscMs, vitestMs }
 }
 
+/** DSH_BENCH_HOOKS_LOG=FILE: the host's log (its notices, timestamped: where the warm-up's time went) is copied there. */
+function keepLog(root: string): void {
+  const to = process.env.DSH_BENCH_HOOKS_LOG
+  if (to) cpSync(join(root, '.dsh', 'hooks', 'host.log'), to)
+}
+
 interface Edits {
   /** The comment a comment Edit rewrites, and the statement a body Edit rewrites, at revision i. */
   comment(i: number): string
@@ -258,6 +264,7 @@ if (realRoot) {
   const st = await hostStatus(join(ws.root, '.dsh'))
   if (st.pid) process.kill(st.pid, 'SIGTERM')
   await sleep(1000)
+  keepLog(ws.root)
   rmSync(dirname(ws.root), { recursive: true, force: true })
   rmSync(realHome, { recursive: true, force: true })
   process.exit(0)
@@ -314,6 +321,7 @@ if (process.env.DSH_BENCH_HOOKS !== 'client') {
 const status = await hostStatus(join(guarded.root, '.dsh'))
 if (status.pid) process.kill(status.pid, 'SIGTERM')
 await sleep(1000)
+keepLog(guarded.root)
 rmSync(dirname(guarded.root), { recursive: true, force: true })
 rmSync(home, { recursive: true, force: true })
 rmSync(dirname(libRoot), { recursive: true, force: true })

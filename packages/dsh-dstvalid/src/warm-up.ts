@@ -28,7 +28,8 @@ const delay = (ms: number) => new Promise(resolve => setTimeout(resolve, ms))
 /**
  * Measure what a first write needs, in the background, in pieces that
  * yield to writes: the whole-workspace baselines (a write needs them
- * anyway), then the lazy checks' whole runs, each a task of the guard's
+ * anyway) at the same time as the first of the lazy checks' whole runs
+ * (unless a step's writes wait: then the baselines first), each a task of the guard's
  * queue that ends early when a judgement is queued behind it (its finished
  * test files kept), the rest queued again behind that judgement. A write
  * made meanwhile waits for at most the test files running when it came,
@@ -45,27 +46,39 @@ export async function warmUp(guard: Guard, io: GuardIO, options: WarmUpOptions):
   }
   const left = () => options.timeoutMs - (performance.now() - started)
   update({})
+  // The whole-workspace baselines (a type-check in its worker thread) run at the same time as the first test piece
+  // (the warm runner's processes): the naive check runs them one after the other.
+  let baseline: Promise<void> | undefined
+  const baselines = () => baseline ??= guard.warm(io, false, Math.max(1, left()))
   try {
-    await guard.queue.run(() => guard.warm(io, false, Math.max(1, left())))
+    if (!options.tests) await guard.queue.run(baselines)
     while (options.tests) {
       if (left() <= 0) {
         const why = `the warm-up took longer than its limit (${seconds(options.timeoutMs)}); what is not measured yet is measured for each write`
         io.notice('warn', why)
+        if (!baseline) await guard.queue.run(baselines)
         update({ state: 'cold', why })
         return state
       }
       if (options.canMeasure && !options.canMeasure()) {
+        // A step's writes wait for their judgement: the baselines now (they never waited for it), the tests once it is done.
+        if (!baseline) await guard.queue.run(baselines)
         await delay(250)
         continue
       }
       let yielded = false
       const done = await guard.queue.run(async () => {
         const turn = guard.queue.yieldSignal()
+        const first = baselines()
         try {
-          // A judgement already waits: it goes first.
-          if (turn.signal.aborted) return (yielded = true, false)
+          // A judgement already waits: it goes first (after the baselines, which it needs anyway).
+          if (turn.signal.aborted) return (await first, yielded = true, false)
           io.notice('info', `warming up: testing ${state.pieces ? 'what the warm-up has left' : 'the whole suite'}…`, 'start')
-          const over = await guard.warmStep(io, turn.signal, Math.max(1, left()), since)
+          // Both settle before the task ends (a failed baseline must not leave a piece running outside the queue).
+          const [piece, base] = await Promise.allSettled([guard.warmStep(io, turn.signal, Math.max(1, left()), since), first])
+          if (base.status === 'rejected') throw base.reason
+          if (piece.status === 'rejected') throw piece.reason
+          const over = piece.value
           yielded = turn.signal.aborted
           io.notice('info', over ? 'warm: the accepted test results and the per-test map are measured' : 'warming up: yielded to a write; the rest after it', 'end')
           return over

@@ -15,6 +15,12 @@ describe('warmMap', () => {
     const h = await boot(root, { tsconfig: 'tsconfig.full.json', warmOnStart: true, warmMap: true })
     await h.ctx.dstvalid.guardFor(root).queue.idle()
     expect(testRuns(h)).toEqual([['vitest run (warm)', 'pass']])
+    // The suite's run begins while the type-check baseline is measured (the naive check runs them one after the other).
+    const texts = h.notices.map(n => `${n.phase ?? ''} ${n.text}`)
+    const suiteBegins = texts.indexOf('start warming up: testing the whole suite…')
+    const baselineEnds = texts.findIndex(t => t.startsWith('end typecheck:'))
+    expect(suiteBegins).toBeGreaterThan(-1)
+    expect(baselineEnds).toBeGreaterThan(suiteBegins)
     expect(await h.exec('edit_file', bodyEdit)).toEqual({ content: 'edited src/money.ts' })
     expect(testRuns(h)).toEqual([['vitest run (warm)', 'pass'], ['vitest related src/money.ts --run (warm)', 'pass']])
   })

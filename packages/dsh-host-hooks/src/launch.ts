@@ -17,7 +17,9 @@ export function startHost(workspace: string, vault: string, node = process.execP
   chmodSync(paths.dir, 0o700)
   const log = openSync(paths.log, 'a', 0o600)
   try {
-    spawn(node, [DSH_LAUNCHER, 'hooks', 'serve', '--workspace', workspace], { cwd: workspace, detached: true, stdio: ['ignore', log, log] }).unref()
+    // Two malloc arenas, as the hook client starts it (see bin/dsh-hook).
+    spawn(node, [DSH_LAUNCHER, 'hooks', 'serve', '--workspace', workspace], { cwd: workspace, detached: true, stdio: ['ignore', log, log],
+      env: { ...process.env, MALLOC_ARENA_MAX: process.env.MALLOC_ARENA_MAX ?? '2' } }).unref()
   } finally {
     closeSync(log)
   }

@@ -274,6 +274,8 @@ async function serve(argv: string[], io: CliIO): Promise<number> {
     // What dsh-dstvalid is measuring now (its notices open and close a phase): status says warm when nothing is.
     const measuring = new Map<string, number>()
     ctx.on('dstvalid/notice', notice => {
+      // The log says what was measured when (a warm-up's phases, each judgement's steps).
+      io.stderr(`${stamp()} ${notice.level}${notice.phase ? ` ${notice.phase}` : ''}: ${notice.text.split('\n')[0]!.slice(0, 300)}\n`)
       if (notice.phase === 'start') measuring.set(notice.text, (measuring.get(notice.text) ?? 0) + 1)
       else if (notice.phase === 'end') {
         const open = [...measuring.keys()].find(k => measuring.get(k)! > 0)
