@@ -110,7 +110,7 @@ describe('TypeScript 7: a library with project references', () => {
       const file = join(root, 'packages/core/src/money.ts')
       const text = readFileSync(file, 'utf8')
       execFileSync('sed', ['-i', 's/add(a: Cents, b: Cents)/add(a: Cents, b: string)/', file])
-      const j = await guard.judge({ paths: [file], files: ['packages/core/src/money.ts'] }, io, 'edit')
+      const j = await guard.measure({ paths: [file], files: ['packages/core/src/money.ts'] }, io, 'edit')
       expect(j.regression).toBe(true)
       expect(j.checks[0]!.regressions.map(p => `${p.file}:${p.line} ${p.code} ${p.message}`)).toEqual([
         "packages/core/src/money.ts:4 TS2322 Type 'string' is not assignable to type 'number'.",

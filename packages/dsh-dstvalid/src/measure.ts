@@ -1,6 +1,6 @@
-import { readFileSync } from 'node:fs'
 import { join } from 'node:path'
 import { AcceptedState, GONE, goneProblems, testName, type JudgeRules } from './accepted.ts'
+import { readIfPresent } from './call-change.ts'
 import { withImportersOfDeleted } from './deleted.ts'
 import { listFiles } from './message.ts'
 import { SerialQueue } from './queue.ts'
@@ -9,7 +9,7 @@ import type { ImpactList } from './impact.ts'
 import type { Change, Check, CheckIO, CheckVerdict, ImpactSource, Measurement, Problem, RunRecord, SlowTest, Verdict } from './types.ts'
 import { longerLimit, TIMEOUT_FACTOR } from './problems.ts'
 
-/** What the engine reports while it works; the Cordis adapter turns these into events. */
+/** What the measuring reports while it works; the Cordis adapter turns these into events. */
 export interface GuardIO {
   record(run: RunRecord): void
   notice(level: 'info' | 'warn' | 'error', text: string, phase?: 'start' | 'end'): void
@@ -31,8 +31,8 @@ export interface GuardOptions {
   impact?: ImpactSource[]
 }
 
-/** A judged change, with the measurements needed to accept it. */
-export interface Judgement extends Verdict {
+/** A measured change: each check's verdict against the accepted state, and what to advance it with. */
+export interface Measured extends Verdict {
   /** Measurements to advance the accepted state with, if the write is kept. */
   readonly measurements: ReadonlyMap<Check, Measurement>
   /** What the lazy checks ran, when more than the change (the importers of deleted files). */
@@ -43,10 +43,12 @@ export interface Judgement extends Verdict {
 const MODULE_FILE = /\.(?:[cm]?[jt]sx?|json|vue|svelte)$/
 
 /**
- * The checking engine for one workspace: measures the accepted state,
- * judges a change against it, and advances it when a write is kept.
- * Callers serialise work through `queue` (checks of one workspace never
- * overlap). No Cordis imports.
+ * The measure phase for one workspace: holds the accepted state, measures
+ * it before a write, measures a change against it (each check's verdict),
+ * measures again after a rollback, and advances the accepted state when
+ * told to ({@link advance}, {@link resetTo}). What the write's fate is,
+ * `judge.ts` decides; carrying it out is `act.ts`'s. Callers serialise
+ * work through `queue` (checks of one workspace never overlap). No Cordis imports.
  */
 export class Guard {
   readonly queue = new SerialQueue()
@@ -285,13 +287,14 @@ export class Guard {
   }
 
   /**
-   * Judge a change: run the pipeline in order, stop at the first check that
-   * finds a regression. Newly failing tests are re-run alone first (flaky
-   * tests must not roll back good work). `decided`: called once, before the
-   * first lazy check runs, when every check before it passed. Call inside
+   * Measure a change: run the pipeline in order, each check compared with
+   * its accepted state, and stop at the first check that finds a
+   * regression. Newly failing tests are re-run alone first (flaky tests
+   * must not roll back good work). `decided`: called once, before the first
+   * lazy check runs, when every check before it passed. Call inside
    * `queue`, after the write.
    */
-  async judge(change: Change, io: GuardIO, describe: string, decided?: () => void): Promise<Judgement> {
+  async measure(change: Change, io: GuardIO, describe: string, decided?: () => void): Promise<Measured> {
     const checks: CheckVerdict[] = []
     const measurements = new Map<Check, Measurement>()
     const selection = this.selection(change)
@@ -305,7 +308,7 @@ export class Guard {
       }
       const started = performance.now()
       io.notice('info', `${check.verb} after ${describe}…`, 'start')
-      const verdict = await this.judgeOne(check, seen.change, io, measurements, seen.selection)
+      const verdict = await this.measureOne(check, seen.change, io, measurements, seen.selection)
       verdict.durationMs = Math.round(performance.now() - started)
       checks.push(verdict)
       io.notice(verdict.outcome === 'pass' ? 'info' : verdict.outcome === 'fail' ? 'warn' : 'error', summarise(verdict), 'end')
@@ -335,7 +338,7 @@ export class Guard {
     }
   }
 
-  private async judgeOne(check: Check, change: Change, io: GuardIO, measurements: Map<Check, Measurement>, selection: Change): Promise<CheckVerdict> {
+  private async measureOne(check: Check, change: Change, io: GuardIO, measurements: Map<Check, Measurement>, selection: Change): Promise<CheckVerdict> {
     const state = this._accepted.get(check)!
     const base: CheckVerdict = { check: check.name, outcome: 'pass', regressions: [], warnings: [], flaky: [], durationMs: 0, ...(check.advisory ? { advisory: true } : {}) }
     const unaffected = await check.unaffectedBy?.(change).catch(() => undefined)
@@ -508,28 +511,12 @@ export class Guard {
   }
 
   /**
-   * Whether every path of `change` holds exactly what it held before the
-   * write (a rollback put it back byte for byte); false when that is not
-   * known (`change.before` absent).
-   */
-  restoredExactly(change: Change): boolean {
-    const before = change.before
-    if (!before || before.size !== change.paths.length) return false
-    return change.paths.every(path => {
-      const was = before.get(path)
-      if (was === undefined) return false
-      const now = readIfPresent(path)
-      return was === null ? now === null : !!now && was.equals(now)
-    })
-  }
-
-  /**
    * After a rollback that put every file back byte for byte: nothing is
    * measured again; each check that measured the write returns to its state
    * from before it (see `Check.restore`).
    */
-  async restore(judgement: Judgement, io: GuardIO): Promise<void> {
-    for (const check of judgement.measurements.keys()) {
+  async restore(measured: Measured, io: GuardIO): Promise<void> {
+    for (const check of measured.measurements.keys()) {
       try {
         await check.restore?.(this.checkIO(io))
       } catch {
@@ -544,42 +531,31 @@ export class Guard {
     return new Map([...this._accepted].map(([check, state]) => [check, state.clone()]))
   }
 
+  /** Every check's accepted state as it is now (not a copy: read it, do not keep it). */
+  get acceptedStates(): ReadonlyMap<Check, AcceptedState> {
+    return this._accepted
+  }
+
   /**
-   * Judge `change` (every path a turn's held writes touched, `before` as it
+   * Measure `change` (every path a turn's held writes touched, `before` as it
    * was before the first of them) against `base` — copies from
    * {@link acceptedCopy} — instead of the accepted state. No accepted
    * result is taken as current: every failing test file is measured on the
    * content before. The accepted state is untouched; `base` advances with
    * what was measured on the content before. Call inside `queue`.
    */
-  async judgeAgainst(base: ReadonlyMap<Check, AcceptedState>, change: Change, io: GuardIO, describe: string): Promise<Judgement> {
+  async measureAgainst(base: ReadonlyMap<Check, AcceptedState>, change: Change, io: GuardIO, describe: string): Promise<Measured> {
     const accepted = new Map(this._accepted)
     const current = new Map(this._current)
     for (const [check, state] of base) this._accepted.set(check, state)
     this._current.clear()
     try {
-      return await this.judge(change, io, describe)
+      return await this.measure(change, io, describe)
     } finally {
       for (const [check, state] of accepted) this._accepted.set(check, state)
       this._current.clear()
       for (const [check, files] of current) this._current.set(check, files)
     }
-  }
-
-  /**
-   * What the accepted state has that `base` did not, as the judging rules
-   * blame it (`touched`: the files the turn's writes changed): the problems
-   * a turn's earlier writes left open, as last measured. A check not
-   * measured now (its state reset after a partial run) adds nothing.
-   */
-  worseThan(base: ReadonlyMap<Check, AcceptedState>, touched: ReadonlySet<string>): Problem[] {
-    const out: Problem[] = []
-    for (const [check, before] of base) {
-      const now = this._accepted.get(check)
-      if (!now?.measured || !before.measured || check.advisory) continue
-      out.push(...before.compare({ status: 'ok', problems: [...now.problems], scope: 'all' }, this.options.rules, touched).regressions)
-    }
-    return out
   }
 
   /** Return to `base` (a turn's change was undone as a group): the next judgement measures what is current first. */
@@ -589,8 +565,8 @@ export class Guard {
   }
 
   /** The write is kept: the accepted state advances to what was measured. */
-  accept(judgement: Judgement): void {
-    for (const [check, m] of judgement.measurements) {
+  advance(measured: Measured): void {
+    for (const [check, m] of measured.measurements) {
       if (m.partial) {
         // Only part of the state was measured: the whole is measured again before the next write.
         this._accepted.get(check)?.reset()
@@ -622,16 +598,16 @@ export class Guard {
   }
 
   /**
-   * After a rollback: measure again what the judgement measured and return
+   * After a rollback: measure again what `measured` measured and return
    * problems the accepted state still does not have (empty when the accepted
    * state is back, as it should be).
    */
-  async recheck(change: Change, judgement: Judgement, io: GuardIO): Promise<{ leftover: Problem[]; errors: string[] }> {
+  async recheck(change: Change, measured: Measured, io: GuardIO): Promise<{ leftover: Problem[]; errors: string[] }> {
     const leftover: Problem[] = []
     const errors: string[] = []
-    // After the rollback the deleted files are back: the importers the judgement ran are found again through them.
-    const selection = judgement.selection ?? change
-    for (const check of judgement.measurements.keys()) {
+    // After the rollback the deleted files are back: the importers measured are found again through them.
+    const selection = measured.selection ?? change
+    for (const check of measured.measurements.keys()) {
       const state = this._accepted.get(check)
       if (!state?.measured) continue
       io.notice('info', `${check.verb} again after the rollback…`, 'start')
@@ -683,15 +659,6 @@ export class Guard {
       ...(this.options.vault ? { vault: this.options.vault } : {}),
       signal: io.signal ? AbortSignal.any([io.signal, this._abort.signal]) : this._abort.signal,
     }
-  }
-}
-
-/** A file's bytes; null when it does not exist; undefined when it cannot be read (then it is not known to be what was restored). */
-function readIfPresent(path: string): Buffer | null | undefined {
-  try {
-    return readFileSync(path)
-  } catch (error) {
-    return (error as NodeJS.ErrnoException).code === 'ENOENT' ? null : undefined
   }
 }
 
