@@ -4,7 +4,7 @@ import { describe, expect, it } from 'vitest'
 import { flattenMessage } from '../src/toolchains/typescript7/api.ts'
 import { parseJsonc, projectGraph } from '../src/toolchains/typescript7/projects.ts'
 import { parseTscOutput } from '../src/toolchains/typescript7/build.ts'
-import { resolveSpecifier, scanImports } from '../src/js-imports.ts'
+import { resolveSpecifier, scanImports } from '../src/toolchains/js/imports.ts'
 import { tempDir } from 'dsh-testkit'
 
 const root = tempDir('dsh-ts7-units-')

@@ -8,8 +8,9 @@
  */
 import { readFileSync } from 'node:fs'
 import { dirname, isAbsolute, join, relative, resolve, sep } from 'node:path'
-import { isInside } from 'dsh-common'
-import type { ImportEdge } from './impact.ts'
+import { isInside, scanFileStates } from 'dsh-common'
+import type { ImportEdge } from '../../impact.ts'
+import type { ModuleGraph } from '../../types.ts'
 import { stripComments } from './strip-comments.ts'
 
 /** One module specifier a file uses, and whether only types cross it. */
@@ -133,3 +134,11 @@ export function pathMappings(configFile: string, options: { paths?: unknown; bas
   return out
 }
 
+/** Module files of the JavaScript/TypeScript family. */
+const SCRIPT = /\.[cm]?[jt]sx?$/
+
+/** The JavaScript/TypeScript import graph (for `withImportersOfDeleted`): specifiers resolved the way bundlers and Node do. */
+export const SCRIPT_GRAPH: ModuleGraph = {
+  files: SCRIPT,
+  graph: (root, deleted) => scanImportGraph(root, [...[...scanFileStates(root).keys()].filter(f => SCRIPT.test(f)).map(f => join(root, f)), ...deleted]),
+}
