@@ -1,5 +1,5 @@
 import { commentOnly } from './body-edit.ts'
-import { onlyComments } from '../../only-comments.ts'
+import { onlyComments } from '../only-comments.ts'
 import type { Change } from '../../types.ts'
 
 /** TypeScript sources (declaration files too): in them no comment is a type (JSDoc types count only in JavaScript, under `checkJs`). */

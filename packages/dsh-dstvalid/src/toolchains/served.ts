@@ -2,7 +2,7 @@ import { lstatSync, mkdirSync, mkdtempSync, readdirSync, readlinkSync, rmSync, s
 import { tmpdir } from 'node:os'
 import { dirname, join, relative, sep } from 'node:path'
 import { isolationSupport, type Isolation } from 'dsh-common'
-import type { Change } from './types.ts'
+import type { Change } from '../types.ts'
 
 /**
  * Whether a test command can be shown a change's accepted content in a

@@ -1,6 +1,6 @@
 import { readFileSync } from 'node:fs'
-import { listFiles } from './message.ts'
-import type { Change } from './types.ts'
+import { listFiles } from '../message.ts'
+import type { Change } from '../types.ts'
 
 /** `true` when only comments and blanks changed (anything else: code changed, or why it cannot tell). */
 export type CommentsOnly = (file: string, before: string, after: string) => Promise<unknown>
