@@ -18,7 +18,7 @@ const shared = [
   'packages/dsh-agent/tests/messages.spec.ts',
   'packages/dsh-claims/tests/{check,checkpoint-tool,command-keys,evidence,handoff,offline}.spec.ts',
   'packages/dsh-common/tests/{jsonl-select,read-text,vault,xml}.spec.ts',
-  'packages/dsh-dstvalid/tests/{engine-related,judging,parsers,typescript7-units}.spec.ts',
+  'packages/dsh-dstvalid/tests/{judging,toolchains/parsers,toolchains/typescript7/typescript7-units}.spec.ts',
   'packages/dsh-host-deepseek/tests/translate.spec.ts',
   'packages/dsh-host-hooks/tests/{codex-gemini-adapters,install}.spec.ts',
   'packages/dsh-invariants/tests/{agent-run,plugin,properties,rules}.spec.ts',

@@ -16,7 +16,7 @@ import { fileURLToPath } from 'node:url'
 import { Context } from '@deepseek-ai/cordis'
 import {
   CoverageCheck, Guard, StyleCheck, TypecheckCheck, VitestCheck, styleToolsFor, vitestCommand,
-  type Change, type GuardIO, type Judgement, type VerifyLearning,
+  type Change, type GuardIO, type Measured, type VerifyLearning,
 } from 'dsh-dstvalid'
 import { generateProject } from './gen-ts-project.ts'
 
@@ -102,7 +102,7 @@ t = performance.now()
 await modes.prepare(io)
 const modesBaseline = performance.now() - t
 
-const durations = (j: Judgement) => Object.fromEntries(j.checks.map(c => [c.check, c.durationMs])) as Record<string, number>
+const durations = (j: Measured) => Object.fromEntries(j.checks.map(c => [c.check, c.durationMs])) as Record<string, number>
 const rows = { core: [] as number[], impact: [] as number[], style: [] as number[], coverage: [] as number[], all: [] as number[] }
 let warnings = 0
 let importers = 0
@@ -117,16 +117,16 @@ for (let i = 0; i < EDITS; i++) {
   importers += impact[0]?.total ?? 0
   edit.apply()
   t = performance.now()
-  const a = await core.judge(change, io, 'bench edit')
+  const a = await core.measure(change, io, 'bench edit')
   const coreMs = performance.now() - t
   t = performance.now()
-  const b = await modes.judge(change, io, 'bench edit')
+  const b = await modes.measure(change, io, 'bench edit')
   const modesMs = performance.now() - t
   if (a.regression || b.regression) throw new Error(`a good edit was judged a regression: ${JSON.stringify([a.checks, b.checks])}`)
   const unjudged = [...a.checks, ...b.checks].filter(c => c.outcome === 'error')
   if (unjudged.length) throw new Error(`a check could not judge: ${unjudged.map(c => c.error).join('; ')}`)
-  core.accept(a)
-  modes.accept(b)
+  core.advance(a)
+  modes.advance(b)
   const pct = coverage.accepted(edit.rel)
   if (pct !== undefined) coverageSeen.push(pct)
   warnings += b.checks.reduce((n, c) => n + c.warnings.length, 0)

@@ -126,9 +126,9 @@ export async function runTs7Bench(): Promise<void> {
     const kind = kindOf(i)
     const file = applyEdit(kind)
     t = performance.now()
-    const j = await guard.judge(change(file), io, 'bench edit')
+    const j = await guard.measure(change(file), io, 'bench edit')
     if (j.regression || j.checks[0]?.outcome !== 'pass') throw new Error(`warm: a good edit was not kept: ${JSON.stringify(j.checks)}`)
-    guard.accept(j)
+    guard.advance(j)
     warm[kind].push(performance.now() - t)
   }
   const warmRss = peakRssKb(check.serverPid)

@@ -1,4 +1,4 @@
-import { realpathSync, statSync } from 'node:fs'
+import { readFileSync, realpathSync, statSync } from 'node:fs'
 import { resolveInside, toPosixRelative } from 'dsh-common'
 import type { CallChange } from 'dsh-snapshot'
 import type { Change } from './types.ts'
@@ -83,4 +83,29 @@ export function announcedChange(root: string, write: Change | undefined, announc
     before.set(change.paths[i]!, bytes)
   }
   return { ...change, before }
+}
+
+/**
+ * Whether every path of `change` holds exactly what it held before the
+ * write (a rollback put it back byte for byte); false when that is not
+ * known (`change.before` absent).
+ */
+export function restoredExactly(change: Change): boolean {
+  const before = change.before
+  if (!before || before.size !== change.paths.length) return false
+  return change.paths.every(path => {
+    const was = before.get(path)
+    if (was === undefined) return false
+    const now = readIfPresent(path)
+    return was === null ? now === null : !!now && was.equals(now)
+  })
+}
+
+/** A file's bytes; null when it does not exist; undefined when it cannot be read (then it is not known to be what was restored). */
+export function readIfPresent(path: string): Buffer | null | undefined {
+  try {
+    return readFileSync(path)
+  } catch (error) {
+    return (error as NodeJS.ErrnoException).code === 'ENOENT' ? null : undefined
+  }
 }

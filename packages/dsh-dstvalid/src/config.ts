@@ -1,12 +1,20 @@
 import Schema from '@deepseek-ai/schemastery'
-import { optional } from 'dsh-common'
+import { TYPESCRIPT_OPTIONS } from './toolchains/typescript/options.ts'
+import { VITEST_OPTIONS } from './toolchains/vitest/options.ts'
+import { JEST_OPTIONS } from './toolchains/jest/options.ts'
+import { PYTHON_OPTIONS } from './toolchains/python/options.ts'
+import { GENERIC_OPTIONS } from './toolchains/generic/options.ts'
 
 export type ProfileName = 'typescript' | 'go' | 'python' | 'rust' | 'generic'
 
 /** Test files: new failing tests in them, and new diagnostics in those a write touched or whose test-first work is pending, are warnings (test-first work), unless `strictTests`. */
 export const DEFAULT_TEST_FILE_PATTERN = String.raw`(^|/)(__tests__|tests?)/|\.(test|spec)\.[cm]?[jt]sx?$|_test\.go$|(^|/)test_[^/]*\.py$|_test\.py$`
 
-/** The plugin's options: the one source of their text (the type below and the README table derive from it). */
+/**
+ * The plugin's options: the one source of their text (the type below and the
+ * README table derive from it). A toolchain's own options live in its folder
+ * (`toolchains/<name>/options.ts`); the keys stay flat.
+ */
 export const Config = Schema.object({
   enabled: Schema.boolean().default(true).description('Judge writes at all; disabling at runtime drops pending state.'),
   per: Schema.union(['call', 'step']).default('call').description('call: judge each write call; step: one judgement for all writes of an agent step.'),
@@ -16,7 +24,7 @@ export const Config = Schema.object({
   profiles: Schema.array(Schema.union(['typescript', 'go', 'python', 'rust', 'generic'])).default([]).description('Toolchain profiles to use; empty: detect from the workspace.'),
   tests: Schema.union(['related', 'all', 'off']).default('related').description('related: only tests whose import graph reaches the changed files; all: the whole suite; off: no tests.'),
   testArgs: Schema.array(String).default([]).description('Extra arguments for vitest, go test, pytest and cargo test (e.g. --pool=threads for vitest).'),
-  jestArgs: Schema.array(String).default([]).description('Extra arguments for Jest (e.g. --maxWorkers=2).'),
+  ...JEST_OPTIONS,
   strictTests: Schema.boolean().default(false).description('Make new failing tests and new diagnostics in test files regressions too.'),
   confirmFlaky: Schema.boolean().default(true).description('Re-run a newly failing test once, alone, before blaming the write.'),
   shell: Schema.boolean().default(true).description('Judge shell calls that changed files like writes (false: not judged; the state they leave is re-measured before the next write).'),
@@ -28,11 +36,8 @@ export const Config = Schema.object({
   maxProblemLines: Schema.natural().default(30).description('Problem lines shown in a rewritten result before "… N more".'),
   maxProblemBytes: Schema.natural().default(4096).description('Byte cap of the problem lines in a rewritten result.'),
   testFilePattern: Schema.string().default(DEFAULT_TEST_FILE_PATTERN).description('Regular expression (on workspace-relative paths) for test files.'),
-  tsconfig: Schema.string().default('tsconfig.json').description('tsconfig of the TypeScript profile, relative to the workspace.'),
-  typescriptMaxHeapMb: Schema.natural().default(0).description('Heap bound of the type-check worker in MB; 0: Node\'s default.'),
-  warmTests: Schema.boolean().default(true).description('Vitest tests through a warm runner: the workspace\'s own vitest kept alive in a child process (its Node API), started at session start. Off: the vitest CLI per run.'),
-  testSelection: Schema.union(['functions', 'files']).default('functions').description('Related vitest tests (the warm runner or the CLI): functions: an edit confined to function bodies runs only the related test files that executed a changed function (a map recorded from the runs, kept in the vault), and a write of comments and whitespace only runs none; files: every related test file.'),
-  warmTestsMaxRssMb: Schema.natural().default(1024).description('Resident memory (MB) of the warm test runner and its workers above which it is recycled after a run; 0: never.'),
+  ...TYPESCRIPT_OPTIONS,
+  ...VITEST_OPTIONS,
   impact: Schema.union(['off', 'notice', 'result']).default('off').description('Change impact before a write: off; notice: the files that import the edited file, as a dstvalid/notice; result: also appended to the tool result.'),
   impactMax: Schema.natural().default(10).description('Importers listed (nearest first) before "… and N more".'),
   style: Schema.union(['off', 'warn', 'rollback']).default('off').description('The workspace\'s own formatters and linters on the changed files: off; warn: new problems are warnings; rollback: new problems roll the write back.'),
@@ -42,8 +47,7 @@ export const Config = Schema.object({
     maxDrop: Schema.number().min(0).default(5).description('Warn when a changed file loses more than this many points from its accepted coverage.'),
   }).default({ threshold: 0, maxDrop: 5 }).description('Coverage-drop warnings after a passing test run (never a rollback): threshold (percent, 0 disables the mode) and maxDrop (points).'),
   learnings: Schema.boolean().default(false).description('Emit verify/learning for every write that was kept and verified.'),
-  python: Schema.string().default('').description('Python profile: the interpreter (a command, or a path relative to the workspace); empty: the workspace\'s .venv or venv, else an active VIRTUAL_ENV, else python3.'),
-  compileCommand: optional(Schema.string().description('Generic profile: a compile command (run by /bin/sh in the workspace), judged by exit status.')),
-  testCommand: optional(Schema.string().description('Generic profile: a test command, judged by exit status.')),
+  ...PYTHON_OPTIONS,
+  ...GENERIC_OPTIONS,
 })
 export type Config = Schemastery.TypeT<typeof Config>

@@ -8,19 +8,8 @@
  */
 import { existsSync } from 'node:fs'
 import { join } from 'node:path'
-import { scanFileStates } from 'dsh-common'
 import type { ImportEdge } from './impact.ts'
-import { scanImportGraph } from './js-imports.ts'
 import type { Change, ModuleGraph } from './types.ts'
-
-/** Module files of the JavaScript/TypeScript family. */
-const SCRIPT = /\.[cm]?[jt]sx?$/
-
-/** The JavaScript/TypeScript import graph: specifiers resolved the way bundlers and Node do. */
-export const SCRIPT_GRAPH: ModuleGraph = {
-  files: SCRIPT,
-  graph: (root, deleted) => scanImportGraph(root, [...[...scanFileStates(root).keys()].filter(f => SCRIPT.test(f)).map(f => join(root, f)), ...deleted]),
-}
 
 /**
  * `change` with the existing files that imported its deleted files added

@@ -7,15 +7,15 @@ import type { CallChange, CommitRequest, RollbackRequest, RollbackResult } from 
 import { Announced, announcedChange, changeOf, expectedBefore } from './call-change.ts'
 import { measureOwn, OWN_MEASURE_NOTICE, ownBefore, ownChange, type OwnMeasure } from './own-measure.ts'
 import type { Config } from './config.ts'
-import { Guard, type GuardIO } from './guard.ts'
-import { conclude, type Conclusion, type JudgedWrite } from './conclude.ts'
+import { Guard, type GuardIO } from './measure.ts'
+import { judge, judgeStop, worseThan, type JudgedWrite } from './judge.ts'
+import { act, type Conclusion } from './act.ts'
 import type { VerifyLearning, VerifyResult } from './result.ts'
 import { formatImpact } from './impact.ts'
-import { listFiles } from './message.ts'
+import { listFiles, openNotes, undoneMessage, type HeldWriteName } from './message.ts'
 import { buildProfiles } from './profiles.ts'
 import { warmUp, type WarmState } from './warm-up.ts'
 import type { AcceptedState } from './accepted.ts'
-import { openNotes, stopRefusal, undoneMessage, type HeldWriteName } from './message.ts'
 import { formatProblem } from './problems.ts'
 import type { StopRefusal } from 'dsh-agent'
 import type { Change, Check, CheckVerdict, Problem, RunRecord } from './types.ts'
@@ -106,9 +106,10 @@ interface PendingStep {
 
 /**
  * Judging for every workspace of one plugin instance: plans a call,
- * prepares the accepted state before it runs, judges and concludes it after
- * (per call, or per step), warms a session's workspace, releases the
- * engines. No Cordis in here; `index.ts` wires it to events.
+ * prepares the accepted state before it runs, then after it (per call, or
+ * per step) measures (`measure.ts`), judges (`judge.ts`) and acts
+ * (`act.ts`); warms a session's workspace, releases the measuring. No
+ * Cordis in here; `index.ts` wires it to events.
  */
 export class Verifier {
   private _enabled: boolean
@@ -347,22 +348,34 @@ export class Verifier {
   }
 
   /**
-   * Judge and conclude one change. An unexpected failure of the engine
-   * becomes data: the write is kept (its snapshot committed) with a
-   * "not verified" note, and an error notice.
+   * Measure, judge and act on one change. An unexpected failure of the
+   * measuring becomes data: the write is kept (its snapshot committed) with
+   * a "not verified" note, and an error notice.
    */
   private async settle(session: Session, change: Change, writes: JudgedWrite[], describe: string, scope: { callId?: string; step?: number }, io: GuardIO, decided?: () => void): Promise<Conclusion> {
     const guard = this.guardFor(session.cwd, session.vault)
     try {
-      const judgement = await guard.judge(change, io, describe, decided)
+      const measured = await guard.measure(change, io, describe, decided)
+      const turnVerdicts = this.config.verdicts === 'turn'
+      const decision = judge({ verdicts: measured.checks, writes, files: change.files, turnVerdicts, limits: this.limits() })
       const hold = (kept?: CheckVerdict) => this.hold(session, change, writes, kept)
-      const conclusion = await conclude(guard, judgement, change, writes, session.id, {
-        rollback: reason => this.host.rollback({ sessionId: session.id, ...scope, reason }),
-        commit: () => (this._debts.has(session.id) ? hold() : this.host.commit({ sessionId: session.id, ...scope })),
-        result: r => this.host.result(r),
-        ...(this.config.learnings ? { learning: (l: VerifyLearning) => this.host.learning(l) } : {}),
-        ...(this.config.verdicts === 'turn' ? { provisional: (verdict: CheckVerdict) => this.owe(session, guard, verdict, hold) } : {}),
-      }, io, this.limits())
+      const conclusion = await act({
+        decision, change, writes, sessionId: session.id,
+        ports: {
+          rollback: reason => this.host.rollback({ sessionId: session.id, ...scope, reason }),
+          commit: () => (this._debts.has(session.id) ? hold() : this.host.commit({ sessionId: session.id, ...scope })),
+          result: r => this.host.result(r),
+          ...(this.config.learnings ? { learning: (l: VerifyLearning) => this.host.learning(l) } : {}),
+          ...(turnVerdicts ? { provisional: (verdict: CheckVerdict) => this.owe(session, guard, verdict, hold) } : {}),
+        },
+        accepted: {
+          advance: () => guard.advance(measured),
+          restore: () => guard.restore(measured, io),
+          recheck: () => guard.recheck(change, measured, io),
+        },
+        notice: io.notice,
+        limits: this.limits(),
+      })
       const debt = this._debts.get(session.id)
       if (debt && conclusion.kept && !conclusion.provisional) {
         const was = debt.open.length
@@ -418,29 +431,29 @@ export class Verifier {
     const io = this.io(session)
     return guard.queue.run(async () => {
       const again = debt.last?.held === debt.held.length ? debt.last.failed : undefined
-      const judged = again ? undefined : await this.judgeTurn(debt, debt.held, io)
-      const failed = again ?? judged?.checks.find(c => c.outcome === 'fail')
+      const measured = again ? undefined : await this.measureTurn(debt, debt.held, io)
+      const failed = again ?? measured?.checks.find(c => c.outcome === 'fail')
       if (failed) debt.last = { held: debt.held.length, failed }
-      if (!failed) {
-        if (judged) guard.accept(judged)
+      const decision = judgeStop({ failed, held: debt.held, open: debt.open, refusals: debt.refusals, maxRefusals: this.config.stopRefusals, limits: this.limits() })
+      if (decision.kind === 'keep') {
+        if (measured) guard.advance(measured)
         this.host.commit({ sessionId: session.id, callIds: debt.held.map(w => w.callId) })
         this._debts.delete(session.id)
         io.notice('info', `the turn's change is no worse than the turn's start: ${plural(debt.held.length, 'held write')} kept`)
         return undefined
       }
-      const group = groupOf(debt, failed)
-      if (debt.refusals < this.config.stopRefusals) {
-        debt.refusals++
-        io.notice('warn', `stop refused (${debt.refusals} of ${this.config.stopRefusals}): ${failed.check} found ${plural(failed.regressions.length, 'problem')} the turn began without`)
-        return { source: 'dsh-dstvalid', text: stopRefusal(failed, names(group), debt.refusals, this.config.stopRefusals, this.limits()) }
+      if (decision.kind === 'refuse') {
+        debt.refusals = decision.attempt
+        io.notice('warn', decision.notice)
+        return { source: 'dsh-dstvalid', text: decision.text }
       }
-      await this.undo(debt, failed, group, io)
+      await this.undo(debt, failed!, decision.group, io)
       return undefined
     })
   }
 
-  /** Every `writes`' path judged together against the turn's base; undefined when there is nothing to judge. */
-  private async judgeTurn(debt: TurnDebt, writes: readonly HeldWrite[], io: GuardIO) {
+  /** Every `writes`' path measured together against the turn's base; undefined when there is nothing to measure. */
+  private async measureTurn(debt: TurnDebt, writes: readonly HeldWrite[], io: GuardIO) {
     const files = [...new Set(writes.flatMap(w => w.files))]
     if (!files.length) return undefined
     const paths = files.map(f => resolveInside(debt.guard.options.root, f))
@@ -452,7 +465,7 @@ export class Verifier {
       else before.set(p, b)
     }
     const change: Change = { paths, files, ...(known ? { before } : {}) }
-    return debt.guard.judgeAgainst(debt.base, change, io, `the turn's change (${listFiles(files)})`)
+    return debt.guard.measureAgainst(debt.base, change, io, `the turn's change (${listFiles(files)})`)
   }
 
   /**
@@ -468,7 +481,7 @@ export class Verifier {
     let rest = debt.held.filter(w => !group.includes(w))
     let rollback = await this.host.rollback({ sessionId: session.id, callIds: undone.map(w => w.callId), reason })
     if (rollback?.matched && rest.length) {
-      const again = await this.judgeTurn(debt, rest, io)
+      const again = await this.measureTurn(debt, rest, io)
       if (again?.checks.some(c => c.outcome === 'fail')) {
         const more = await this.host.rollback({ sessionId: session.id, callIds: rest.map(w => w.callId), reason })
         if (more) rollback = { ...more, restored: [...rollback.restored, ...more.restored], deleted: [...rollback.deleted, ...more.deleted], failed: [...rollback.failed, ...more.failed] }
@@ -628,21 +641,5 @@ function names(writes: readonly HeldWrite[]): HeldWriteName[] {
 
 /** What the turn's held writes leave worse than the turn's base, as last measured (the problems still open). */
 function stillOpen(debt: TurnDebt): Problem[] {
-  return debt.guard.worseThan(debt.base, new Set(debt.held.flatMap(w => w.files)))
-}
-
-/**
- * The unfinished change: every held write kept for now, and every later
- * one that touched a file the group touched or a file that is broken
- * (an importer updated for it). Writes of unrelated files stay.
- */
-function groupOf(debt: TurnDebt, failed: CheckVerdict): HeldWrite[] {
-  const files = new Set([...failed.regressions, ...debt.open].map(p => p.file))
-  const group: HeldWrite[] = []
-  for (const w of debt.held) {
-    if (!w.debt && !w.files.some(f => files.has(f))) continue
-    group.push(w)
-    for (const f of w.files) files.add(f)
-  }
-  return group
+  return worseThan(debt.base, debt.guard.acceptedStates, debt.guard.options.rules, new Set(debt.held.flatMap(w => w.files)))
 }

@@ -1,4 +1,4 @@
-import type { Guard, GuardIO } from './guard.ts'
+import type { Guard, GuardIO } from './measure.ts'
 import { seconds } from './run.ts'
 
 /** Where a workspace's warm-up is (the host's status). */

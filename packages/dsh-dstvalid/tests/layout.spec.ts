@@ -4,10 +4,11 @@ import { fileURLToPath } from 'node:url'
 import { describe, expect, it } from 'vitest'
 
 // How the sources are filed (docs/architecture.md, "Extending"): imports only point down.
-//   src/*.ts            the judging core; only index.ts and profiles.ts reach into a folder
+//   src/*.ts            the judging core; only index.ts and profiles.ts reach into a folder (and config.ts, for each toolchain's options.ts)
 //   src/modes/          style and coverage: the core only
 //   src/toolchains/*.ts the toolchain contract and the shared runner mechanics: the core and modes only
-//   src/toolchains/<x>/ one toolchain: the core, modes, the two shared modules, its own folder — never another toolchain
+//   src/toolchains/js/  what the JavaScript/TypeScript toolchains share (import scan, comments, workspace packages): imports as a toolchain does; not one itself
+//   src/toolchains/<x>/ one toolchain: the core, modes, the two shared modules, js/, its own folder — never another toolchain
 
 const src = resolve(dirname(fileURLToPath(import.meta.url)), '../src')
 
@@ -29,6 +30,9 @@ function edges(): { from: string; to: string }[] {
   })
 }
 
+/** The folder the JavaScript/TypeScript toolchains share: not a toolchain (no index.ts, not listed). */
+const FAMILY = 'toolchains/js'
+
 const folder = (p: string) => (p.includes('/') ? p.split('/').slice(0, -1).join('/') : '')
 
 describe('dsh-dstvalid source layout', () => {
@@ -36,17 +40,19 @@ describe('dsh-dstvalid source layout', () => {
     const wrong = edges().filter(({ from, to }) => {
       const f = folder(from)
       const t = folder(to)
-      if (f === '') return !['index.ts', 'profiles.ts'].includes(from) && t !== ''
+      // config.ts composes the toolchains' own options (`toolchains/<name>/options.ts`) into the one Config.
+      if (f === '') return !['index.ts', 'profiles.ts'].includes(from) && t !== '' && !(from === 'config.ts' && /^toolchains\/[^/]+\/options\.ts$/.test(to))
       if (f === 'modes') return t !== '' && t !== 'modes'
       if (f === 'toolchains') return t !== '' && t !== 'modes' && t !== 'toolchains'
-      return t !== '' && t !== 'modes' && t !== 'toolchains' && t !== f
+      if (f === FAMILY) return t !== '' && t !== 'modes' && t !== 'toolchains' && t !== f
+      return t !== '' && t !== 'modes' && t !== 'toolchains' && t !== FAMILY && t !== f
     })
     expect(wrong.map(e => `${e.from} -> ${e.to}`)).toEqual([])
   })
 
   it('every toolchain folder has an index.ts that profiles.ts lists', () => {
     const profiles = readFileSync(join(src, 'profiles.ts'), 'utf8')
-    const folders = readdirSync(join(src, 'toolchains')).filter(f => statSync(join(src, 'toolchains', f)).isDirectory())
+    const folders = readdirSync(join(src, 'toolchains')).filter(f => statSync(join(src, 'toolchains', f)).isDirectory() && `toolchains/${f}` !== FAMILY)
     const unlisted = folders.filter(f => !profiles.includes(`from './toolchains/${f}/index.ts'`) || !existsSync(join(src, 'toolchains', f, 'index.ts')))
     expect(unlisted).toEqual([])
   })

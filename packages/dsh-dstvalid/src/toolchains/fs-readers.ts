@@ -1,6 +1,6 @@
 import { existsSync, readFileSync, statSync } from 'node:fs'
 import { basename } from 'node:path'
-import { sourceFiles } from '../source-files.ts'
+import { sourceFiles } from './source-files.ts'
 import type { Change } from '../types.ts'
 import { NOT_SOURCE_DIRS } from 'dsh-common'
 

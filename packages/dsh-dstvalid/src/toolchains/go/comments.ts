@@ -1,5 +1,5 @@
-import { onlyComments } from '../../only-comments.ts'
-import { firstSourceMatching } from '../../source-files.ts'
+import { onlyComments } from '../only-comments.ts'
+import { firstSourceMatching } from '../source-files.ts'
 import type { Change } from '../../types.ts'
 import { NOT_SOURCE_DIRS } from 'dsh-common'
 

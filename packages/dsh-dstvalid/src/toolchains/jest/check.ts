@@ -6,10 +6,10 @@ import { FILE_LEVEL } from '../../accepted.ts'
 import { confirmAlone, firstLine, ownParseErrors, timeoutOf, type JsonTestReport, type Rerun } from '../runner.ts'
 import { failingTest } from '../../problems.ts'
 import { checkEnv, checkIsolation, runRecorded, stripAnsi, whyNotJudged } from '../../run.ts'
-import { servableByMount, servesAnyByMount, withAcceptedContent } from '../../served.ts'
+import { servableByMount, servesAnyByMount, withAcceptedContent } from '../served.ts'
 import type { Change, Check, CheckIO, Confirmation, Measurement, Problem } from '../../types.ts'
-import { SCRIPT_GRAPH } from '../../deleted.ts'
-import { testsUnchanged } from '../../only-comments.ts'
+import { SCRIPT_GRAPH } from '../js/imports.ts'
+import { testsUnchanged } from '../js/comments.ts'
 import type { FsReaders } from '../fs-readers.ts'
 
 /** Jest's `--json` report. */

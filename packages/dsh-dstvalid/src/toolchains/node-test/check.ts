@@ -5,14 +5,14 @@ import { fileURLToPath } from 'node:url'
 import { type Isolation, NOT_PROJECT_DIRS, toPosixRelative } from 'dsh-common'
 import { FILE_LEVEL } from '../../accepted.ts'
 import { findImporters } from '../../impact.ts'
-import { scanImportGraph } from '../../js-imports.ts'
+import { scanImportGraph } from '../js/imports.ts'
 import { failingTest } from '../../problems.ts'
 import { checkEnv, runRecorded, whyNotJudged } from '../../run.ts'
-import { servableByMount, servesAnyByMount, withAcceptedContent } from '../../served.ts'
+import { servableByMount, servesAnyByMount, withAcceptedContent } from '../served.ts'
 import type { Change, Check, CheckIO, Confirmation, Measurement, Problem } from '../../types.ts'
 import { confirmAlone, ownParseErrors } from '../runner.ts'
-import { SCRIPT_GRAPH } from '../../deleted.ts'
-import { testsUnchanged } from '../../only-comments.ts'
+import { SCRIPT_GRAPH } from '../js/imports.ts'
+import { testsUnchanged } from '../js/comments.ts'
 
 /** What `reporter.mjs` writes: every test with its suites, and every test file that printed to stderr or did not load. */
 export interface NodeTestReport {

@@ -3,7 +3,7 @@ import { dirname, join, relative, sep } from 'node:path'
 import type { Change, CheckIO, ImpactSource, ModuleGraph } from '../../types.ts'
 import { findImporters, type ImpactList, type ImportEdge } from '../../impact.ts'
 import { readPytestConfig, sourceRoots } from './pytest-config.ts'
-import { sourceFiles } from '../../source-files.ts'
+import { sourceFiles } from '../source-files.ts'
 import { NOT_SOURCE_DIRS } from 'dsh-common'
 
 /** Bound on the files scanned, so a huge tree cannot stall a write. */

@@ -7,7 +7,7 @@ import { BiomeTool } from './biome.ts'
 import { TypecheckCheck } from './check.ts'
 import { EslintTool } from './eslint.ts'
 import { PrettierTool } from './prettier.ts'
-import { hasTsProjects } from '../../workspace-packages.ts'
+import { hasTsProjects } from '../js/workspace-packages.ts'
 
 const SCRIPT_EXT = ['js', 'mjs', 'cjs', 'ts', 'mts', 'cts']
 

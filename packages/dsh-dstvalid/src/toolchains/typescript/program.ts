@@ -5,7 +5,7 @@ import { findImporters, type ImpactList, type ImportEdge } from '../../impact.ts
 import { DocumentCache, statOf } from './documents.ts'
 import { programImports } from './imports.ts'
 import { type OwnerSignature, type ProjectCheck, TsProject } from './project.ts'
-import { workspacePackageDirs } from '../../workspace-packages.ts'
+import { workspacePackageDirs } from '../js/workspace-packages.ts'
 import type { TsDiagnostic } from '../runner.ts'
 
 /** Source files a program can hold. */

@@ -1,7 +1,7 @@
 import { resolve } from 'node:path'
 import type { Toolchain } from '../toolchain.ts'
 import { nativeTypecheck } from './check.ts'
-import { hasTsProjects } from '../../workspace-packages.ts'
+import { hasTsProjects } from '../js/workspace-packages.ts'
 
 /**
  * TypeScript 7 (the native compiler): the type-check through a warm

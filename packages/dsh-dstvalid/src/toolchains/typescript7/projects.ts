@@ -1,6 +1,6 @@
 import { existsSync, readFileSync, statSync } from 'node:fs'
 import { dirname, resolve } from 'node:path'
-import { stripComments } from '../../strip-comments.ts'
+import { stripComments } from '../js/strip-comments.ts'
 
 /**
  * JSON with comments and trailing commas (the tsconfig dialect) to a value.

@@ -9,8 +9,8 @@ import { readFileSync } from 'node:fs'
 import { join } from 'node:path'
 import { listFiles } from '../../message.ts'
 import type { Change, CheckIO, Measurement } from '../../types.ts'
-import { bodyEdit, commentOnly, predictedNames } from '../../body-edit.ts'
-import { contentHash, type DiskHashes, type MapSelection, type TestMap } from '../../test-map.ts'
+import { bodyEdit, commentOnly, predictedNames } from '../js/body-edit.ts'
+import { contentHash, type DiskHashes, type MapSelection, type TestMap } from './test-map.ts'
 
 /** vitest's default `forceRerunTriggers` (package.json, vite/vitest configs): a change to one can affect every test, so every test runs. */
 export const RERUN_ALL = /(?:^|\/)(?:package\.json|vite(?:st)?\.(?:config|workspace|projects)(?:\.[\w-]+)?\.[cm]?[jt]s|vitest\.workspace\.json)$/

@@ -4,7 +4,7 @@ import { installedInWorkspace, resolveFromWorkspace } from '../../workspace-modu
 import type { Toolchain } from '../toolchain.ts'
 import { VitestCheck } from './check.ts'
 import { WarmVitestCheck } from './warm.ts'
-import { TestMap } from '../../test-map.ts'
+import { TestMap } from './test-map.ts'
 import { FsReaders } from '../fs-readers.ts'
 
 /** `[node, <vitest.mjs>]` for the workspace's own vitest, without a package runner. */

@@ -6,10 +6,10 @@ import type { Change, Check, CheckIO, Confirmation, Measurement, Problem, WarmPi
 import { WarmVitestClient, type RunCalls, type WarmRunAnswer, type WarmRunPhases, type WarmRunRequest } from './warm-client.ts'
 import { confirmAlone } from '../runner.ts'
 import { VitestJudge, type DshVitestReport, type VitestCheck, type VitestRun } from './check.ts'
-import { preloadParser } from '../../body-edit.ts'
-import { DiskHashes, type TestMap } from '../../test-map.ts'
+import { preloadParser } from '../js/body-edit.ts'
+import { DiskHashes, type TestMap } from './test-map.ts'
 import { measureByMap, RERUN_ALL } from './by-map.ts'
-import { SCRIPT_GRAPH } from '../../deleted.ts'
+import { SCRIPT_GRAPH } from '../js/imports.ts'
 
 /** Files whose change makes the warm runner's configuration or module resolution stale: it is restarted. */
 const TEST_CONFIG_FILE = /(?:^|\/)(?:vite(?:st)?\.(?:config|workspace|projects)(?:\.[\w-]+)?\.[cm]?[jt]s|vitest\.workspace\.json|package\.json|tsconfig[^/]*\.json)$/
