@@ -98,7 +98,17 @@ export class Guard {
     return this._unjudged
   }
 
+  /**
+   * Grows whenever the accepted state may stop describing the workspace's
+   * content: an unjudged change, or a rollback after which the workspace is
+   * not back (its re-check found leftovers or could not run).
+   */
+  get epoch(): number {
+    return this._unjudged + this._unreflected
+  }
+
   private _unjudged = 0
+  private _unreflected = 0
   /** Lazy checks whose warm-up pieces are all done (since the last unjudged change). */
   private readonly _warmed = new Set<Check>()
   /** Per lazy check: the unjudged-change count when its warm-up pieces began (pieces from before one begin again). */
@@ -620,6 +630,7 @@ export class Guard {
       leftover.push(...regressions, ...goneProblems(check.name, vanished, one => `that passed still ${one ? 'does' : 'do'} not run`))
       io.notice(regressions.length ? 'error' : 'info', regressions.length ? `${check.name}: the accepted state is NOT back` : `${check.name}: accepted state confirmed`, 'end')
     }
+    if (leftover.length || errors.length) this._unreflected++
     return { leftover, errors }
   }
 
