@@ -568,6 +568,25 @@ export class Guard {
     }
   }
 
+  /**
+   * `now` (copies from {@link acceptedCopy}, each check's result on the
+   * content before `change`) advanced with `change` measured over it: what
+   * every check finds with those files as they are now. Undefined when that
+   * is not known from this measuring alone: a check found something `now`
+   * did not have, could not judge, or stopped early (then measure against
+   * the base instead). `change` carries no content before: nothing is
+   * measured on it. The accepted state is untouched. Call inside `queue`.
+   */
+  async measureOver(now: Map<Check, AcceptedState>, change: Change, io: GuardIO, describe: string): Promise<Map<Check, AcceptedState> | undefined> {
+    const measured = await this.measureAgainst(now, { paths: change.paths, files: change.files }, io, describe)
+    if (measured.checks.length !== this.options.checks.length || measured.checks.some(c => c.outcome !== 'pass' || c.partial)) return undefined
+    for (const [check, m] of measured.measurements) {
+      if (m.partial) return undefined
+      now.get(check)?.advance(m)
+    }
+    return now
+  }
+
   /** Return to `base` (a turn's change was undone as a group): the next judgement measures what is current first. */
   resetTo(base: ReadonlyMap<Check, AcceptedState>): void {
     for (const [check, state] of base) this._accepted.set(check, state)

@@ -471,22 +471,41 @@ export class Verifier {
    * longer runs (was it removed on purpose?).
    */
   private judgedAlready(debt: TurnDebt, io: GuardIO): CheckVerdict[] | undefined {
-    const { guard } = debt
-    if (guard.epoch !== debt.epoch || !debt.held.length || !debt.held.every(w => w.complete)) return undefined
+    if (!this.reflected(debt)) return undefined
     const touched = new Set(debt.held.flatMap(w => w.files))
-    const verdicts: CheckVerdict[] = []
-    for (const check of guard.checks) {
-      if (check.advisory) continue
-      const before = debt.base.get(check)
-      const now = guard.acceptedStates.get(check)
-      if (!before?.measured || !now?.measured) return undefined
-      const { regressions, warnings, unknown, vanished } = before.compare(now.asMeasurement(), guard.options.rules, touched)
-      if (unknown.length || vanished.length) return undefined
-      verdicts.push({ check: check.name, outcome: regressions.length ? 'fail' : 'pass', regressions, warnings, flaky: [], durationMs: 0 })
-    }
+    const verdicts = compareStates(debt.base, debt.guard.acceptedStates, debt.guard, touched)
+    if (!verdicts) return undefined
     const files = [...touched]
     io.notice('info', `the turn's change (${listFiles(files)}): judged by the verdicts of its ${plural(debt.held.length, 'write')}, every check measured on the content as it is (nothing run again)`)
     return verdicts
+  }
+
+  /** Whether the accepted state is each check's result on the workspace as it is (see {@link judgedAlready}). */
+  private reflected(debt: TurnDebt): boolean {
+    const { guard } = debt
+    return guard.epoch === debt.epoch && debt.held.length > 0 && debt.held.every(w => w.complete) && guard.checks.every(c => c.advisory || guard.acceptedStates.get(c)?.measured)
+  }
+
+  /**
+   * After the unfinished change (`group`) was put back: whether what stays
+   * (`rest`) leaves the project worse than the turn's base. With `now` (the
+   * accepted state at the turn's end, reflecting it): only what the put-back
+   * files can affect is measured (the type-check, their related tests), over
+   * `now`; the rest's other results stand. Otherwise, or when that
+   * measuring finds anything `now` did not have, every rest path is
+   * measured against the base.
+   */
+  private async restWorse(debt: TurnDebt, group: readonly HeldWrite[], rest: readonly HeldWrite[], now: Map<Check, AcceptedState> | undefined, io: GuardIO): Promise<boolean> {
+    if (now) {
+      const { guard } = debt
+      const files = [...new Set(group.flatMap(w => w.files))]
+      const restored: Change = { paths: files.map(f => resolveInside(guard.options.root, f)), files }
+      const after = await guard.measureOver(now, restored, io, `undoing the turn's unfinished change (${listFiles(files)})`)
+      const verdicts = after && compareStates(debt.base, after, guard, new Set(rest.flatMap(w => w.files)))
+      if (verdicts) return verdicts.some(v => v.outcome === 'fail')
+    }
+    const again = await this.measureTurn(debt, rest, io)
+    return !!again?.checks.some(c => c.outcome === 'fail')
   }
 
   /** Every `writes`' path measured together against the turn's base; undefined when there is nothing to measure. */
@@ -516,10 +535,10 @@ export class Verifier {
     const reason = `the turn ended worse than it began: ${failed.check} found ${failed.regressions.map(formatProblem).slice(0, 3).join('; ')}`
     let undone = group
     let rest = debt.held.filter(w => !group.includes(w))
+    const now = rest.length && this.reflected(debt) ? guard.acceptedCopy() : undefined
     let rollback = await this.host.rollback({ sessionId: session.id, callIds: undone.map(w => w.callId), reason })
     if (rollback?.matched && rest.length) {
-      const again = await this.measureTurn(debt, rest, io)
-      if (again?.checks.some(c => c.outcome === 'fail')) {
+      if (await this.restWorse(debt, group, rest, rollback.failed.length ? undefined : now, io)) {
         const more = await this.host.rollback({ sessionId: session.id, callIds: rest.map(w => w.callId), reason })
         if (more) rollback = { ...more, restored: [...rollback.restored, ...more.restored], deleted: [...rollback.deleted, ...more.deleted], failed: [...rollback.failed, ...more.failed] }
         undone = debt.held
@@ -674,6 +693,25 @@ function plural(n: number, word: string): string {
 
 function names(writes: readonly HeldWrite[]): HeldWriteName[] {
   return writes.map(w => ({ tool: w.tool, files: w.files }))
+}
+
+/**
+ * Each check's verdict on `now` against `base` (`touched`: the turn's files),
+ * in pipeline order; undefined when a check is not measured in either, a
+ * failing test has no base result, or a test that passed no longer runs.
+ */
+function compareStates(base: ReadonlyMap<Check, AcceptedState>, now: ReadonlyMap<Check, AcceptedState>, guard: Guard, touched: ReadonlySet<string>): CheckVerdict[] | undefined {
+  const verdicts: CheckVerdict[] = []
+  for (const check of guard.checks) {
+    if (check.advisory) continue
+    const before = base.get(check)
+    const after = now.get(check)
+    if (!before?.measured || !after?.measured) return undefined
+    const { regressions, warnings, unknown, vanished } = before.compare(after.asMeasurement(), guard.options.rules, touched)
+    if (unknown.length || vanished.length) return undefined
+    verdicts.push({ check: check.name, outcome: regressions.length ? 'fail' : 'pass', regressions, warnings, flaky: [], durationMs: 0 })
+  }
+  return verdicts
 }
 
 /** What the turn's held writes leave worse than the turn's base, as last measured (the problems still open). */

@@ -174,6 +174,22 @@ describe('turn verdicts (ADR 0037)', { timeout: 180_000 }, () => {
     expect(h.results.filter(x => x.outcome === 'rolled-back').map(x => [x.callId, x.check])).toEqual([['bug', 'test']])
   })
 
+  it('a behaviour change its tests catch, never fixed, beside unrelated work: after undoing it the stop measures only what the undone file can affect', async () => {
+    const root = makeWorkspace()
+    const money = readFileSync(join(root, 'src/money.ts'))
+    const other = call('other', { path: 'src/greeting.ts', old_string: 'return `Hello, ${name}!`', new_string: 'const text = `Hello, ${name}!`\n  return text' })
+    const h = await boot(root, { verdicts: 'turn', stopRefusals: 1 }, { snapshot: { real: {} }, script: script({ toolCalls: [call('bug', breakDiscount)] }, { toolCalls: [other] }, { text: 'Done.' }, { text: 'Done.' }) })
+    await h.ctx.agents.create(h.session).send('Round the discount up, and greet shorter.')
+    const said = notices(h)
+    expect(said[1]!.split('\n')).toContain('kept: edit_file on src/greeting.ts')
+    expect(readFileSync(join(root, 'src/money.ts'))).toEqual(money)
+    expect(readText(root, 'src/greeting.ts')).toContain('return text')
+    // The greeting's tests ran once, after its write; what stays is judged by them and by src/money.ts's tests after it was put back.
+    expect(runs(h.session).filter(r => r.check === 'test' && r.argv.includes('src/greeting.ts'))).toHaveLength(1)
+    expect(stopRuns(h).filter(([check]) => check === 'test')).toEqual([['test', 'vitest related src/money.ts --run (warm)']])
+    expect(h.results.filter(x => x.outcome === 'rolled-back').map(x => [x.callId, x.check])).toEqual([['bug', 'test']])
+  })
+
   it('background verdicts: the behaviour change returns pending, its turn verdict comes in before the stop is judged, then the same refusal and undo', async () => {
     const root = makeWorkspace()
     const money = readFileSync(join(root, 'src/money.ts'))
