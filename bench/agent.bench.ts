@@ -27,6 +27,7 @@
  *   DSH_BENCH_AGENT_VERDICTS=strict    dsh-dstvalid's verdicts (default: its default, turn)
  *   DSH_BENCH_AGENT_FOREGROUND=1       also a guarded session with background: false (each call waits for its whole verdict)
  *   DSH_BENCH_AGENT_DEFU=<bare repo>   the defu mirror (default /work/.mirror/unjs+defu/repo; absent: skipped)
+ *   DSH_BENCH_VERBOSE=1                each call's first result line, and dsh-dstvalid's notices after the last call (the stop)
  */
 import { execFileSync } from 'node:child_process'
 import { existsSync, mkdirSync, mkdtempSync, readdirSync, readFileSync, rmSync, symlinkSync } from 'node:fs'
