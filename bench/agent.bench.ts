@@ -27,6 +27,7 @@
  *   DSH_BENCH_AGENT_VERDICTS=strict    dsh-dstvalid's verdicts (default: its default, turn)
  *   DSH_BENCH_AGENT_FOREGROUND=1       also a guarded session with background: false (each call waits for its whole verdict)
  *   DSH_BENCH_AGENT_DEFU=<bare repo>   the defu mirror (default /work/.mirror/unjs+defu/repo; absent: skipped)
+ *   DSH_BENCH_VERBOSE=1                each call's first result line, and dsh-dstvalid's notices after the last call (the stop)
  */
 import { execFileSync } from 'node:child_process'
 import { existsSync, mkdirSync, mkdtempSync, readdirSync, readFileSync, rmSync, symlinkSync } from 'node:fs'
@@ -199,6 +200,10 @@ interface SessionResult {
   inCallsMs: number
   /** From the last call's result to the turn's end (the stop, its judgement and any refusal). */
   tailMs: number
+  /** dsh-dstvalid's notices, with when they came (ms since the prompt). */
+  notices: { at: number; text: string }[]
+  /** performance.now() when the last call's tool returned (its verdict may go on in the background). */
+  lastResultAt?: number
 }
 
 /**
@@ -231,12 +236,13 @@ function probe(writes: readonly Write[], root: string, out: SessionResult, stric
     plugin: {
       name: 'bench-agent-probe',
       apply: (ctx: Context) => {
+        ctx.on('dstvalid/notice', notice => { out.notices.push({ at: performance.now(), text: notice.text }) })
         ctx.on('tools/execute', (exec, next) => {
           check(false)
           const args = exec.arguments as { path?: string; content?: string }
           const i = writes.findIndex((w, j) => j > (ran.at(-1) ?? -1) && w.path === args.path && w.content === args.content)
           if (i >= 0) ran.push(i)
-          return next()
+          return next().finally(() => { out.lastResultAt = performance.now() })
         })
       },
     },
@@ -260,7 +266,7 @@ function model(steps: readonly ScriptStep[], thinkMs: number, out: SessionResult
 async function session(ws: Workspace, thinkMs: number, guard: Record<string, unknown> | undefined): Promise<SessionResult> {
   const root = ws.fresh()
   const steps: ScriptStep[] = [...ws.writes.map(w => ({ toolCalls: [{ name: 'write_file', arguments: { path: w.path, content: w.content } }] })), { text: 'Done.' }]
-  const out: SessionResult = { wallMs: 0, escaped: new Set(), undone: new Set(), refused: 0, results: [], inCallsMs: 0, tailMs: 0 }
+  const out: SessionResult = { wallMs: 0, escaped: new Set(), undone: new Set(), refused: 0, results: [], inCallsMs: 0, tailMs: 0, notices: [] }
   const server = await startProtocolServer(model(steps, thinkMs, out))
   const p = probe(ws.writes, root, out, guard?.verdicts === 'strict')
   const plugins: PluginSpec[] = guard ? [[Snapshot, {}], [DstValidService, guard], p.plugin] : [p.plugin]
@@ -322,6 +328,10 @@ for (const make of [{ key: 'library', make: libraryWorkspace }, { key: 'defu', m
       for (const u of r.undone) notes.push(`${ws.name}, ${think / 1000} s, ${g.label}: a good write undone: ${u}`)
       failed ||= r.escaped.size > 0 || r.undone.size > 0
       if (process.env.DSH_BENCH_VERBOSE) r.results.forEach((line, i) => notes.push(`${g.label} call ${i + 1}: ${line}`))
+      if (process.env.DSH_BENCH_VERBOSE) {
+        // What the guard did after the last call returned (the stop): each notice, seconds after that result.
+        for (const n of r.notices.filter(n => n.at >= (r.lastResultAt ?? Infinity))) notes.push(`${g.label} after the last call +${s(n.at - r.lastResultAt!)}: ${n.text}`)
+      }
     }
   }
 }

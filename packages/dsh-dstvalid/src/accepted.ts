@@ -79,6 +79,11 @@ export class AcceptedState {
     this._measured = true
   }
 
+  /** The whole state as one measurement (what a turn's stop compares with the turn's start when nothing needs measuring again). */
+  asMeasurement(): Measurement {
+    return { status: 'ok', problems: [...this._problems], scope: 'all', passed: [...this._passed].map(([key, file]) => ({ key, file })) }
+  }
+
   /** An independent copy (the state a turn's change is judged against at its end). */
   clone(): AcceptedState {
     const copy = new AcceptedState()

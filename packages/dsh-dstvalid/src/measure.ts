@@ -98,7 +98,17 @@ export class Guard {
     return this._unjudged
   }
 
+  /**
+   * Grows whenever the accepted state may stop describing the workspace's
+   * content: an unjudged change, or a rollback after which the workspace is
+   * not back (its re-check found leftovers or could not run).
+   */
+  get epoch(): number {
+    return this._unjudged + this._unreflected
+  }
+
   private _unjudged = 0
+  private _unreflected = 0
   /** Lazy checks whose warm-up pieces are all done (since the last unjudged change). */
   private readonly _warmed = new Set<Check>()
   /** Per lazy check: the unjudged-change count when its warm-up pieces began (pieces from before one begin again). */
@@ -558,6 +568,25 @@ export class Guard {
     }
   }
 
+  /**
+   * `now` (copies from {@link acceptedCopy}, each check's result on the
+   * content before `change`) advanced with `change` measured over it: what
+   * every check finds with those files as they are now. Undefined when that
+   * is not known from this measuring alone: a check found something `now`
+   * did not have, could not judge, or stopped early (then measure against
+   * the base instead). `change` carries no content before: nothing is
+   * measured on it. The accepted state is untouched. Call inside `queue`.
+   */
+  async measureOver(now: Map<Check, AcceptedState>, change: Change, io: GuardIO, describe: string): Promise<Map<Check, AcceptedState> | undefined> {
+    const measured = await this.measureAgainst(now, { paths: change.paths, files: change.files }, io, describe)
+    if (measured.checks.length !== this.options.checks.length || measured.checks.some(c => c.outcome !== 'pass' || c.partial)) return undefined
+    for (const [check, m] of measured.measurements) {
+      if (m.partial) return undefined
+      now.get(check)?.advance(m)
+    }
+    return now
+  }
+
   /** Return to `base` (a turn's change was undone as a group): the next judgement measures what is current first. */
   resetTo(base: ReadonlyMap<Check, AcceptedState>): void {
     for (const [check, state] of base) this._accepted.set(check, state)
@@ -620,6 +649,7 @@ export class Guard {
       leftover.push(...regressions, ...goneProblems(check.name, vanished, one => `that passed still ${one ? 'does' : 'do'} not run`))
       io.notice(regressions.length ? 'error' : 'info', regressions.length ? `${check.name}: the accepted state is NOT back` : `${check.name}: accepted state confirmed`, 'end')
     }
+    if (leftover.length || errors.length) this._unreflected++
     return { leftover, errors }
   }
 

@@ -72,6 +72,8 @@ interface HeldWrite {
   debt: boolean
   /** Kept for now: the check that found them, and what it found (said again as rolled back when it is undone). */
   failed?: CheckVerdict
+  /** Its verdict measured every check on its content (none not judged, none stopped early): the accepted state reflects it. */
+  complete: boolean
 }
 
 /** A turn's unfinished change: the writes held since its first write kept for now, and what they are judged against at the stop. */
@@ -89,6 +91,8 @@ interface TurnDebt {
   open: Problem[]
   /** Stops refused so far. */
   refusals: number
+  /** The guard's {@link Guard.epoch} when the debt opened: unchanged, the accepted state still describes the workspace. */
+  epoch: number
   /** The last stop's judgement, with the number of held writes it saw: a stop with nothing written since (nor changed outside) is not judged again. */
   last?: { held: number; failed: CheckVerdict }
 }
@@ -358,7 +362,8 @@ export class Verifier {
       const measured = await guard.measure(change, io, describe, decided)
       const turnVerdicts = this.config.verdicts === 'turn'
       const decision = judge({ verdicts: measured.checks, writes, files: change.files, turnVerdicts, limits: this.limits() })
-      const hold = (kept?: CheckVerdict) => this.hold(session, change, writes, kept)
+      const complete = measured.checks.length === guard.checks.length && measured.checks.every(v => v.outcome !== 'error' && !v.partial)
+      const hold = (kept?: CheckVerdict) => this.hold(session, change, writes, complete, kept)
       const conclusion = await act({
         decision, change, writes, sessionId: session.id,
         ports: {
@@ -396,7 +401,7 @@ export class Verifier {
   /** A write kept for now (turn verdicts): the turn's debt opens (its base measured before the accepted state advances) or grows. */
   private owe(session: Session, guard: Guard, verdict: CheckVerdict, hold: (kept?: CheckVerdict) => void): void {
     if (!this._debts.has(session.id)) {
-      this._debts.set(session.id, { session, guard, base: guard.acceptedCopy(), held: [], before: new Map(), unknownBefore: false, open: [], refusals: 0 })
+      this._debts.set(session.id, { session, guard, base: guard.acceptedCopy(), held: [], before: new Map(), unknownBefore: false, open: [], refusals: 0, epoch: guard.epoch })
     }
     const debt = this._debts.get(session.id)!
     hold(verdict)
@@ -405,9 +410,9 @@ export class Verifier {
   }
 
   /** Keep a write's snapshot scope open until the turn ends (the turn has debt). */
-  private hold(session: Session, change: Change, writes: readonly JudgedWrite[], kept?: CheckVerdict): void {
+  private hold(session: Session, change: Change, writes: readonly JudgedWrite[], complete: boolean, kept?: CheckVerdict): void {
     const d = this._debts.get(session.id)!
-    for (const w of writes) d.held.push({ callId: w.callId, tool: w.tool, files: [...w.files], debt: !!kept, ...(kept ? { failed: kept } : {}) })
+    for (const w of writes) d.held.push({ callId: w.callId, tool: w.tool, files: [...w.files], debt: !!kept, complete, ...(kept ? { failed: kept } : {}) })
     if (!change.before) d.unknownBefore = true
     for (const [path, bytes] of change.before ?? []) if (!d.before.has(path)) d.before.set(path, bytes)
     // A shell call's paths: their content before is not known here (the snapshot holds it).
@@ -431,8 +436,9 @@ export class Verifier {
     const io = this.io(session)
     return guard.queue.run(async () => {
       const again = debt.last?.held === debt.held.length ? debt.last.failed : undefined
-      const measured = again ? undefined : await this.measureTurn(debt, debt.held, io)
-      const failed = again ?? measured?.checks.find(c => c.outcome === 'fail')
+      const known = again ? undefined : this.judgedAlready(debt, io)
+      const measured = again || known ? undefined : await this.measureTurn(debt, debt.held, io)
+      const failed = again ?? (known ?? measured?.checks)?.find(c => c.outcome === 'fail')
       if (failed) debt.last = { held: debt.held.length, failed }
       const decision = judgeStop({ failed, held: debt.held, open: debt.open, refusals: debt.refusals, maxRefusals: this.config.stopRefusals, limits: this.limits() })
       if (decision.kind === 'keep') {
@@ -450,6 +456,56 @@ export class Verifier {
       await this.undo(debt, failed!, decision.group, io)
       return undefined
     })
+  }
+
+  /**
+   * The turn's change judged by what its writes' verdicts measured, when
+   * that is the whole truth about the content as it is: every held write's
+   * verdict is final and measured every check, nothing changed unjudged
+   * since the turn's base (nor was left not back by a rollback), and each
+   * check's accepted state is measured. Then the accepted state is each
+   * check's result on the current content, and comparing it with the base
+   * is what measuring the turn again would find, with nothing run.
+   * Undefined when something must be measured: a check not in that state, a
+   * failing test the base has no result for, a test that passed and no
+   * longer runs (was it removed on purpose?).
+   */
+  private judgedAlready(debt: TurnDebt, io: GuardIO): CheckVerdict[] | undefined {
+    if (!this.reflected(debt)) return undefined
+    const touched = new Set(debt.held.flatMap(w => w.files))
+    const verdicts = compareStates(debt.base, debt.guard.acceptedStates, debt.guard, touched)
+    if (!verdicts) return undefined
+    const files = [...touched]
+    io.notice('info', `the turn's change (${listFiles(files)}): judged by the verdicts of its ${plural(debt.held.length, 'write')}, every check measured on the content as it is (nothing run again)`)
+    return verdicts
+  }
+
+  /** Whether the accepted state is each check's result on the workspace as it is (see {@link judgedAlready}). */
+  private reflected(debt: TurnDebt): boolean {
+    const { guard } = debt
+    return guard.epoch === debt.epoch && debt.held.length > 0 && debt.held.every(w => w.complete) && guard.checks.every(c => c.advisory || guard.acceptedStates.get(c)?.measured)
+  }
+
+  /**
+   * After the unfinished change (`group`) was put back: whether what stays
+   * (`rest`) leaves the project worse than the turn's base. With `now` (the
+   * accepted state at the turn's end, reflecting it): only what the put-back
+   * files can affect is measured (the type-check, their related tests), over
+   * `now`; the rest's other results stand. Otherwise, or when that
+   * measuring finds anything `now` did not have, every rest path is
+   * measured against the base.
+   */
+  private async restWorse(debt: TurnDebt, group: readonly HeldWrite[], rest: readonly HeldWrite[], now: Map<Check, AcceptedState> | undefined, io: GuardIO): Promise<boolean> {
+    if (now) {
+      const { guard } = debt
+      const files = [...new Set(group.flatMap(w => w.files))]
+      const restored: Change = { paths: files.map(f => resolveInside(guard.options.root, f)), files }
+      const after = await guard.measureOver(now, restored, io, `undoing the turn's unfinished change (${listFiles(files)})`)
+      const verdicts = after && compareStates(debt.base, after, guard, new Set(rest.flatMap(w => w.files)))
+      if (verdicts) return verdicts.some(v => v.outcome === 'fail')
+    }
+    const again = await this.measureTurn(debt, rest, io)
+    return !!again?.checks.some(c => c.outcome === 'fail')
   }
 
   /** Every `writes`' path measured together against the turn's base; undefined when there is nothing to measure. */
@@ -479,10 +535,10 @@ export class Verifier {
     const reason = `the turn ended worse than it began: ${failed.check} found ${failed.regressions.map(formatProblem).slice(0, 3).join('; ')}`
     let undone = group
     let rest = debt.held.filter(w => !group.includes(w))
+    const now = rest.length && this.reflected(debt) ? guard.acceptedCopy() : undefined
     let rollback = await this.host.rollback({ sessionId: session.id, callIds: undone.map(w => w.callId), reason })
     if (rollback?.matched && rest.length) {
-      const again = await this.measureTurn(debt, rest, io)
-      if (again?.checks.some(c => c.outcome === 'fail')) {
+      if (await this.restWorse(debt, group, rest, rollback.failed.length ? undefined : now, io)) {
         const more = await this.host.rollback({ sessionId: session.id, callIds: rest.map(w => w.callId), reason })
         if (more) rollback = { ...more, restored: [...rollback.restored, ...more.restored], deleted: [...rollback.deleted, ...more.deleted], failed: [...rollback.failed, ...more.failed] }
         undone = debt.held
@@ -637,6 +693,25 @@ function plural(n: number, word: string): string {
 
 function names(writes: readonly HeldWrite[]): HeldWriteName[] {
   return writes.map(w => ({ tool: w.tool, files: w.files }))
+}
+
+/**
+ * Each check's verdict on `now` against `base` (`touched`: the turn's files),
+ * in pipeline order; undefined when a check is not measured in either, a
+ * failing test has no base result, or a test that passed no longer runs.
+ */
+function compareStates(base: ReadonlyMap<Check, AcceptedState>, now: ReadonlyMap<Check, AcceptedState>, guard: Guard, touched: ReadonlySet<string>): CheckVerdict[] | undefined {
+  const verdicts: CheckVerdict[] = []
+  for (const check of guard.checks) {
+    if (check.advisory) continue
+    const before = base.get(check)
+    const after = now.get(check)
+    if (!before?.measured || !after?.measured) return undefined
+    const { regressions, warnings, unknown, vanished } = before.compare(after.asMeasurement(), guard.options.rules, touched)
+    if (unknown.length || vanished.length) return undefined
+    verdicts.push({ check: check.name, outcome: regressions.length ? 'fail' : 'pass', regressions, warnings, flaky: [], durationMs: 0 })
+  }
+  return verdicts
 }
 
 /** What the turn's held writes leave worse than the turn's base, as last measured (the problems still open). */

@@ -2,7 +2,7 @@ import { readFileSync } from 'node:fs'
 import { join } from 'node:path'
 import { describe, expect, it } from 'vitest'
 import { PENDING_NOTE } from 'dsh-dstvalid'
-import { boot, breakDiscount, discountTestFails, makeWorkspace, readText } from './helpers.ts'
+import { boot, breakDiscount, discountTestFails, makeWorkspace, readText, runs, type Harness } from './helpers.ts'
 
 /** The first write of a rename of `add` to `sum` in the shop fixture, made one file per call, definition first (as agents make it). */
 const RENAME = [
@@ -41,6 +41,14 @@ const KEPT_FOR_NOW = [
 function results(h: { session: { ofType(t: 'tool/result'): { data: { callId: string; content: string; isError: boolean } }[] } }) {
   return h.session.ofType('tool/result').map(e => [e.data.callId, e.data.isError, e.data.content])
 }
+
+/** The checks' commands that ran after the turn's last tool result: what its stop measured. */
+function stopRuns(h: Harness) {
+  const last = h.session.ofType('tool/result').at(-1)!.seq
+  return h.session.ofType('verify/run').filter(e => e.seq > last).map(e => [e.data.check, e.data.argv.join(' ')])
+}
+
+const JUDGED_ALREADY = /^the turn's change \(src\/money\.ts\): judged by the verdicts of its \d+ writes?, every check measured on the content as it is \(nothing run again\)$/
 
 function notices(h: { session: { ofType(t: 'context/message'): { data: { source: string; text: string } }[] } }) {
   return h.session.ofType('context/message').filter(e => e.data.source === 'dsh-dstvalid').map(e => e.data.text)
@@ -128,6 +136,58 @@ describe('turn verdicts (ADR 0037)', { timeout: 180_000 }, () => {
     ].join('\n'))
     expect(said[1]!.split('\n')[0]).toBe('undone at the end of the turn: edit_file on src/money.ts; it left the project worse than the turn began: 1 test in 1 file fails:')
     expect(readFileSync(join(root, 'src/money.ts'))).toEqual(money)
+  })
+
+  it('a behaviour change its tests catch, then fixed: the stop judges the turn by the verdicts already measured, nothing run again', async () => {
+    const root = makeWorkspace()
+    const fix = { path: 'src/money.ts', old_string: breakDiscount.new_string, new_string: breakDiscount.old_string }
+    const h = await boot(root, { verdicts: 'turn' }, { snapshot: { real: {} }, script: script({ toolCalls: [call('bug', breakDiscount)] }, { toolCalls: [call('fix', fix)] }, { text: 'Done.' }) })
+    await h.ctx.agents.create(h.session).send('Round the discount up, then back.')
+    const [first, second] = results(h)
+    expect(first![2]).toContain('kept for now: 1 test in 1 file fails against this change:')
+    expect(second).toEqual(['fix', false, "edited src/money.ts\nthe problems this turn's earlier writes left in other files are fixed (the whole change is checked again when you finish)"])
+    // Both writes' tests ran after them (the fix's verdict measured the content as it is): the stop runs nothing.
+    expect(runs(h.session).filter(r => r.check === 'test').length).toBeGreaterThan(0)
+    expect(stopRuns(h)).toEqual([])
+    expect(h.notices.map(n => n.text).filter(t => JUDGED_ALREADY.test(t))).toHaveLength(1)
+    expect(h.notices.map(n => n.text)).toContain("the turn's change is no worse than the turn's start: 2 held writes kept")
+    expect(notices(h)).toEqual([])
+    expect(readText(root, 'src/money.ts')).toContain('Math.round(amount * (1 - percent / 100))')
+    expect(h.results.filter(x => x.outcome === 'rolled-back')).toEqual([])
+  })
+
+  it('a behaviour change its tests catch, never fixed: the stop refuses and undoes it on the failures its verdict measured, nothing run again', async () => {
+    const root = makeWorkspace()
+    const money = readFileSync(join(root, 'src/money.ts'))
+    const h = await boot(root, { verdicts: 'turn', stopRefusals: 1 }, { snapshot: { real: {} }, script: script({ toolCalls: [call('bug', breakDiscount)] }, { text: 'Done.' }, { text: 'Done.' }) })
+    await h.ctx.agents.create(h.session).send('Round the discount up.')
+    const said = notices(h)
+    expect(said[0]).toBe([
+      'not done: this turn leaves the project worse than it began (stop refused, 1 of 1): 1 test in 1 file fails:',
+      discountTestFails,
+      'fix them, then finish; stopping with them open undoes edit_file on src/money.ts',
+    ].join('\n'))
+    expect(said[1]!.split('\n')[0]).toBe('undone at the end of the turn: edit_file on src/money.ts; it left the project worse than the turn began: 1 test in 1 file fails:')
+    expect(readFileSync(join(root, 'src/money.ts'))).toEqual(money)
+    expect(stopRuns(h)).toEqual([])
+    expect(h.notices.map(n => n.text).filter(t => JUDGED_ALREADY.test(t))).toHaveLength(1)
+    expect(h.results.filter(x => x.outcome === 'rolled-back').map(x => [x.callId, x.check])).toEqual([['bug', 'test']])
+  })
+
+  it('a behaviour change its tests catch, never fixed, beside unrelated work: after undoing it the stop measures only what the undone file can affect', async () => {
+    const root = makeWorkspace()
+    const money = readFileSync(join(root, 'src/money.ts'))
+    const other = call('other', { path: 'src/greeting.ts', old_string: 'return `Hello, ${name}!`', new_string: 'const text = `Hello, ${name}!`\n  return text' })
+    const h = await boot(root, { verdicts: 'turn', stopRefusals: 1 }, { snapshot: { real: {} }, script: script({ toolCalls: [call('bug', breakDiscount)] }, { toolCalls: [other] }, { text: 'Done.' }, { text: 'Done.' }) })
+    await h.ctx.agents.create(h.session).send('Round the discount up, and greet shorter.')
+    const said = notices(h)
+    expect(said[1]!.split('\n')).toContain('kept: edit_file on src/greeting.ts')
+    expect(readFileSync(join(root, 'src/money.ts'))).toEqual(money)
+    expect(readText(root, 'src/greeting.ts')).toContain('return text')
+    // The greeting's tests ran once, after its write; what stays is judged by them and by src/money.ts's tests after it was put back.
+    expect(runs(h.session).filter(r => r.check === 'test' && r.argv.includes('src/greeting.ts'))).toHaveLength(1)
+    expect(stopRuns(h).filter(([check]) => check === 'test')).toEqual([['test', 'vitest related src/money.ts --run (warm)']])
+    expect(h.results.filter(x => x.outcome === 'rolled-back').map(x => [x.callId, x.check])).toEqual([['bug', 'test']])
   })
 
   it('background verdicts: the behaviour change returns pending, its turn verdict comes in before the stop is judged, then the same refusal and undo', async () => {
