@@ -129,13 +129,7 @@ describe('turn verdicts (ADR 0037)', { timeout: 180_000 }, () => {
     expect(first).toEqual(['bug', false, ['edited src/money.ts', 'kept for now: 1 test in 1 file fails against this change:', discountTestFails, 'fix them before you finish, or this change is undone'].join('\n')])
     const said = notices(h)
     expect(said).toHaveLength(2)
-    expect(said[0]).toBe([
-      'not done: this turn leaves the project worse than it began (stop refused, 1 of 1): 1 test in 1 file fails:',
-      discountTestFails,
-      'fix them, then finish; stopping with them open undoes edit_file on src/money.ts',
-    ].join('\n'))
-    expect(said[1]!.split('\n')[0]).toBe('undone at the end of the turn: edit_file on src/money.ts; it left the project worse than the turn began: 1 test in 1 file fails:')
-    expect(readFileSync(join(root, 'src/money.ts'))).toEqual(money)
+    expectRefusedThenUndone(said, root, money)
   })
 
   it('a behaviour change its tests catch, then fixed: the stop judges the turn by the verdicts already measured, nothing run again', async () => {
@@ -162,13 +156,7 @@ describe('turn verdicts (ADR 0037)', { timeout: 180_000 }, () => {
     const h = await boot(root, { verdicts: 'turn', stopRefusals: 1 }, { snapshot: { real: {} }, script: script({ toolCalls: [call('bug', breakDiscount)] }, { text: 'Done.' }, { text: 'Done.' }) })
     await h.ctx.agents.create(h.session).send('Round the discount up.')
     const said = notices(h)
-    expect(said[0]).toBe([
-      'not done: this turn leaves the project worse than it began (stop refused, 1 of 1): 1 test in 1 file fails:',
-      discountTestFails,
-      'fix them, then finish; stopping with them open undoes edit_file on src/money.ts',
-    ].join('\n'))
-    expect(said[1]!.split('\n')[0]).toBe('undone at the end of the turn: edit_file on src/money.ts; it left the project worse than the turn began: 1 test in 1 file fails:')
-    expect(readFileSync(join(root, 'src/money.ts'))).toEqual(money)
+    expectRefusedThenUndone(said, root, money)
     expect(stopRuns(h)).toEqual([])
     expect(h.notices.map(n => n.text).filter(t => JUDGED_ALREADY.test(t))).toHaveLength(1)
     expect(h.results.filter(x => x.outcome === 'rolled-back').map(x => [x.callId, x.check])).toEqual([['bug', 'test']])
@@ -217,3 +205,14 @@ describe('turn verdicts (ADR 0037)', { timeout: 180_000 }, () => {
     expect(readFileSync(join(root, 'src/money.ts'))).toEqual(money)
   })
 })
+
+/** The discount bug's stop refused once (stopRefusals: 1), then undone: what the model was told, and the file as before. */
+function expectRefusedThenUndone(said: string[], root: string, money: Buffer): void {
+  expect(said[0]).toBe([
+    'not done: this turn leaves the project worse than it began (stop refused, 1 of 1): 1 test in 1 file fails:',
+    discountTestFails,
+    'fix them, then finish; stopping with them open undoes edit_file on src/money.ts',
+  ].join('\n'))
+  expect(said[1]!.split('\n')[0]).toBe('undone at the end of the turn: edit_file on src/money.ts; it left the project worse than the turn began: 1 test in 1 file fails:')
+  expect(readFileSync(join(root, 'src/money.ts'))).toEqual(money)
+}

@@ -6,6 +6,14 @@ import { echoTool } from './helpers.ts'
 /** Sessions and the tool registry alone: no workspace tools, so a test registers exactly the tools it names. */
 const registry = () => harness({ workspaceTools: false })
 
+
+/** A write tool (its path in the call's arguments). */
+const writer: ToolDefinition<{ path: string }> = {
+  name: 'touch', description: 't', effects: 'write', paths: a => [a.path],
+  parameters: { type: 'object', properties: { path: { type: 'string' } }, required: ['path'] },
+  execute: () => ({ content: 'ok' }),
+}
+
 describe('tools/execute waterfall', () => {
   it('nests listeners outermost-first around the tool', async () => {
     const { ctx, call } = await registry()
@@ -38,11 +46,6 @@ describe('tools/execute waterfall', () => {
 
   it('passes the definition and effect metadata to listeners', async () => {
     const { ctx, call } = await registry()
-    const writer: ToolDefinition<{ path: string }> = {
-      name: 'touch', description: 't', effects: 'write', paths: a => [a.path],
-      parameters: { type: 'object', properties: { path: { type: 'string' } }, required: ['path'] },
-      execute: () => ({ content: 'ok' }),
-    }
     ctx.tools.register(writer)
     const seen: string[][] = []
     ctx.on('tools/execute', async (exec, next) => {
@@ -55,11 +58,6 @@ describe('tools/execute waterfall', () => {
 
   it('a guarded call (write or shell) waits for verify/settle of its session before it enters the waterfall; a read, an unknown tool do not', async () => {
     const { ctx, call } = await registry()
-    const writer: ToolDefinition<{ path: string }> = {
-      name: 'touch', description: 't', effects: 'write', paths: a => [a.path],
-      parameters: { type: 'object', properties: { path: { type: 'string' } }, required: ['path'] },
-      execute: () => ({ content: 'ok' }),
-    }
     ctx.tools.register(writer)
     ctx.tools.register({ ...echoTool, name: 'sh', effects: 'shell' })
     ctx.tools.register(echoTool)
