@@ -41,7 +41,8 @@ describe('credentials: not reachable from a command, masked in what is logged an
     const secret = `sk-dshtest-${process.pid}-${Date.now()}`
     writeFileSync(join(ws, 'leaked.txt'), `${secret}\n`)
     const command = [
-      `tr '\\0' '\\n' < /proc/$PPID/environ | grep -c dshtest`,
+      // Read first, count after: in a pipe, grep's count and the shell's error for the redirect race each other.
+      `env=$(tr '\\0' '\\n' < /proc/$PPID/environ); printf '%s' "$env" | grep -c dshtest`,
       `cat /proc/[0-9]*/environ 2>/dev/null | tr '\\0' '\\n' | grep -c dshtest`,
       'cat leaked.txt',
     ].join('; ')
