@@ -39,7 +39,7 @@ export type AgentCliName = keyof typeof AGENT_CLI_PINS
  * Each agent's current npm release when last checked (`npm view <package>
  * version`), verified next to its pin; the same as the pin where they are equal.
  */
-export const AGENT_CLI_CURRENT: Record<AgentCliName, string> = { claude: '2.1.332', codex: '0.171.0', gemini: '0.61.0' }
+export const AGENT_CLI_CURRENT: Record<AgentCliName, string> = { claude: '2.1.337', codex: '0.171.0', gemini: '0.61.0' }
 
 /** The releases an e2e run covers for `agent`: the pin (undefined), and the current release when it is another. */
 export function agentCliVersions(agent: AgentCliName): (string | undefined)[] {

@@ -31,7 +31,7 @@ const CLAUDE_STATE = /^home\/\.claude\.json(\.backup)?$|^home\/\.claude\/(backup
 
 /**
  * What Claude Code's `plugin uninstall` and `plugin marketplace remove` leave
- * of a plugin install (2.1.197 and 2.1.332): its records (the settings file
+ * of a plugin install (2.1.197 and 2.1.337): its records (the settings file
  * and the plugin lists it created, without the plugin), and the plugin's
  * cached copy, which nothing runs any more.
  */
@@ -62,7 +62,7 @@ async function session(bin: string, ws: string, home: string): Promise<{ run: Ag
 }
 
 type Block = { type?: string; text?: string; content?: unknown }
-/** A message's text, whatever its role: Claude Code 2.1.332 sends a hook's block as a `system` message, 2.1.197 as a user one. */
+/** A message's text, whatever its role: Claude Code 2.1.332 and later send a hook's block as a `system` message, 2.1.197 as a user one. */
 function messageText(content: unknown): string {
   if (typeof content === 'string') return content
   if (!Array.isArray(content)) return ''
