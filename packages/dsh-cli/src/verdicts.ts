@@ -3,7 +3,7 @@ import { pendingCalls } from 'dsh-review'
 import type { CliIO } from './command.ts'
 
 /** What a verdict still running in the background is shown as: what the agent was told of it. */
-export const PENDING_MARK = 'pending (kept for now: tests running)'
+const PENDING_MARK = 'pending (kept for now: tests running)'
 
 function describe(pending: readonly PendingVerdict[]): string {
   return pending.map(p => `${p.tool} ${p.paths.join(', ') || '(no paths)'}`).join('; ')
