@@ -13,7 +13,7 @@ export interface OfflineOptions {
 }
 
 /** The log event types the activity record reads; lines of other types are not even parsed. */
-export const ACTIVITY_TYPES: ReadonlySet<string> = new Set(['tool/call', 'tool/result', 'verify/run', 'claims/checkpoint', 'claims/questioned'])
+export const ACTIVITY_TYPES: ReadonlySet<string> = new Set(['tool/call', 'tool/result', 'verify/run', 'verify/verdict', 'claims/checkpoint', 'claims/questioned'])
 
 /**
  * Stream a stored session log (`<vault>/sessions/<id>.jsonl`) into the

@@ -206,8 +206,8 @@ export class Verifier {
     const plan = this.plan(exec)
     if (!plan) return next()
     const session = exec.session
-    // Background verdicts: every earlier one is final (a rollback applied) before this call runs; one that undid a write refuses it.
-    await this.settleVerdicts(session.id)
+    // Background verdicts: every earlier one is final (a rollback applied) before this call runs — dsh-tools' `execute`
+    // waits for `verify/settle` before the waterfall, the one way into it; one that undid a write refuses this call.
     const undone = this.takeUndone(session.id)
     if (undone.length) return { content: `not run: ${undone.join('\n')}${undone.at(-1)!.endsWith(';') ? ' ' : '\n'}call again`, isError: true }
     let guard: Guard

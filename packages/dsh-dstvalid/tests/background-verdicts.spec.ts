@@ -1,6 +1,7 @@
-import { readFileSync } from 'node:fs'
+import { readFileSync, rmSync, writeFileSync } from 'node:fs'
 import { join } from 'node:path'
-import { describe, expect, it } from 'vitest'
+import { describe, expect, it, onTestFinished } from 'vitest'
+import { tempDir } from 'dsh-testkit'
 import { PENDING_NOTE } from 'dsh-dstvalid'
 import { boot, breakDiscount, discountTestFails, expectRolledBack, makeWorkspace, STOPPED, testRuns } from './helpers.ts'
 
@@ -52,6 +53,29 @@ describe('background verdicts: a write returns once its type-check passed, its t
     expect(again.isError).toBe(false)
     expect(again.content).toContain('Math.round(amount')
     expect(again.content).not.toContain('Math.ceil')
+  })
+
+  it('the next call made while the verdict still runs waits for it at dsh-tools\' execute, the one settle point: refused with the rollback, the file as before', async () => {
+    const hold = join(tempDir('dsh-dstvalid-hold-'), 'hold')
+    // A test of the discount that waits while the hold file exists: the verdict stays pending until the spec lets it go.
+    const held = `import { existsSync } from 'node:fs'\nimport { expect, it } from 'vitest'\nimport { applyDiscount } from '../src/money.ts'\n\nit('discounts, once let through', async () => {\n  while (existsSync(${JSON.stringify(hold)})) await new Promise(resolve => setTimeout(resolve, 50))\n  expect(applyDiscount(999, 10)).toBe(899)\n}, 600_000)\n`
+    const root = makeWorkspace('shop', { 'tests/held.test.ts': held })
+    const h = await boot(root, { background: true }, { snapshot: { real: {} } })
+    const file = join(root, 'src/money.ts')
+    // A good write first, its verdict in with the test let through: the baseline is measured.
+    await h.exec('edit_file', goodEdit)
+    await h.ctx.serial('verify/settle', h.session.id)
+    const before = readFileSync(file)
+    writeFileSync(hold, '')
+    onTestFinished(() => rmSync(hold, { force: true }))
+    expect(await h.exec('edit_file', breakDiscount)).toEqual({ content: `edited src/money.ts\n${PENDING_NOTE}` })
+    // Called while the verdict is held: it must not reach dsh-dstvalid's listener before the verdict is in.
+    const next = h.exec('bash', { command: 'cat src/money.ts' })
+    rmSync(hold)
+    const denied = await next
+    expect(denied.isError).toBe(true)
+    expect(denied.content.split('\n')[0]).toBe('not run: the verdict on your earlier edit_file of src/money.ts came in: rolled back: test failed after edit_file on src/money.ts')
+    expect(readFileSync(file)).toEqual(before)
   })
 
   it('a shell call whose type-check passed returns kept for now; its test break refuses the next call, the file restored before it', async () => {

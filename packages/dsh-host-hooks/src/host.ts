@@ -104,6 +104,25 @@ type Emit = (name: string, ...args: unknown[]) => Promise<void>
 type Serial = (name: string, ...args: unknown[]) => Promise<unknown>
 type OnAppended = (name: 'proofchain/appended', listener: (entry: WitnessHead, file: string) => void) => () => void
 
+/** A call whose verdict still runs in the background (dsh-dstvalid's `verify/deferred`, no `verify/verdict` after it yet). */
+export interface PendingVerdict {
+  sessionId: string
+  callId: string
+  tool: string
+  paths: string[]
+}
+
+/** The calls of a session whose verdict is pending, from its events (the verdict's lines follow `verify/deferred` when it is final). */
+function pendingIn(session: Session): PendingVerdict[] {
+  const pending = new Map<string, PendingVerdict>()
+  for (const e of session.events as readonly { type: string; data: unknown }[]) {
+    const d = (e.data ?? {}) as { callId?: unknown; tool?: unknown; paths?: unknown }
+    if (e.type === 'verify/deferred') pending.set(String(d.callId), { sessionId: session.id, callId: String(d.callId), tool: String(d.tool), paths: Array.isArray(d.paths) ? d.paths.map(String) : [] })
+    if (e.type === 'verify/verdict') pending.delete(String(d.callId))
+  }
+  return [...pending.values()]
+}
+
 /** JSON with sorted keys: the pre hook's `tool_input` and the MCP call's arguments are the same value, not always the same text. */
 function canonical(value: unknown): string {
   if (Array.isArray(value)) return `[${value.map(canonical).join(',')}]`
@@ -152,6 +171,27 @@ export class HookHost {
   /** True while a guarded call waits between its pre and post hooks (the host must not exit then). */
   busy(): boolean {
     return [...this.hosted.values()].some(h => h.calls.size > 0)
+  }
+
+  /** Verdicts still running in the background, in every session served (what a reader of the verdicts would wait for). */
+  pendingVerdicts(): PendingVerdict[] {
+    return [...this.hosted.values()].flatMap(h => (h.session ? pendingIn(h.session) : []))
+  }
+
+  /**
+   * Wait until every verdict still running in the background is final (its
+   * rollback applied), then write the session logs: what a reader of the
+   * verdicts (dsh proof show, dsh claims check) reads next is the truth.
+   * Resolves with the verdicts that were pending.
+   */
+  async settleVerdicts(): Promise<PendingVerdict[]> {
+    const was = this.pendingVerdicts()
+    for (const h of this.hosted.values()) {
+      if (!h.session) continue
+      await (this.p.ctx.serial as unknown as Serial).call(this.p.ctx, 'verify/settle', h.session.id)
+      await h.session.flush()
+    }
+    return was
   }
 
   /** Sessions seen, newest first. */

@@ -3,7 +3,7 @@ import { chmodSync, existsSync, mkdirSync, readFileSync, rmSync } from 'node:fs'
 import { acquireFileLock, ensureVault, LockTimeoutError, processState, type FileLock, type LockOwner } from 'dsh-common'
 import type { HookAdapter } from './adapter.ts'
 import { adapterFor } from './adapters/index.ts'
-import type { HookHost } from './host.ts'
+import type { HookHost, PendingVerdict } from './host.ts'
 import type { WitnessReport } from './chain-witness.ts'
 import { hookPaths, MAX_SOCKET_PATH } from './paths.ts'
 
@@ -118,7 +118,9 @@ async function answerHook(res: ServerResponse, answer: () => Promise<unknown>): 
  * Serve hook calls on `<vault>/hooks/host.sock` (owner-only): `POST
  * /hook/<agent>/<event>` with the agent's payload answers with the JSON the
  * hook writes; `GET /suite/tools` and `POST /suite/call` serve the MCP
- * server; `GET /status` says who is served. Only this workspace's host
+ * server; `GET /verdicts/pending` lists the verdicts still running in the
+ * background, `POST /verdicts/settle` answers once they are final (logs
+ * written); `GET /status` says who is served. Only this workspace's host
  * listens there; the socket is created with umask 077.
  */
 export async function listenHooks(options: ListenOptions): Promise<HookServer> {
@@ -174,6 +176,8 @@ export async function listenHooks(options: ListenOptions): Promise<HookServer> {
       return send(res, 200, await options.host.callSuiteTool(name, args))
     }
     if (req.method === 'GET' && url.pathname === '/proof/head') return send(res, 200, options.host.witness.report())
+    if (req.method === 'GET' && url.pathname === '/verdicts/pending') return send(res, 200, { pending: options.host.pendingVerdicts() })
+    if (req.method === 'POST' && url.pathname === '/verdicts/settle') return send(res, 200, { settled: await options.host.settleVerdicts() })
     if (req.method === 'GET' && url.pathname === '/status') {
       return send(res, 200, {
         pid: process.pid, workspace: options.workspace, sessions: options.host.sessionIds(),
@@ -301,4 +305,28 @@ export async function askWitness(vault: string, timeoutMs = 2000): Promise<Witne
   if (!existsSync(paths.socket)) return undefined
   const answer = await requestSocket(paths.socket, 'GET', '/proof/head', undefined, timeoutMs).catch(() => undefined)
   return answer ? JSON.parse(answer) as WitnessReport : undefined
+}
+
+/**
+ * The verdicts still running in the background in the workspace's live
+ * host; undefined when no host of this workspace answers.
+ */
+export async function askPendingVerdicts(vault: string, timeoutMs = 2000): Promise<PendingVerdict[] | undefined> {
+  const paths = hookPaths(vault)
+  if (!existsSync(paths.socket)) return undefined
+  const answer = await requestSocket(paths.socket, 'GET', '/verdicts/pending', undefined, timeoutMs).catch(() => undefined)
+  return answer ? (JSON.parse(answer) as { pending: PendingVerdict[] }).pending : undefined
+}
+
+/**
+ * Wait until the live host's background verdicts are final and its session
+ * logs written; resolves with the verdicts that were pending (undefined: no
+ * host answered within `timeoutMs`, default 10 minutes: a verdict may run
+ * the project's tests).
+ */
+export async function settleHostVerdicts(vault: string, timeoutMs = 600_000): Promise<PendingVerdict[] | undefined> {
+  const paths = hookPaths(vault)
+  if (!existsSync(paths.socket)) return undefined
+  const answer = await requestSocket(paths.socket, 'POST', '/verdicts/settle', undefined, timeoutMs).catch(() => undefined)
+  return answer ? (JSON.parse(answer) as { settled: PendingVerdict[] }).settled : undefined
 }

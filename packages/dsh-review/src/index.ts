@@ -23,6 +23,6 @@ export function apply(ctx: Context) {
 
 export { startReviewServer, type ReviewServer, type ReviewServerOptions } from './server.tsx'
 export { undo, undoable, undoneBy, describeRecords, UndoError, type UndoOptions, type UndoResult, type Undoable } from './undo.ts'
-export { listSessions, latestSession, readSession, VERDICTS, type CallVerdict, type CallView, type SessionSummary, type SessionView, type TimelineItem, type CheckView, type CheckpointView, type ProofState } from './timeline.ts'
+export { listSessions, latestSession, pendingCalls, readSession, VERDICTS, type PendingCall, type CallVerdict, type CallView, type SessionSummary, type SessionView, type TimelineItem, type CheckView, type CheckpointView, type ProofState } from './timeline.ts'
 export { pendingUndoNotes, takeUndoNotes } from './notes.ts'
 export { diffChange, type FileDiff, type DiffLine } from './diff.ts'

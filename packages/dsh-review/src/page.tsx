@@ -24,7 +24,7 @@ table.sessions td,table.sessions th{border-bottom:1px solid #ddd;padding:6px 8px
 .meta{color:#57606a;font-size:12px}
 .v{display:inline-block;border-radius:10px;padding:1px 9px;font-size:12px;font-weight:600;color:#fff}
 .v-kept{background:#1a7f37}.v-warned{background:#9a6700}.v-rolled-back{background:#cf222e}.v-provisional{background:#8250df}
-.v-not-verified{background:#6e7781}.v-group-rollback{background:#a40e26}.v-refused{background:#6e7781}.v-ran{background:#57606a}.v-running{background:#0969da}
+.v-not-verified{background:#6e7781}.v-group-rollback{background:#a40e26}.v-refused{background:#6e7781}.v-ran{background:#57606a}.v-running{background:#0969da}.v-pending{background:#bf8700}
 .v-undone{background:#bc4c00}
 pre{white-space:pre-wrap;word-break:break-word;margin:4px 0;font:12px/1.4 ui-monospace,monospace}
 pre.msg{background:#f0f2f5;padding:6px 8px;border-radius:4px}
@@ -59,8 +59,11 @@ function Layout(props: { title: string; ctx: PageContext; live?: string; childre
   )
 }
 
+/** How a verdict reads on the page (a pending one says what the agent was told: kept for now, its tests still running). */
+const LABELS: Record<string, string> = { pending: 'pending: kept for now, tests running' }
+
 function Verdict(props: { verdict: string }) {
-  return <span class={`v v-${props.verdict.replace(/ /g, '-')}`}>{props.verdict}</span>
+  return <span class={`v v-${props.verdict.replace(/ /g, '-')}`}>{LABELS[props.verdict] ?? props.verdict}</span>
 }
 
 const time = (ms: number) => new Date(ms).toISOString().replace('T', ' ').slice(0, 19)

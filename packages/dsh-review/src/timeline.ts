@@ -7,11 +7,13 @@ import { undoable, undoneBy } from './undo.ts'
 
 /**
  * How a call ended, for a person. `group rollback`: kept at first, then
- * rolled back with the unfinished change at the turn's end.
+ * rolled back with the unfinished change at the turn's end. `pending`: it
+ * returned to the agent kept for now while its tests run in the background
+ * (`verify/deferred`), and its verdict is not in yet.
  */
-export type CallVerdict = 'kept' | 'warned' | 'rolled back' | 'provisional' | 'not verified' | 'group rollback' | 'refused' | 'ran' | 'running'
+export type CallVerdict = 'kept' | 'warned' | 'rolled back' | 'provisional' | 'not verified' | 'group rollback' | 'refused' | 'ran' | 'running' | 'pending'
 
-export const VERDICTS: readonly CallVerdict[] = ['kept', 'warned', 'rolled back', 'provisional', 'not verified', 'group rollback', 'refused', 'ran', 'running']
+export const VERDICTS: readonly CallVerdict[] = ['kept', 'warned', 'rolled back', 'provisional', 'not verified', 'group rollback', 'refused', 'ran', 'running', 'pending']
 
 /** One check's judgement of a call (`verify/verdict`). */
 export interface CheckView {
@@ -97,6 +99,22 @@ export function listSessions(vault: string): SessionSummary[] {
   return out.sort((a, b) => b.updated - a.updated)
 }
 
+/** A call whose verdict still runs in the background (returned to the agent kept for now, its tests running). */
+export interface PendingCall {
+  sessionId: string
+  callId: string
+  tool: string
+  paths: string[]
+}
+
+/** The calls of a vault's sessions (or of one) whose verdict is pending, as their logs show them. */
+export function pendingCalls(vault: string, sessionId?: string): PendingCall[] {
+  const ids = sessionId === undefined ? listSessions(vault).map(s => s.id) : [sessionId]
+  const kept = new KeptStore(vault).read()
+  return ids.flatMap(id => (readSession(vault, id, kept, false)?.items ?? [])
+    .flatMap(i => (i.kind === 'call' && i.verdict === 'pending' ? [{ sessionId: id, callId: i.callId, tool: i.tool, paths: i.paths }] : [])))
+}
+
 /** The newest session with a log, if any. */
 export function latestSession(vault: string): string | undefined {
   return listSessions(vault)[0]?.id
@@ -129,8 +147,11 @@ function buildItems(events: readonly RawSessionEvent[], mine: readonly KeptRecor
   let turn: number | undefined
   let step: number | undefined
   const ended = new Set<number>()
+  const deferred = new Map<string, Deferred>()
   for (const e of events) {
     const d = (e.data ?? {}) as Record<string, unknown>
+    // A background verdict's lines are logged together: any other event ends the batch.
+    if (e.type !== 'verify/verdict') for (const v of deferred.values()) if (v.batch === 'open') v.batch = 'closed'
     switch (e.type) {
       case 'turn/start': turn = d.turn as number; break
       case 'step/start': step = d.step as number; break
@@ -148,9 +169,20 @@ function buildItems(events: readonly RawSessionEvent[], mine: readonly KeptRecor
         items.push(call)
         break
       }
+      case 'verify/deferred': {
+        if (calls.has(String(d.callId))) deferred.set(String(d.callId), { batch: 'waiting', own: [], checks: new Set() })
+        break
+      }
       case 'verify/verdict': {
         const call = calls.get(String(d.callId))
         if (!call) break
+        const later = deferred.get(call.callId)
+        if (later?.batch === 'waiting') later.batch = 'open'
+        if (later?.batch === 'open' && later.checks.has(String(d.check))) later.batch = 'closed'
+        if (later?.batch === 'open') {
+          later.own.push(String(d.outcome))
+          later.checks.add(String(d.check))
+        }
         call.checks.push({ check: String(d.check), outcome: String(d.outcome), durationMs: Number(d.durationMs ?? 0), newProblems: (d.newProblems as string[] | undefined) ?? [] })
         // Workspace-relative, as the guard judged them (an agent may give absolute paths).
         if (Array.isArray(d.paths) && d.paths.length) call.paths = d.paths as string[]
@@ -183,7 +215,8 @@ function buildItems(events: readonly RawSessionEvent[], mine: readonly KeptRecor
       const by = undone.get(record.id)
       if (by) call.undoneBy = by.id
     }
-    if (call.verdict !== 'group rollback') call.verdict = verdictOf(call)
+    const later = deferred.get(call.callId)
+    if (call.verdict !== 'group rollback') call.verdict = later ? deferredVerdict(call, later, call.turn !== undefined && ended.has(call.turn)) : verdictOf(call)
     // Kept for now, and its turn ended without undoing it: kept.
     if (call.verdict === 'provisional' && call.turn !== undefined && ended.has(call.turn)) call.verdict = 'kept'
   }
@@ -192,6 +225,31 @@ function buildItems(events: readonly RawSessionEvent[], mine: readonly KeptRecor
     items.push({ kind: 'undo', time: r.time, record: r, undo: undoable(r, all), ...(by ? { undoneBy: by.id } : {}) })
   }
   return items.sort((a, b) => a.time - b.time)
+}
+
+/** A call that returned kept for now while its tests ran in the background: the lines of its own verdict, when they came. */
+interface Deferred {
+  /** `waiting`: no verdict line yet; `open`: reading the verdict's lines; `closed`: later lines are another judgement's (its turn's). */
+  batch: 'waiting' | 'open' | 'closed'
+  /** The outcomes of its own verdict's lines. */
+  own: string[]
+  checks: Set<string>
+}
+
+/**
+ * The verdict of a call judged in the background: pending until its
+ * verdict's lines are logged (its turn ends only after them, so a turn that
+ * ended without them never judged it); then what they say, and a rollback in
+ * a later judgement is its turn's.
+ */
+function deferredVerdict(call: CallView, later: Deferred, turnEnded: boolean): CallVerdict {
+  if (later.batch === 'waiting') return turnEnded ? 'not verified' : 'pending'
+  if (later.own.includes('rolled-back')) return 'rolled back'
+  if (call.checks.some(c => c.outcome === 'rolled-back')) return 'group rollback'
+  if (call.record?.kind === 'rollback') return 'rolled back'
+  if (later.own.includes('error') || later.own.includes('timeout')) return 'not verified'
+  if (later.own.includes('fail')) return 'provisional'
+  return 'kept'
 }
 
 /** A call's verdict from its checks, its result and what was kept of it. */

@@ -41,3 +41,27 @@ describe('the session page\'s verdicts across a turn', () => {
     expect(verdicts(vault)).toEqual([['c1', 'kept']])
   })
 })
+
+/** A write returned kept for now while its tests ran in the background (`verify/deferred`), in the order the harness logs it. */
+const deferred = (callId: string, path: string): [string, object][] => [
+  ['tool/call', { callId, name: 'edit_file', arguments: { path } }],
+  ['verify/deferred', { sessionId: 's', callId, tool: 'edit_file', paths: [path] }],
+  ['tool/result', { callId, content: `edited ${path}\nkept for now: its tests are running; the verdict comes before your next call` }],
+]
+const line = (callId: string, path: string, check: string, outcome: string): [string, object] =>
+  ['verify/verdict', { callId, tool: 'edit_file', paths: [path], check, outcome, newProblems: [], durationMs: 5 }]
+
+describe('the session page\'s verdicts of background verdicts', () => {
+  it('its verdict not in yet: pending, not provisional; in and rolled back: rolled back, not a group rollback', () => {
+    const open: [string, object][] = [['turn/start', { turn: 1 }], ['step/start', { turn: 1, step: 1 }], ...deferred('c1', 'src/a.ts')]
+    expect(verdicts(logOf(open))).toEqual([['c1', 'pending']])
+    expect(verdicts(logOf([...open, ['step/start', { turn: 1, step: 2 }], line('c1', 'src/a.ts', 'typecheck', 'pass'), line('c1', 'src/a.ts', 'test', 'rolled-back')]))).toEqual([['c1', 'rolled back']])
+  })
+
+  it('in and passing: kept while its turn is open; undone later with the turn\'s change: a group rollback; a turn that ended without it: not verified', () => {
+    const kept: [string, object][] = [['turn/start', { turn: 1 }], ...deferred('c1', 'src/a.ts'), line('c1', 'src/a.ts', 'typecheck', 'pass'), line('c1', 'src/a.ts', 'test', 'pass')]
+    expect(verdicts(logOf(kept))).toEqual([['c1', 'kept']])
+    expect(verdicts(logOf([...kept, ['step/start', { turn: 1, step: 2 }], line('c1', 'src/a.ts', 'test', 'rolled-back')]))).toEqual([['c1', 'group rollback']])
+    expect(verdicts(logOf([['turn/start', { turn: 1 }], ...deferred('c1', 'src/a.ts'), ['turn/end', { turn: 1, reason: 'aborted' }]]))).toEqual([['c1', 'not verified']])
+  })
+})

@@ -1,9 +1,10 @@
 import { readdirSync, statSync } from 'node:fs'
-import { join, resolve } from 'node:path'
+import { basename, join, resolve } from 'node:path'
 import { sessionLogPath } from 'dsh-session'
 import { cannotRead, JsonlError } from 'dsh-common'
 import { checkpointPath, checkSessionLog, formatHandoff, latestCheckpoint, listCheckpoints, markLine, questionLine, type ClaimsReport, type StoredCheckpoint } from 'dsh-claims'
 import { bool, parseArgs, str, strs, UsageError, withSubcommands, type CliIO } from '../command.ts'
+import { pendingLines, settleBeforeReading } from '../verdicts.ts'
 
 const usage = `Usage: dsh claims check [--vault DIR] [--session ID | --max-age MIN | --any-age] --verified "CLAIM — COMMAND" [--verified …] [--failed "…"] [--json]
        dsh claims show [--vault DIR] [--session ID] [--json]
@@ -14,7 +15,9 @@ check  Hold verified claims against what a stored session log saw run
        log's end: every run of the session counts, the last one of each
        command. A claim names its command after " — ", after " -- ", in
        backticks, or is a command. Without --session the newest log is taken;
-       its age is printed, and a log older than --max-age is refused.
+       its age is printed, and a log older than --max-age is refused. With
+       the workspace's hooks host live, verdicts still running in the
+       background are waited for first; otherwise they are listed as pending.
 show   Print the latest checkpoint in the vault (or that session's) with its
        unsupported claims marked, as the next session is told.
 
@@ -96,6 +99,7 @@ async function check(argv: string[], io: CliIO): Promise<number> {
     }
     io.stderr(`dsh claims check: newest session log ${file}, last written ${formatAge(age)} ago\n`)
   }
+  const pending = await settleBeforeReading(vault, 'claims check', io, basename(file, '.jsonl'))
   let report: ClaimsReport
   try {
     report = await checkSessionLog(file, { verified, failed: strs(args, 'failed') })
@@ -104,7 +108,7 @@ async function check(argv: string[], io: CliIO): Promise<number> {
     io.stderr(`dsh claims check: ${why}\n`)
     return 2
   }
-  io.stdout(bool(args, 'json') ? JSON.stringify(report, null, 2) + '\n' : formatCheck(report, verified.length))
+  io.stdout(bool(args, 'json') ? JSON.stringify({ ...report, pending }, null, 2) + '\n' : formatCheck(report, verified.length) + pendingLines(pending).map(l => `${l}: not in this check yet\n`).join(''))
   return report.marks.length ? 1 : 0
 }
 

@@ -4,6 +4,7 @@ import { stateDir } from 'dsh-common'
 import { describeProblem, ProofChain, proofChainPath, readChainSeal, short, verifyChainFile, type VerifyReport } from 'dsh-proofchain'
 import { askWitness, hookPaths, readChainTail, type WitnessHead } from 'dsh-host-hooks'
 import { bool, parseArgs, str, UsageError, withSubcommands, type CliIO } from '../command.ts'
+import { pendingLines, settleBeforeReading } from '../verdicts.ts'
 
 const usage = `Usage: dsh proof show   [--vault DIR] [--session ID] [--budget TOKENS] [--json]
        dsh proof verify [--vault DIR] [--json]
@@ -13,7 +14,9 @@ record of what it verified: each check after a write, each restore, each
 claims checkpoint, with its outcome.
 
   show     print the summary the model is shown: the newest outcome per
-           subject, failures first, within the token budget
+           subject, failures first, within the token budget; with the
+           workspace's hooks host live, after the verdicts still running in
+           the background are final; otherwise those are listed as pending
   verify   recompute every hash and link from the first line (or from the
            anchor a prune left) and name the first bad entry and why:
            hash mismatch, broken link, bad anchor, torn line, corrupt line,
@@ -43,7 +46,10 @@ async function show(argv: string[], io: CliIO): Promise<number> {
   const budgetText = str(args, 'budget') ?? '400'
   const budgetTokens = Number(budgetText)
   if (!Number.isInteger(budgetTokens) || budgetTokens < 0) throw new UsageError(`dsh proof show: --budget must be a whole number of tokens, not "${budgetText}"`)
-  const file = proofChainPath(vaultOf(str(args, 'vault')))
+  const vault = vaultOf(str(args, 'vault'))
+  const file = proofChainPath(vault)
+  const sessionId = str(args, 'session')
+  const pending = await settleBeforeReading(vault, 'proof', io, sessionId)
   if (!existsSync(file)) {
     const seal = readChainSeal(file)
     io.stderr(seal
@@ -52,7 +58,6 @@ async function show(argv: string[], io: CliIO): Promise<number> {
     return 1
   }
   const chain = ProofChain.open({ file })
-  const sessionId = str(args, 'session')
   const summary = chain.summary(sessionId, { budgetTokens })
   if (chain.problem) io.stderr(`dsh proof: warning: ${file} does not verify (${describeProblem(chain.problem)}); run dsh proof verify\n`)
   if (bool(args, 'json')) {
@@ -60,11 +65,12 @@ async function show(argv: string[], io: CliIO): Promise<number> {
     io.stdout(JSON.stringify({
       file, sessionId: sessionId ?? null, text: summary.text, tokens: summary.tokens,
       failing: summary.failing, verified: summary.verified, hiddenFailing: summary.hiddenFailing, hiddenVerified: summary.hiddenVerified,
-      latest: [...failing, ...passing],
+      latest: [...failing, ...passing], pending,
     }) + '\n')
     return 0
   }
   io.stdout(summary.text ? `${summary.text}\n` : `No proofs recorded${sessionId ? ` for session ${sessionId}` : ''} in ${file}.\n`)
+  for (const line of pendingLines(pending)) io.stdout(`${line}\n`)
   return 0
 }
 
