@@ -7,7 +7,7 @@ import { Config } from './config.ts'
 import type { Guard } from './measure.ts'
 import type { VerifyLearning, VerifyResult } from './result.ts'
 import { commitSnapshot, hearChanges, requestRollback, snapshotLoaded } from './snapshot-port.ts'
-import type { RunRecord } from './types.ts'
+import type { RunRecord, ThreadHeap } from './types.ts'
 import { Verifier, type DstvalidNotice, type VerifyDeferred } from './verifier.ts'
 import type { WarmState } from './warm-up.ts'
 
@@ -107,6 +107,11 @@ export class DstValidService extends Service {
   /** Where the warm-up of a workspace is (warming, warm, cold), for status; undefined when none began. */
   warmState(root: string): WarmState | undefined {
     return this.verifier.warmState(root)
+  }
+
+  /** The heaps of the threads a workspace's checks keep in this process (its type-check worker), for status. */
+  heaps(root: string): ThreadHeap[] {
+    return this.verifier.heaps(root)
   }
 
   /** The engine of a workspace (created on first use); `vault`: where its caches are kept. */

@@ -4,7 +4,7 @@ import { Worker } from 'node:worker_threads'
 import type { ImpactList } from '../../impact.ts'
 import { checkEnvFull } from '../../run.ts'
 import type { TsCheckResult } from './program.ts'
-import type { WorkerInit, WorkerReady, WorkerReply, WorkerRequest } from './protocol.ts'
+import type { WorkerHeap, WorkerInit, WorkerReady, WorkerReply, WorkerRequest } from './protocol.ts'
 
 /**
  * Not answered within the timeout: the worker keeps working on it (or on an
@@ -70,8 +70,14 @@ export class TsWorkerClient {
   private _pending?: { id: number; settle: (a: Answer) => void; since: number; done: Promise<void> }
   /** Fails the start in progress (set while a worker is starting). */
   private _failStart?: (why: string) => void
+  private _heap?: WorkerHeap['heap']
 
   constructor(private readonly init: WorkerInit, private readonly options: TsWorkerOptions) {}
+
+  /** The worker's heap as it last reported it (after its last answer); undefined while none is alive. */
+  get heap(): WorkerHeap['heap'] | undefined {
+    return this._worker ? this._heap : undefined
+  }
 
   /** Whether a worker (and its warm program) is alive. */
   get alive(): boolean {
@@ -93,7 +99,11 @@ export class TsWorkerClient {
     this._worker = worker
     this._ready = new Promise<WorkerReady>((resolve, reject) => {
       this._failStart = why => reject(new Error(why))
-      const onMessage = (message: WorkerReady | WorkerReply) => {
+      const onMessage = (message: WorkerReady | WorkerReply | WorkerHeap) => {
+        if ('heap' in message) {
+          if (this._worker === worker) this._heap = message.heap
+          return
+        }
         if ('ready' in message) {
           this._failStart = undefined
           resolve(message)

@@ -32,6 +32,11 @@ export type WorkerReply =
   | { id: number; ok: true; reverted: number }
   | { id: number; ok: false; error: string }
 
+/** Sent by the worker on its own after each answer (and after the collection that follows it): its heap then. */
+export interface WorkerHeap {
+  heap: { usedBytes: number; totalBytes: number }
+}
+
 export interface WorkerReady {
   ready: true
   tsVersion: string

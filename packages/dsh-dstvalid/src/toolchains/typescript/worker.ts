@@ -6,12 +6,12 @@
  * kills the worker at a check's timeout and starts a new one.
  */
 import { createRequire } from 'node:module'
-import { setFlagsFromString } from 'node:v8'
+import { getHeapStatistics, setFlagsFromString } from 'node:v8'
 import { runInNewContext } from 'node:vm'
 import { parentPort, workerData } from 'node:worker_threads'
 import type * as TS from 'typescript'
 import { TsProgramChecker } from './program.ts'
-import type { WorkerInit, WorkerReply, WorkerRequest } from './protocol.ts'
+import type { WorkerHeap, WorkerInit, WorkerReply, WorkerRequest } from './protocol.ts'
 
 const init = workerData as WorkerInit
 const ts = createRequire(import.meta.url)(init.typescriptPath) as typeof TS
@@ -39,6 +39,12 @@ const collect = (() => {
     return undefined
   }
 })()
+
+/** The heap as it is now, for the host's status (sent after each answer). */
+function reportHeap(): void {
+  const stats = getHeapStatistics()
+  parentPort!.postMessage({ heap: { usedBytes: stats.used_heap_size, totalBytes: stats.total_heap_size } } satisfies WorkerHeap)
+}
 
 /** `final`: the client asks before ending the worker (see {@link TsProgramChecker.persist}). */
 function persist(final = false): number {
@@ -70,7 +76,11 @@ parentPort!.on('message', (request: WorkerRequest) => {
     reply = { id: request.id, ok: false, error: (error as Error)?.stack ?? String(error) }
   }
   parentPort!.postMessage(reply)
-  if (collect && 'result' in reply && !reply.result.paused && Object.keys(reply.result.recheckedFiles).length) setImmediate(collect)
+  const rebuilt = 'result' in reply && !reply.result.paused && Object.keys(reply.result.recheckedFiles).length > 0
+  setImmediate(() => {
+    if (collect && rebuilt) collect()
+    reportHeap()
+  })
   // A paused check waits for its resume (writing the cache would stop it).
   if (init.cacheDir && (request.kind === 'check' || request.kind === 'resume') && !checker.paused) persistTimer = setTimeout(persist,
     Math.max(PERSIST_IDLE_MS, lastPersist + PERSIST_EVERY_MS - Date.now()))
