@@ -152,7 +152,7 @@ export { VitestCheck, type VitestCheckOptions } from './toolchains/vitest/check.
 export { WarmVitestCheck, type WarmVitestOptions } from './toolchains/vitest/warm.ts'
 export type { WarmRunPhases } from './toolchains/vitest/warm-client.ts'
 // Test selection by the functions each test file executed (ADR 0021).
-export { bodyEdit, commentOnly, predictedNames, type BodyEdit } from './toolchains/js/body-edit.ts'
+export { bodyEdit, commentOnly, parseWith, predictedNames, type BodyEdit, type ParseRequest } from './toolchains/js/body-edit.ts'
 export { TestMap, type MapSelection } from './toolchains/vitest/test-map.ts'
 export { vitestCommand } from './toolchains/vitest/index.ts'
 // Why a check could not run, from a process's output (the line that explains it).

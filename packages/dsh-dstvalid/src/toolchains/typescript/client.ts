@@ -4,6 +4,7 @@ import { Worker } from 'node:worker_threads'
 import type { ImpactList } from '../../impact.ts'
 import { checkEnvFull } from '../../run.ts'
 import type { TsCheckResult } from './program.ts'
+import { offerParser, withdrawParser, type ParseRequest, type ParserHost } from '../js/body-edit.ts'
 import type { WorkerHeap, WorkerInit, WorkerReady, WorkerReply, WorkerRequest } from './protocol.ts'
 
 /**
@@ -63,7 +64,7 @@ function bootstrap(entry: string): string {
  * done once, not restarted from nothing), and the next request waits for it
  * within its own timeout. Only dispose (or a crash) ends the worker.
  */
-export class TsWorkerClient {
+export class TsWorkerClient implements ParserHost {
   private _worker?: Worker
   private _ready?: Promise<WorkerReady>
   private _nextId = 0
@@ -72,7 +73,21 @@ export class TsWorkerClient {
   private _failStart?: (why: string) => void
   private _heap?: WorkerHeap['heap']
 
-  constructor(private readonly init: WorkerInit, private readonly options: TsWorkerOptions) {}
+  constructor(private readonly init: WorkerInit, private readonly options: TsWorkerOptions) {
+    // Its TypeScript parses for the body-edit parser too, when idle: the main thread then loads none.
+    offerParser(this)
+  }
+
+  /**
+   * A parse for the body-edit parser, on the worker's TypeScript: only when
+   * the worker is up and idle (a check in flight, or a start, is not waited
+   * for: undefined, and the parser uses its own).
+   */
+  async parse(request: ParseRequest): Promise<{ value: unknown } | undefined> {
+    if (!this._worker || this._pending || this._failStart) return undefined
+    const answer = await this.request({ kind: 'parse', request }, PARSE_TIMEOUT_MS)
+    return answer.status === 'ok' && 'parsed' in answer.reply ? { value: answer.reply.parsed } : undefined
+  }
 
   /** The worker's heap as it last reported it (after its last answer); undefined while none is alive. */
   get heap(): WorkerHeap['heap'] | undefined {
@@ -87,6 +102,7 @@ export class TsWorkerClient {
   /** Start the worker if needed; resolves with the workspace's TypeScript version. */
   start(): Promise<WorkerReady> {
     if (this._ready) return this._ready
+    offerParser(this)
     const entry = new URL('./worker.ts', import.meta.url).href
     const worker = new Worker(bootstrap(entry), {
       eval: true,
@@ -222,6 +238,7 @@ export class TsWorkerClient {
    * next start re-checks only what changed.
    */
   async dispose(flushTimeoutMs = 10_000): Promise<void> {
+    withdrawParser(this)
     if (this.init.cacheDir && this._worker && !this._pending && !this._failStart) await this.request({ kind: 'persist' }, flushTimeoutMs)
     await this.terminate()
   }
@@ -255,5 +272,8 @@ export class TsWorkerClient {
 }
 
 const TIMEOUT = Symbol('timeout')
+
+/** A parse takes milliseconds; one that does not answer in this long is the parser's own to do. */
+const PARSE_TIMEOUT_MS = 10_000
 
 type DistributiveOmit<T, K extends PropertyKey> = T extends unknown ? Omit<T, K> : never
