@@ -17,11 +17,12 @@
  *
  *   tsx bench/hooks.bench.ts
  *   DSH_BENCH_HOOKS=client tsx bench/hooks.bench.ts     # the client's round trip only
+ *   DSH_BENCH_HOOKS=memory tsx bench/hooks.bench.ts     # idle host RSS, the packed guard on plain node and the sources through tsx, against `tsc -b`'s peak
  *   DSH_BENCH_CALLS=20 DSH_BENCH_MODULES=120 DSH_BENCH_TEST_FILES=40 tsx bench/hooks.bench.ts
  *   DSH_BENCH_HOOKS_WORKSPACE=/tmp/hono DSH_BENCH_HOOKS_MODULE=src/utils/url.ts tsx bench/hooks.bench.ts
  *     # time to warm and a body-only edit once warm on a real project (installed, its own node_modules), against its naive check
  */
-import { spawn, spawnSync } from 'node:child_process'
+import { execFileSync, spawn, spawnSync } from 'node:child_process'
 import { cpSync, mkdtempSync, readFileSync, readdirSync, rmSync, symlinkSync, writeFileSync } from 'node:fs'
 import { tmpdir } from 'node:os'
 import { dirname, join, resolve } from 'node:path'
@@ -69,11 +70,11 @@ function claudeHome(ws: string): string {
 }
 
 /** One hook through the real client, as Claude Code runs it; its wall clock and what it printed. */
-function hook(ws: string, home: string, event: string, payload: Record<string, unknown>): Promise<{ ms: number; out: string }> {
+function hook(ws: string, home: string, event: string, payload: Record<string, unknown>, client = HOOK_CLIENT): Promise<{ ms: number; out: string }> {
   const entry = claude.hooks.find(h => h.event === event)!
   return new Promise((done, fail) => {
     const started = performance.now()
-    const child = spawn('sh', [HOOK_CLIENT, ws, 'claude-code', event, String(entry.timeoutSeconds - 2), String(entry.bootWaitSeconds ?? 0)], { stdio: ['pipe', 'pipe', 'inherit'] })
+    const child = spawn('sh', [client, ws, 'claude-code', event, String(entry.timeoutSeconds - 2), String(entry.bootWaitSeconds ?? 0)], { stdio: ['pipe', 'pipe', 'inherit'] })
     let out = ''
     child.stdout.on('data', (c: Buffer) => { out += c.toString('utf8') })
     child.on('error', fail)
@@ -114,6 +115,37 @@ function treeRssMb(pid: number): number {
   }
   const walk = (p: number): number => rss(p) + (children.get(p) ?? []).reduce((sum, c) => sum + walk(c), 0)
   return walk(pid) / 1024
+}
+
+/** The packed guard installed from its tarball into an empty npm prefix, as `npm i -g ./dsh-guard-<version>.tgz` does; its hook client starts `dsh-guard serve` on plain node. */
+function installGuard(): { prefix: string; client: string } {
+  const out = execFileSync(process.execPath, ['--import', 'tsx', join(repo, 'packages/dsh-guard/src/build.ts'), '--pack'], { cwd: repo, encoding: 'utf8' })
+  const prefix = mkdtempSync(join(tmpdir(), 'dsh-bench-guard-'))
+  execFileSync('npm', ['install', '--global', '--prefix', prefix, out.trim().split('\n').at(-1)!, '--no-audit', '--no-fund', '--loglevel=error'], { timeout: 300_000 })
+  return { prefix, client: join(prefix, 'lib/node_modules/dsh-guard/assets/packages/dsh-host-hooks/bin/dsh-hook') }
+}
+
+/** Peak RSS of the project's own `tsc -b` on a fresh copy (no build info), MB. */
+function tscPeakMb(p: Project): number {
+  const ws = copyProject(p, 'tsc')
+  const r = spawnSync('/usr/bin/time', ['-v', join(ws.root, 'node_modules', '.bin', 'tsc'), '-b'], { cwd: ws.root, encoding: 'utf8' })
+  rmSync(dirname(ws.root), { recursive: true, force: true })
+  const kb = /Maximum resident set size \(kbytes\): (\d+)/.exec(r.stderr)?.[1]
+  if (r.status !== 0 || !kb) throw new Error(`tsc -b: exit ${r.status}: ${r.stderr.slice(-500)}`)
+  return Number(kb) / 1024
+}
+
+/** A process's resident memory as anonymous (heaps, malloc) and file-backed (node's binary, mapped files), MB. */
+function rssParts(pid: number): string {
+  const status = readFileSync(`/proc/${pid}/status`, 'utf8')
+  const kb = (field: string) => Number(new RegExp(`${field}:\\s+(\\d+)`).exec(status)?.[1] ?? 0) / 1024
+  return `${kb('RssAnon').toFixed(0)} / ${kb('RssFile').toFixed(0)} MB`
+}
+
+/** The host's V8 heaps as its status reports them: each thread's used and committed size. */
+function heapParts(s: HostStatus): string {
+  if (!s.heaps?.length) return '—'
+  return s.heaps.map(h => `${h.thread} ${(h.usedBytes / 1048576).toFixed(0)} / ${(h.totalBytes / 1048576).toFixed(0)} MB`).join('; ')
 }
 
 /** The naive check of the whole project: its own `tsc -b` (build info deleted first: a fresh copy has none), then `vitest run`. */
@@ -163,32 +195,32 @@ function prepareRealEdits(abs: string): Edits {
 }
 
 /** The fresh host's first session: time to warm, a body edit judged once warm, the idle RSS. The host stays up. */
-async function warmRow(ws: Project, edits: Edits, home: string) {
+async function warmRow(ws: Project, edits: Edits, home: string, client = HOOK_CLIENT) {
   const vault = join(ws.root, '.dsh')
   installHooks(claude, ws.root, { home })
   const started = performance.now()
   // Claude Code's SessionStart starts the host (and does not wait for it); its first prompt waits and brings the session.
-  await hook(ws.root, home, 'SessionStart', { source: 'startup' })
+  await hook(ws.root, home, 'SessionStart', { source: 'startup' }, client)
   await waitFor(vault, s => s.state === 'up', 120_000)
-  await hook(ws.root, home, 'UserPromptSubmit', { prompt: 'Warm up.' })
+  await hook(ws.root, home, 'UserPromptSubmit', { prompt: 'Warm up.' }, client)
   const warm = await waitFor(vault, s => !!s.warm && s.warm.state !== 'warming', 3_600_000)
   const warmMs = performance.now() - started
   if (warm.warm?.state !== 'warm') throw new Error(`the host did not get warm: ${JSON.stringify(warm.warm)}`)
   const abs = join(ws.root, ws.file)
   const input = { file_path: abs, old_string: edits.body(0), new_string: edits.body(1) }
-  const pre = await hook(ws.root, home, 'PreToolUse', { tool_name: 'Edit', tool_use_id: 'toolu_bench_warm', tool_input: input })
+  const pre = await hook(ws.root, home, 'PreToolUse', { tool_name: 'Edit', tool_use_id: 'toolu_bench_warm', tool_input: input }, client)
   writeFileSync(abs, readFileSync(abs, 'utf8').replace(edits.body(0), edits.body(1)))
-  const post = await hook(ws.root, home, 'PostToolUse', { tool_name: 'Edit', tool_use_id: 'toolu_bench_warm', tool_input: input, tool_response: { filePath: abs } })
+  const post = await hook(ws.root, home, 'PostToolUse', { tool_name: 'Edit', tool_use_id: 'toolu_bench_warm', tool_input: input, tool_response: { filePath: abs } }, client)
   if (!readFileSync(abs, 'utf8').includes(edits.body(1))) throw new Error(`the good body edit was not kept: ${post.out}`)
   // Back to revision 0 for the sessions' calls (judged too: a body edit).
   const back = { file_path: abs, old_string: edits.body(1), new_string: edits.body(0) }
-  await hook(ws.root, home, 'PreToolUse', { tool_name: 'Edit', tool_use_id: 'toolu_bench_back', tool_input: back })
+  await hook(ws.root, home, 'PreToolUse', { tool_name: 'Edit', tool_use_id: 'toolu_bench_back', tool_input: back }, client)
   writeFileSync(abs, readFileSync(abs, 'utf8').replace(edits.body(1), edits.body(0)))
-  await hook(ws.root, home, 'PostToolUse', { tool_name: 'Edit', tool_use_id: 'toolu_bench_back', tool_input: back, tool_response: { filePath: abs } })
-  await hook(ws.root, home, 'Stop', { stop_hook_active: false })
+  await hook(ws.root, home, 'PostToolUse', { tool_name: 'Edit', tool_use_id: 'toolu_bench_back', tool_input: back, tool_response: { filePath: abs } }, client)
+  await hook(ws.root, home, 'Stop', { stop_hook_active: false }, client)
   await sleep(10_000)
   const idle = await hostStatus(vault)
-  return { warmMs, hostWarmMs: warm.warm.ms, bodyMs: pre.ms + post.ms, idleHostMb: (idle.rssBytes ?? 0) / 1048576, idleTreeMb: idle.pid ? treeRssMb(idle.pid) : NaN }
+  return { warmMs, hostWarmMs: warm.warm.ms, bodyMs: pre.ms + post.ms, idleHostMb: (idle.rssBytes ?? 0) / 1048576, idleTreeMb: idle.pid ? treeRssMb(idle.pid) : NaN, idle }
 }
 
 type Kind = 'bash' | 'comment' | 'body'
@@ -270,12 +302,41 @@ if (realRoot) {
   process.exit(0)
 }
 
-const bin = await ensureAgentCli('claude')
 const libRoot = join(mkdtempSync(join(tmpdir(), 'dsh-bench-hooks-lib-')), 'lib')
 const lib = generateLibrary(libRoot, { modules: env('DSH_BENCH_MODULES', 120), testFiles: env('DSH_BENCH_TEST_FILES', 40), seed: 1 })
 const source: Project = { name: 'library', root: libRoot, file: lib.modules.find(m => m.layer === 1)!.path }
 const edits = prepareEdits(join(libRoot, source.file))
 console.log(`Generated library: ${lib.modules.length} modules, ${lib.testFiles} test files, ${lib.tests} tests; calls edit ${source.file}.\n`)
+
+if (process.env.DSH_BENCH_HOOKS === 'memory') {
+  // The idle host as users run it (the packed guard, installed, on plain node) and as this repo runs it (sources through tsx), then `tsc -b`.
+  // DSH_BENCH_GUARD_PREFIX: a prefix the guard is installed in already (another build of it).
+  const given = process.env.DSH_BENCH_GUARD_PREFIX
+  const guard = given ? { prefix: given, client: join(given, 'lib/node_modules/dsh-guard/assets/packages/dsh-host-hooks/bin/dsh-hook') } : installGuard()
+  const rows: string[] = []
+  for (const [label, client] of [['packed guard (`npm i -g` of the tarball), plain node', guard.client], ['sources through tsx (`pnpm dsh`)', HOOK_CLIENT]] as const) {
+    const ws = copyProject(source, 'memory')
+    const wsHome = claudeHome(ws.root)
+    const w = await warmRow(ws, edits, wsHome, client)
+    rows.push(`| ${label} | ${w.idleHostMb.toFixed(0)} MB | ${w.idle.pid ? rssParts(w.idle.pid) : '—'} | ${heapParts(w.idle)} | ${w.idleTreeMb.toFixed(0)} MB | ${ms(w.warmMs)} / ${ms(w.bodyMs)} | ${load()} |`)
+    if (w.idle.pid) process.kill(w.idle.pid, 'SIGTERM')
+    await sleep(2000)
+    keepLog(ws.root)
+    rmSync(dirname(ws.root), { recursive: true, force: true })
+    rmSync(wsHome, { recursive: true, force: true })
+  }
+  const tsc = tscPeakMb(source)
+  console.log('Idle host after its first session (warm, a body edit judged and undone, 10 s after the last call):')
+  console.log('| host | RSS | anonymous / file-backed | heap used / committed, per thread | with its test runner | time to warm / body edit once warm | load average |')
+  console.log('|---|---|---|---|---|---|---|')
+  for (const row of rows) console.log(row)
+  console.log(`| naive: the library's own \`tsc -b\` (peak RSS, \`/usr/bin/time -v\`, same run) | ${tsc.toFixed(0)} MB | | | | | ${load()} |\n`)
+  if (!given) rmSync(guard.prefix, { recursive: true, force: true })
+  rmSync(dirname(libRoot), { recursive: true, force: true })
+  process.exit(0)
+}
+
+const bin = await ensureAgentCli('claude')
 
 const guarded = copyProject(source, 'guarded')
 const home = claudeHome(guarded.root)

@@ -7,7 +7,7 @@ import { Config } from './config.ts'
 import type { Guard } from './measure.ts'
 import type { VerifyLearning, VerifyResult } from './result.ts'
 import { commitSnapshot, hearChanges, requestRollback, snapshotLoaded } from './snapshot-port.ts'
-import type { RunRecord } from './types.ts'
+import type { RunRecord, ThreadHeap } from './types.ts'
 import { Verifier, type DstvalidNotice, type VerifyDeferred } from './verifier.ts'
 import type { WarmState } from './warm-up.ts'
 
@@ -109,6 +109,11 @@ export class DstValidService extends Service {
     return this.verifier.warmState(root)
   }
 
+  /** The heaps of the threads a workspace's checks keep in this process (its type-check worker), for status. */
+  heaps(root: string): ThreadHeap[] {
+    return this.verifier.heaps(root)
+  }
+
   /** The engine of a workspace (created on first use); `vault`: where its caches are kept. */
   guardFor(root: string, vault?: string): Guard {
     return this.verifier.guardFor(root, vault)
@@ -147,7 +152,7 @@ export { VitestCheck, type VitestCheckOptions } from './toolchains/vitest/check.
 export { WarmVitestCheck, type WarmVitestOptions } from './toolchains/vitest/warm.ts'
 export type { WarmRunPhases } from './toolchains/vitest/warm-client.ts'
 // Test selection by the functions each test file executed (ADR 0021).
-export { bodyEdit, commentOnly, predictedNames, type BodyEdit } from './toolchains/js/body-edit.ts'
+export { bodyEdit, commentOnly, parseWith, predictedNames, type BodyEdit, type ParseRequest } from './toolchains/js/body-edit.ts'
 export { TestMap, type MapSelection } from './toolchains/vitest/test-map.ts'
 export { vitestCommand } from './toolchains/vitest/index.ts'
 // Why a check could not run, from a process's output (the line that explains it).

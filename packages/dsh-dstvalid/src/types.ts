@@ -188,6 +188,13 @@ export interface WarmPiece {
   done: boolean
 }
 
+/** A thread's V8 heap as it last reported it: used and committed bytes. */
+export interface ThreadHeap {
+  thread: string
+  usedBytes: number
+  totalBytes: number
+}
+
 export interface Check {
   /** `typecheck`, `test`, `compile`, `vet`, `style`, `coverage` … — the `check` of `verify/run` and `verify/result`. */
   readonly name: string
@@ -248,6 +255,8 @@ export interface Check {
    * it first instead of measuring the whole suite before it. Absent: no.
    */
   servesAnyChange?(): boolean
+  /** The heaps of threads it keeps in this process (a worker thread), as they last reported them; for status. */
+  heaps?(): ThreadHeap[]
   /**
    * Its language's import graph read with deleted files put back: a write
    * that deletes or moves a module also selects the tests of what imported

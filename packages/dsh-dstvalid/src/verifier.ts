@@ -18,7 +18,7 @@ import { warmUp, type WarmState } from './warm-up.ts'
 import type { AcceptedState } from './accepted.ts'
 import { formatProblem } from './problems.ts'
 import type { StopRefusal } from 'dsh-agent'
-import type { Change, Check, CheckVerdict, Problem, RunRecord } from './types.ts'
+import type { Change, Check, CheckVerdict, Problem, RunRecord, ThreadHeap } from './types.ts'
 
 /** A progress line for UIs (the CLI shows it as a spinner or a line). */
 export interface DstvalidNotice {
@@ -622,6 +622,16 @@ export class Verifier {
     }
     guard.startWorkers()
     this.warmInBackground(session, guard)
+  }
+
+  /** The heaps of the threads a workspace's checks keep in this process (its type-check worker), for status. */
+  heaps(root: string): ThreadHeap[] {
+    try {
+      return this._guards.get(realpathSync(root))?.checks.flatMap(c => c.heaps?.() ?? []) ?? []
+    } catch {
+      // The workspace is gone.
+      return []
+    }
   }
 
   /** Where each workspace's warm-up is (by the guard's root), for status. */

@@ -43,7 +43,7 @@ function guardOnPath(io: CliIO): { notOnPath?: string } {
   return {}
 }
 
-const hooksCommand = hooksCommandWith({ onPath: guardOnPath })
+const hooksCommand = hooksCommandWith({ onPath: guardOnPath, installedBy: { install: 'dsh-guard setup', uninstall: 'dsh-guard uninstall' } })
 
 /**
  * dsh-cli's texts name its commands as `dsh …`; here each names this CLI's
@@ -109,7 +109,7 @@ const uninstallUsage = `Usage: dsh-guard uninstall [--agent AGENT] [--workspace 
 Take out exactly what dsh-guard setup wrote (a file untouched since is
 restored byte for byte, one it created is removed); the user's own entries
 stay. Without --agent: every agent set up in the project (--user: for this
-user).
+user). The project's guard stops once no agent is set up there.
 
   --agent AGENT    claude-code | codex | gemini
   --workspace DIR  the project (default: the current directory)

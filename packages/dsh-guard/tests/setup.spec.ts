@@ -5,7 +5,7 @@
  * nothing; `--user` still installs, for every project.
  */
 import { spawnSync } from 'node:child_process'
-import { chmodSync, readdirSync, readFileSync, writeFileSync } from 'node:fs'
+import { chmodSync, existsSync, readdirSync, readFileSync, writeFileSync } from 'node:fs'
 import { dirname, join, resolve } from 'node:path'
 import { fileURLToPath } from 'node:url'
 import { describe, expect, it } from 'vitest'
@@ -48,5 +48,10 @@ describe('dsh-guard setup without its commands on PATH', () => {
     const hooks = JSON.parse(readFileSync(join(home, '.codex/hooks.json'), 'utf8')) as { hooks: Record<string, { hooks: { command: string }[] }[]> }
     // The project is the hook's directory, named at each call.
     expect(hooks.hooks.PreToolUse![0]!.hooks[0]!.command).toMatch(/^sh '\/.+\/dsh-hook' "\$PWD" codex PreToolUse 298 60$/)
+    // The MCP server's block is marked with the commands that wrote it and take it out: this package's, not the repo's.
+    expect(readFileSync(join(home, '.codex/config.toml'), 'utf8').split('\n')[0]).toBe('# dsh hooks: begin (written by `dsh-guard setup`; `dsh-guard uninstall` takes it out)')
+    const undone = guard(['uninstall', '--agent', 'codex', '--user'], home)
+    expect(undone.stderr).toBe('')
+    expect(existsSync(join(home, '.codex'))).toBe(false)
   })
 })

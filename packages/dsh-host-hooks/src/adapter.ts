@@ -86,6 +86,14 @@ export interface InstallTarget extends InstallPlace {
   isOurs(command: string): boolean
   /** The MCP server that offers the suite's tools: program and arguments. */
   mcp: { command: string; args: string[] }
+  /** The commands that install and uninstall (a marker in a file says who wrote it). */
+  installedBy: InstalledBy
+}
+
+/** The command lines, as a user types them, that installed the hooks and take them out. */
+export interface InstalledBy {
+  install: string
+  uninstall: string
 }
 
 /**

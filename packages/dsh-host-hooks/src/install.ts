@@ -3,7 +3,7 @@ import { homedir } from 'node:os'
 import { dirname, join, relative, resolve } from 'node:path'
 import { fileURLToPath } from 'node:url'
 import { ensureVault, writeFileAtomicSync } from 'dsh-common'
-import type { HookAdapter, HookEntry, InstallPlace, InstallScope, InstallTarget } from './adapter.ts'
+import type { HookAdapter, HookEntry, InstallPlace, InstallScope, InstallTarget, InstalledBy } from './adapter.ts'
 import { DSH_LAUNCHER } from './launch.ts'
 import { MESSAGES } from './messages.ts'
 import { hookPaths } from './paths.ts'
@@ -51,12 +51,16 @@ export function isOurCommand(command: string): boolean {
   return /\/dsh-host-hooks\/bin\/dsh-hook'? /.test(command) || command.startsWith(`${GUARD_COMMANDS.hook} `)
 }
 
-function installTarget(adapter: HookAdapter, place: InstallPlace, node: string, onPath: boolean): InstallTarget {
+/** This repository's own commands: what a marker names when the installer is not told otherwise. */
+const DSH_COMMANDS: InstalledBy = { install: 'dsh hooks install', uninstall: 'dsh hooks uninstall' }
+
+function installTarget(adapter: HookAdapter, place: InstallPlace, node: string, onPath: boolean, installedBy: InstalledBy): InstallTarget {
   const user = place.scope === 'user'
   if (onPath) {
     // No path at all: the agent names the project in the command, the MCP server runs in the session's directory.
     return {
       ...place,
+      installedBy,
       hookCommand: entry => hookCommand(adapter, adapter.agent, entry, GUARD_COMMANDS.hook),
       isOurs: isOurCommand,
       mcp: { command: GUARD_COMMANDS.cli, args: ['mcp'] },
@@ -64,6 +68,7 @@ function installTarget(adapter: HookAdapter, place: InstallPlace, node: string, 
   }
   return {
     ...place,
+    installedBy,
     // Every project: the agent names the project in the command; the MCP server runs in the session's directory.
     hookCommand: entry => hookCommand(user ? adapter : place.workspace, adapter.agent, entry),
     isOurs: isOurCommand,
@@ -139,6 +144,8 @@ export interface InstallOptions {
    * `.gemini/settings.json`) holds nothing of this machine.
    */
   onPath?: boolean
+  /** The commands a user runs to install and uninstall, as markers in the agent's files name them (default: `dsh hooks install`, `dsh hooks uninstall`). */
+  installedBy?: InstalledBy
 }
 
 export interface InstallReport {
@@ -157,7 +164,7 @@ export function installHooks(adapter: HookAdapter, workspace: string, options: I
   const place = placeOf(workspace, options)
   const ws = place.scope === 'user' ? place.home : place.workspace
   const vault = installVault(place, options.vault)
-  const edits = adapter.install(installTarget(adapter, place, options.node ?? process.execPath, options.onPath ?? false))
+  const edits = adapter.install(installTarget(adapter, place, options.node ?? process.execPath, options.onPath ?? false, options.installedBy ?? DSH_COMMANDS))
   ensureVault(vault)
   const paths = hookPaths(vault)
   const previous = readManifest(paths.installed(adapter.agent))

@@ -223,6 +223,8 @@ export interface HostStatus {
   pid?: number
   sessions?: string[]
   rssBytes?: number
+  /** Each thread's V8 heap (the main thread's, the type-check worker's as it last reported it): used and committed bytes. */
+  heaps?: { thread: string; usedBytes: number; totalBytes: number }[]
   uptimeMs?: number
   /** What the suite is measuring now (the accepted state at session start, a write's checks); empty: nothing, warm. */
   measuring?: string[]
@@ -275,6 +277,49 @@ export async function hostStatus(vault: string, timeoutMs = 2000): Promise<HostS
   // Stopped while it was asked (a signal is not instant).
   if (/^[Tt]$/.test(schedulerState(pid) ?? '')) return { state: 'stopped', pid }
   return { state: socket ? 'unresponsive' : 'starting', pid }
+}
+
+/** Whether a process runs (a zombie, ended and not yet reaped, does not). */
+function running(pid: number): boolean {
+  try {
+    process.kill(pid, 0)
+  } catch {
+    // ESRCH: gone (EPERM cannot be: the host is this user's).
+    return false
+  }
+  return !/^[ZX]$/.test(schedulerState(pid) ?? '')
+}
+
+/**
+ * Stop the workspace's host (nothing will call it: its hooks were
+ * uninstalled): SIGTERM, which it answers by closing once the calls in
+ * flight are answered (at most 5 s), SIGKILL after `graceMs` (at once when it
+ * is stopped: a stopped process takes no other signal). Resolves once it is
+ * gone, with its pid; undefined when none ran.
+ */
+export async function stopHost(vault: string, graceMs = 8000): Promise<number | undefined> {
+  const pid = hostPid(vault)
+  if (pid === undefined) return undefined
+  const gone = async (ms: number) => {
+    for (const until = Date.now() + ms; Date.now() < until; await new Promise(r => setTimeout(r, 100))) if (!running(pid)) return true
+    return !running(pid)
+  }
+  const stopped = /^[Tt]$/.test(schedulerState(pid) ?? '')
+  try {
+    process.kill(pid, stopped ? 'SIGKILL' : 'SIGTERM')
+  } catch {
+    // Ended meanwhile.
+    return pid
+  }
+  if (!(await gone(graceMs))) {
+    try {
+      process.kill(pid, 'SIGKILL')
+    } catch {
+      // Ended meanwhile.
+    }
+    await gone(5000)
+  }
+  return pid
 }
 
 /** One HTTP request over a unix socket; resolves with the body of a 200 answer. */

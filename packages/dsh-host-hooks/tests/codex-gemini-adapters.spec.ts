@@ -65,7 +65,7 @@ describe('the Codex adapter', () => {
     expect(hooks.hooks.PreToolUse[1].matcher).toBe('apply_patch|Bash|mcp__dsh__.*')
     expect(Object.keys(hooks.hooks)).toEqual(['PreToolUse', 'SessionStart', 'UserPromptSubmit', 'PostToolUse', 'Stop'])
     const config = readFileSync(join(ws, '.codex', 'config.toml'), 'utf8')
-    expect(config.startsWith(`${USER_CONFIG}\n# dsh hooks: begin`)).toBe(true)
+    expect(config.startsWith(`${USER_CONFIG}\n# dsh hooks: begin (written by \`dsh hooks install\`; \`dsh hooks uninstall\` takes it out)\n`)).toBe(true)
     expect(config).toMatch(/\n\[mcp_servers\.dsh\]\ncommand = ".+"\nargs = \[".+dsh\.mjs", "hooks", "mcp", "--workspace", ".+"\]\n# dsh hooks: end\n$/)
 
     expect(installHooks(codex, ws).files.map(f => f.change)).toEqual(['unchanged', 'unchanged'])

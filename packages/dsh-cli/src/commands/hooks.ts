@@ -1,10 +1,11 @@
 import { existsSync } from 'node:fs'
 import { homedir } from 'node:os'
+import { getHeapStatistics } from 'node:v8'
 import { join, relative, resolve } from 'node:path'
 import { hiddenEnv } from 'dsh-common'
 import {
   ADAPTERS, adapterFor, applyHostSettings, claimHost, GUARD_COMMANDS, HookHost, HostRunningError, hookPaths, hostStatus, installedAgents, installHooks, listenHooks,
-  liveHooks, readHostSettings, runMcpServer, SettingsError, startHost, uninstallHooks, writeNoteTemplates, type HostSettings, type HostStatus, type InstallReport, type LiveHooks,
+  liveHooks, readHostSettings, runMcpServer, SettingsError, startHost, stopHost, uninstallHooks, writeNoteTemplates, type HostSettings, type HostStatus, type InstalledBy, type InstallReport, type LiveHooks,
 } from 'dsh-host-hooks'
 import type {} from 'dsh-dstvalid'
 import { bootHarness, ConfigError } from '../harness.ts'
@@ -34,6 +35,7 @@ install    Write the agent's configuration for this project (Claude Code:
            with --no-start), so the first session finds it up.
 uninstall  Take out exactly what install added (a file untouched since is
            restored byte for byte). Without --agent: every installed agent.
+           The project's host stops once no hook of ours is left.
 status     What is installed, whether the workspace's host is up, and the
            workspace's host settings.
 serve      The warm host itself (the hook client starts it on the first hook
@@ -88,6 +90,8 @@ export interface HooksCommandOptions {
    * install refuses then).
    */
   onPath?: (io: CliIO) => { notOnPath?: string }
+  /** The distribution's own install and uninstall command lines (a marker in the agent's files names them); default `dsh hooks install`, `dsh hooks uninstall`. */
+  installedBy?: InstalledBy
 }
 
 async function install(argv: string[], io: CliIO, options: HooksCommandOptions = {}): Promise<number> {
@@ -104,7 +108,7 @@ async function install(argv: string[], io: CliIO, options: HooksCommandOptions =
   }
   const onPath = !!path
   try {
-    printReport(io, 'installed', adapter.agent, installHooks(adapter, workspace, { scope, home: homeOf(io), onPath }))
+    printReport(io, 'installed', adapter.agent, installHooks(adapter, workspace, { scope, home: homeOf(io), onPath, ...(options.installedBy ? { installedBy: options.installedBy } : {}) }))
     if (onPath) io.stdout(`They run ${GUARD_COMMANDS.hook} and ${GUARD_COMMANDS.cli} from PATH: no path of this machine is in them.\n`)
   } catch (error) {
     if (error instanceof SettingsError) {
@@ -142,6 +146,11 @@ async function uninstall(argv: string[], io: CliIO): Promise<number> {
     return 0
   }
   for (const adapter of targets) printReport(io, 'removed', adapter.agent, uninstallHooks(adapter, workspace, { scope, home: homeOf(io) }))
+  // No hook of ours left that would call this project's guard (at either level): it goes now, not at its idle timeout.
+  if (scope === 'project' && !installedAgents(vault).length && !ADAPTERS.some(a => liveHooks(a, workspace, home).entries.length)) {
+    const pid = await stopHost(resolve(vault))
+    if (pid !== undefined) io.stdout(`stopped the guard of this project (pid ${pid})\n`)
+  }
   return 0
 }
 
@@ -293,7 +302,10 @@ async function serve(argv: string[], io: CliIO): Promise<number> {
       host, vault, workspace, idleMs: idle * 60_000,
       status: () => {
         const warm = ctx.dstvalid?.warmState(workspace)
-        return { measuring: [...measuring.keys()], ...(warm ? { warm } : {}) }
+        const main = getHeapStatistics()
+        // Each thread's heap: this one's (the per-test map, accepted states, the suite's plugins), the type-check worker's.
+        const heaps = [{ thread: 'main', usedBytes: main.used_heap_size, totalBytes: main.total_heap_size }, ...ctx.dstvalid?.heaps(workspace) ?? []]
+        return { measuring: [...measuring.keys()], ...(warm ? { warm } : {}), heaps }
       },
       log: line => io.stderr(`${stamp()} ${line}\n`),
       onIdle: async () => {

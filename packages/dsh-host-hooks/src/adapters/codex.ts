@@ -101,23 +101,25 @@ const configFile = (place: InstallPlace) => join(root(place), '.codex', 'config.
 
 // config.toml is TOML, which this package does not parse: the MCP server goes in
 // as one marked block at the end of the file, found and taken out by its marks.
-const BEGIN = '# dsh hooks: begin (written by `dsh hooks install`; `dsh hooks uninstall` takes it out)'
+// The begin mark names the commands that wrote it and take it out (`dsh hooks install`, `dsh-guard setup`).
+const begin = (by: InstallTarget['installedBy']) => `# dsh hooks: begin (written by \`${by.install}\`; \`${by.uninstall}\` takes it out)`
 const END = '# dsh hooks: end'
-// The blank line install puts before the block goes with it; the user's line end stays.
-const BLOCK = new RegExp(`(?:(?<=\\n)\\n)?${BEGIN.replace(/[.*+?^${}()|[\]\\`]/g, '\\$&')}\\n[\\s\\S]*?${END}\\n`)
+// The blank line install puts before the block goes with it; the user's line end stays. Any installer's block.
+const BLOCK = new RegExp(`(?:(?<=\\n)\\n)?# dsh hooks: begin[^\\n]*\\n[\\s\\S]*?${END}\\n`)
 
 function readText(file: string): string | undefined {
   return existsSync(file) ? readFileSync(file, 'utf8') : undefined
 }
 
-/** config.toml with our `[mcp_servers.dsh]` block (replacing an earlier one), or without it (`mcp` undefined). */
-function withMcpBlock(text: string | undefined, mcp: InstallTarget['mcp'] | undefined): string | undefined {
+/** config.toml with our `[mcp_servers.dsh]` block (replacing an earlier one), or without it (`target` undefined). */
+function withMcpBlock(text: string | undefined, target: Pick<InstallTarget, 'mcp' | 'installedBy'> | undefined): string | undefined {
   const rest = (text ?? '').replace(BLOCK, '')
-  if (!mcp) return rest.trim() ? rest : undefined
+  if (!target) return rest.trim() ? rest : undefined
+  const { mcp } = target
   if (/^\s*\[mcp_servers\.(dsh|"dsh")\]/m.test(rest)) {
     throw new SettingsError(`${MCP_NAME} is already an MCP server of .codex/config.toml ([mcp_servers.${MCP_NAME}]); rename or remove it first, nothing was changed`)
   }
-  const block = [BEGIN, `[mcp_servers.${MCP_NAME}]`, `command = ${JSON.stringify(mcp.command)}`, `args = [${mcp.args.map(a => JSON.stringify(a)).join(', ')}]`, END].join('\n') + '\n'
+  const block = [begin(target.installedBy), `[mcp_servers.${MCP_NAME}]`, `command = ${JSON.stringify(mcp.command)}`, `args = [${mcp.args.map(a => JSON.stringify(a)).join(', ')}]`, END].join('\n') + '\n'
   if (!rest) return block
   return `${rest}${rest.endsWith('\n') ? '' : '\n'}\n${block}`
 }
@@ -129,7 +131,7 @@ function install(target: InstallTarget): ConfigEdit[] {
     editJson(hooksFile(target), hooks => mergeHookGroups(hooks, HOOKS.map(h => ({
       event: h.event, ...(h.matcher ? { matcher: h.matcher } : {}), command: target.hookCommand(h), timeout: h.timeoutSeconds,
     })), target.isOurs)),
-    { file: config, before, after: withMcpBlock(before, target.mcp) },
+    { file: config, before, after: withMcpBlock(before, target) },
   ]
 }
 

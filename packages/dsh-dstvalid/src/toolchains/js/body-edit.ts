@@ -1,8 +1,12 @@
 /**
  * Whether an edit of a JavaScript or TypeScript module is confined to
  * function bodies, and which functions: decided on the TypeScript syntax
- * tree of the file before and after (this package's own TypeScript, parse
- * only; loaded on first use). Everything outside function bodies — imports,
+ * tree of the file before and after (parse only). The parse runs where a
+ * TypeScript is loaded already: in an idle type-check worker that offered
+ * itself ({@link offerParser}: the workspace's own TypeScript, warm there),
+ * else in this thread with this package's own TypeScript, loaded on first
+ * use (no worker, or it is busy with a check) — one TypeScript per host in
+ * the usual case. Everything outside function bodies — imports,
  * exports, top-level statements, module initialisers, class fields,
  * signatures, types — must be token for token the same; comments and
  * whitespace do not count.
@@ -26,11 +30,60 @@ function typescript(): Promise<typeof TS> {
   return loading
 }
 
-/** Load the parser now, in the background (a session starts), so the first judged edit does not wait for it. */
+/** One question for the parser; answered by {@link parseWith} wherever TypeScript is. */
+export type ParseRequest =
+  | { op: 'bodyEdit'; file: string; before: string; after: string }
+  | { op: 'commentOnly'; file: string; before: string; after: string }
+  | { op: 'predictedNames'; file: string; text: string }
+
+/** A thread that holds a TypeScript and parses for this one: its answer, or undefined when it cannot now (busy, not started, gone). */
+export interface ParserHost {
+  parse(request: ParseRequest): Promise<{ value: unknown } | undefined>
+}
+
+const hosts = new Set<ParserHost>()
+
+/** A type-check worker offers its TypeScript for the parse (while it is alive). */
+export function offerParser(host: ParserHost): void {
+  hosts.add(host)
+}
+
+export function withdrawParser(host: ParserHost): void {
+  hosts.delete(host)
+}
+
+/** Whether `ts` has every API the parse uses (TypeScript 4.9 on). */
+export function canParseWith(ts: typeof TS): boolean {
+  return typeof ts.isSatisfiesExpression === 'function' && typeof ts.getShebang === 'function'
+}
+
+/** Answer `request` with `ts`, in whatever thread holds it. */
+export function parseWith(ts: typeof TS, request: ParseRequest): unknown {
+  if (request.op === 'bodyEdit') return bodyEditWith(ts, request.file, request.before, request.after)
+  if (request.op === 'commentOnly') return commentOnlyWith(ts, request.file, request.before, request.after)
+  return predictedNamesWith(ts, request.file, request.text)
+}
+
+async function parsed(request: ParseRequest): Promise<unknown> {
+  for (const host of hosts) {
+    const answer = await host.parse(request)
+    if (answer) return answer.value
+  }
+  return parseWith(await typescript(), request)
+}
+
+/**
+ * Load this thread's parser now, in the background (a session starts), so
+ * the first judged edit does not wait for it — unless a type-check worker
+ * will parse (one offered itself by the time the session's checks started).
+ */
 export function preloadParser(): void {
-  void typescript().catch(() => {
-    // Loaded again (and its error reported) by the first edit that needs it.
-    loading = undefined
+  setImmediate(() => {
+    if (hosts.size) return
+    void typescript().catch(() => {
+      // Loaded again (and its error reported) by the first edit that needs it.
+      loading = undefined
+    })
   })
 }
 
@@ -277,7 +330,10 @@ function namedFunction(ts: typeof TS, fn: FunctionNode): string | undefined {
  * a name V8 reports (say, a callback at the top level of the module).
  */
 export async function bodyEdit(file: string, before: string, after: string): Promise<BodyEdit> {
-  const ts = await typescript()
+  return await parsed({ op: 'bodyEdit', file, before, after }) as BodyEdit
+}
+
+function bodyEditWith(ts: typeof TS, file: string, before: string, after: string): BodyEdit {
   const b = parse(ts, file, before)
   const a = parse(ts, file, after)
   if (!b || !a) return { kind: 'other', reason: `${file} does not parse` }
@@ -314,7 +370,10 @@ export async function bodyEdit(file: string, before: string, after: string): Pro
 export async function commentOnly(file: string, before: string, after: string): Promise<true | string> {
   if (!/\.[cm]?[jt]sx?$/.test(file)) return `${file} is not a JavaScript or TypeScript module`
   if (before === after) return true
-  const ts = await typescript()
+  return await parsed({ op: 'commentOnly', file, before, after }) as true | string
+}
+
+function commentOnlyWith(ts: typeof TS, file: string, before: string, after: string): true | string {
   const b = parse(ts, file, before)
   const a = parse(ts, file, after)
   if (!b || !a) return `${file} does not parse`
@@ -342,7 +401,10 @@ export async function commentOnly(file: string, before: string, after: string): 
  * something): its map is not used.
  */
 export async function predictedNames(file: string, text: string): Promise<Set<string> | undefined> {
-  const ts = await typescript()
+  return await parsed({ op: 'predictedNames', file, text }) as Set<string> | undefined
+}
+
+function predictedNamesWith(ts: typeof TS, file: string, text: string): Set<string> | undefined {
   const sf = parse(ts, file, text)
   if (!sf) return undefined
   const names = new Set(['', '<instance_members_initializer>', '<static_members_initializer>', '<static_initializer>'])

@@ -6,7 +6,7 @@ import { TsWorkerClient } from './client.ts'
 import { typesUnchanged } from '../js/comments.ts'
 import type { ImpactList } from '../../impact.ts'
 import type { TsCheckResult } from './program.ts'
-import type { Change, Check, CheckIO, ImpactSource, Measurement } from '../../types.ts'
+import type { Change, Check, CheckIO, ImpactSource, Measurement, ThreadHeap } from '../../types.ts'
 
 /** Files the TypeScript program can hold. */
 const SCRIPT = /\.(?:[cm]?[jt]sx?|d\.[cm]?ts)$/
@@ -46,6 +46,11 @@ export class TypecheckCheck implements Check, ImpactSource {
         ...(options.cacheDir ? { cacheDir: options.cacheDir } : {}) },
       { maxHeapMb: options.maxHeapMb },
     )
+  }
+
+  heaps(): ThreadHeap[] {
+    const heap = this._client.heap
+    return heap ? [{ thread: 'type-check worker', ...heap }] : []
   }
 
   /** Whether a worker holds a warm program now. */

@@ -4,7 +4,8 @@ import { Worker } from 'node:worker_threads'
 import type { ImpactList } from '../../impact.ts'
 import { checkEnvFull } from '../../run.ts'
 import type { TsCheckResult } from './program.ts'
-import type { WorkerInit, WorkerReady, WorkerReply, WorkerRequest } from './protocol.ts'
+import { offerParser, withdrawParser, type ParseRequest, type ParserHost } from '../js/body-edit.ts'
+import type { WorkerHeap, WorkerInit, WorkerReady, WorkerReply, WorkerRequest } from './protocol.ts'
 
 /**
  * Not answered within the timeout: the worker keeps working on it (or on an
@@ -63,15 +64,35 @@ function bootstrap(entry: string): string {
  * done once, not restarted from nothing), and the next request waits for it
  * within its own timeout. Only dispose (or a crash) ends the worker.
  */
-export class TsWorkerClient {
+export class TsWorkerClient implements ParserHost {
   private _worker?: Worker
   private _ready?: Promise<WorkerReady>
   private _nextId = 0
   private _pending?: { id: number; settle: (a: Answer) => void; since: number; done: Promise<void> }
   /** Fails the start in progress (set while a worker is starting). */
   private _failStart?: (why: string) => void
+  private _heap?: WorkerHeap['heap']
 
-  constructor(private readonly init: WorkerInit, private readonly options: TsWorkerOptions) {}
+  constructor(private readonly init: WorkerInit, private readonly options: TsWorkerOptions) {
+    // Its TypeScript parses for the body-edit parser too, when idle: the main thread then loads none.
+    offerParser(this)
+  }
+
+  /**
+   * A parse for the body-edit parser, on the worker's TypeScript: only when
+   * the worker is up and idle (a check in flight, or a start, is not waited
+   * for: undefined, and the parser uses its own).
+   */
+  async parse(request: ParseRequest): Promise<{ value: unknown } | undefined> {
+    if (!this._worker || this._pending || this._failStart) return undefined
+    const answer = await this.request({ kind: 'parse', request }, PARSE_TIMEOUT_MS)
+    return answer.status === 'ok' && 'parsed' in answer.reply ? { value: answer.reply.parsed } : undefined
+  }
+
+  /** The worker's heap as it last reported it (after its last answer); undefined while none is alive. */
+  get heap(): WorkerHeap['heap'] | undefined {
+    return this._worker ? this._heap : undefined
+  }
 
   /** Whether a worker (and its warm program) is alive. */
   get alive(): boolean {
@@ -81,6 +102,7 @@ export class TsWorkerClient {
   /** Start the worker if needed; resolves with the workspace's TypeScript version. */
   start(): Promise<WorkerReady> {
     if (this._ready) return this._ready
+    offerParser(this)
     const entry = new URL('./worker.ts', import.meta.url).href
     const worker = new Worker(bootstrap(entry), {
       eval: true,
@@ -93,7 +115,11 @@ export class TsWorkerClient {
     this._worker = worker
     this._ready = new Promise<WorkerReady>((resolve, reject) => {
       this._failStart = why => reject(new Error(why))
-      const onMessage = (message: WorkerReady | WorkerReply) => {
+      const onMessage = (message: WorkerReady | WorkerReply | WorkerHeap) => {
+        if ('heap' in message) {
+          if (this._worker === worker) this._heap = message.heap
+          return
+        }
         if ('ready' in message) {
           this._failStart = undefined
           resolve(message)
@@ -212,6 +238,7 @@ export class TsWorkerClient {
    * next start re-checks only what changed.
    */
   async dispose(flushTimeoutMs = 10_000): Promise<void> {
+    withdrawParser(this)
     if (this.init.cacheDir && this._worker && !this._pending && !this._failStart) await this.request({ kind: 'persist' }, flushTimeoutMs)
     await this.terminate()
   }
@@ -245,5 +272,8 @@ export class TsWorkerClient {
 }
 
 const TIMEOUT = Symbol('timeout')
+
+/** A parse takes milliseconds; one that does not answer in this long is the parser's own to do. */
+const PARSE_TIMEOUT_MS = 10_000
 
 type DistributiveOmit<T, K extends PropertyKey> = T extends unknown ? Omit<T, K> : never

@@ -6,12 +6,13 @@
  * kills the worker at a check's timeout and starts a new one.
  */
 import { createRequire } from 'node:module'
-import { setFlagsFromString } from 'node:v8'
+import { getHeapStatistics, setFlagsFromString } from 'node:v8'
 import { runInNewContext } from 'node:vm'
 import { parentPort, workerData } from 'node:worker_threads'
 import type * as TS from 'typescript'
+import { canParseWith, parseWith } from '../js/body-edit.ts'
 import { TsProgramChecker } from './program.ts'
-import type { WorkerInit, WorkerReply, WorkerRequest } from './protocol.ts'
+import type { WorkerHeap, WorkerInit, WorkerReply, WorkerRequest } from './protocol.ts'
 
 const init = workerData as WorkerInit
 const ts = createRequire(import.meta.url)(init.typescriptPath) as typeof TS
@@ -23,6 +24,12 @@ const PERSIST_IDLE_MS = 5000
 const PERSIST_EVERY_MS = 120_000
 let persistTimer: NodeJS.Timeout | undefined
 let lastPersist = 0
+/** Idle time after a check that rebuilt programs before the full collection (a parse or check asked right after it does not wait for it). */
+const COLLECT_IDLE_MS = 1000
+let collectTimer: NodeJS.Timeout | undefined
+let collectDue = false
+/** Whether the body-edit parser can use this TypeScript (else it parses with its own, in the main thread). */
+const parses = canParseWith(ts)
 
 /**
  * A full garbage collection, run once a check that rebuilt programs has been
@@ -40,6 +47,22 @@ const collect = (() => {
   }
 })()
 
+/** The collection a rebuilding check left due, once the worker has been idle for {@link COLLECT_IDLE_MS}. */
+function scheduleCollect(): void {
+  if (!collect || !collectDue) return
+  collectTimer = setTimeout(() => {
+    collectDue = false
+    collect()
+    reportHeap()
+  }, COLLECT_IDLE_MS)
+}
+
+/** The heap as it is now, for the host's status (sent after each answer). */
+function reportHeap(): void {
+  const stats = getHeapStatistics()
+  parentPort!.postMessage({ heap: { usedBytes: stats.used_heap_size, totalBytes: stats.total_heap_size } } satisfies WorkerHeap)
+}
+
 /** `final`: the client asks before ending the worker (see {@link TsProgramChecker.persist}). */
 function persist(final = false): number {
   clearTimeout(persistTimer)
@@ -54,6 +77,20 @@ function persist(final = false): number {
 }
 
 parentPort!.on('message', (request: WorkerRequest) => {
+  clearTimeout(collectTimer)
+  if (request.kind === 'parse') {
+    // A parse leaves the check's state alone (its cache write, its collection stay due).
+    let reply: WorkerReply
+    try {
+      if (!parses) throw new Error(`TypeScript ${ts.version} lacks what the body-edit parser uses`)
+      reply = { id: request.id, ok: true, parsed: parseWith(ts, request.request) }
+    } catch (error) {
+      reply = { id: request.id, ok: false, error: (error as Error)?.stack ?? String(error) }
+    }
+    parentPort!.postMessage(reply)
+    scheduleCollect()
+    return
+  }
   clearTimeout(persistTimer)
   let reply: WorkerReply
   try {
@@ -70,7 +107,9 @@ parentPort!.on('message', (request: WorkerRequest) => {
     reply = { id: request.id, ok: false, error: (error as Error)?.stack ?? String(error) }
   }
   parentPort!.postMessage(reply)
-  if (collect && 'result' in reply && !reply.result.paused && Object.keys(reply.result.recheckedFiles).length) setImmediate(collect)
+  if ('result' in reply && !reply.result.paused && Object.keys(reply.result.recheckedFiles).length > 0) collectDue = true
+  setImmediate(reportHeap)
+  scheduleCollect()
   // A paused check waits for its resume (writing the cache would stop it).
   if (init.cacheDir && (request.kind === 'check' || request.kind === 'resume') && !checker.paused) persistTimer = setTimeout(persist,
     Math.max(PERSIST_IDLE_MS, lastPersist + PERSIST_EVERY_MS - Date.now()))
