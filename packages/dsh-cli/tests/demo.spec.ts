@@ -29,9 +29,10 @@ describe('dsh demo', () => {
     expect(out).toContain('  ✓ edit_file\n      edited src/legacy.ts')
     // A shell command's edit (sed -i) judged like a write: its importers break, so it is kept for now too.
     expect(out).toContain("  ✓ bash\n      [exit code 0]\n      kept for now: 1 file no longer type-checks against this change:\n      src/cart.ts:1 TS2305 Module '\"./money.ts\"' has no exported member 'applyDiscount'.")
-    // The agent stops with both unfinished: refused twice, then both undone as one group; the good edits stay.
+    // The agent stops with both unfinished: refused; it writes nothing (a checkpoint), so its next stop undoes both as one group; the good edits stay.
     const broken = "2 files no longer type-check:\n  src/cart.ts:1 TS2305 Module '\"./money.ts\"' has no exported member 'applyDiscount'.\n  tests/money.test.ts:2 TS2305 Module '\"../src/money.ts\"' has no exported member 'applyDiscount'."
-    for (const n of [1, 2]) expect(out).toContain(`  [dsh-dstvalid] not done: this turn leaves the project worse than it began (stop refused, ${n} of 2): ${broken}\n  fix them, then finish; stopping with them open undoes edit_file on src/money.ts; bash on src/money.ts`)
+    expect(out).toContain(`  [dsh-dstvalid] not done: this turn leaves the project worse than it began (stop refused, 1 of 2): ${broken}\n  fix them, then finish; stopping again without writing a fix undoes edit_file on src/money.ts; bash on src/money.ts`)
+    expect(out).not.toContain('stop refused, 2 of 2')
     expect(out).toContain(`  [dsh-dstvalid] undone at the end of the turn: edit_file on src/money.ts; bash on src/money.ts; it left the project worse than the turn began: ${broken}\n  kept: edit_file on src/legacy.ts\n`)
     // The rolled-back and undone edits (two edit_file, one sed -i) left money.ts byte-for-byte as it was.
     expect(readFileSync(join(dir, 'src/money.ts'), 'utf8')).toBe(readFileSync(join(repoRoot, 'examples/demo/workspace/src/money.ts'), 'utf8'))

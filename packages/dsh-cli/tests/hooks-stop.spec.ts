@@ -40,11 +40,11 @@ const BROKEN = "src/merge.ts:1 TS2724 '\"./utils.ts\"' has no exported member na
 const refusal = (n: number) => [
   `not done: this turn leaves the project worse than it began (stop refused, ${n} of 2): 1 file no longer type-checks:`,
   BROKEN,
-  'fix them, then finish; stopping with them open undoes Write on src/utils.ts',
+  `fix them, then finish; ${n < 2 ? 'stopping again without writing a fix undoes' : 'stopping with them open undoes'} Write on src/utils.ts`,
 ].join('\n')
 
 describe('turn verdicts through the hooks host', { timeout: 180_000 }, () => {
-  it('Claude Code: a rename stopped after its first write: Stop blocked twice with the breakage, then the write undone byte for byte; unrelated work kept', async () => {
+  it('Claude Code: a rename stopped after its first write: Stop blocked with the breakage; a write that does not fix it, Stop blocked again; then the write undone byte for byte; unrelated work kept', async () => {
     const { root, host, read } = await boot()
     const cc = adapterFor('claude-code')!
     const s = { session_id: 'cc1', cwd: root }
@@ -64,18 +64,36 @@ describe('turn verdicts through the hooks host', { timeout: 180_000 }, () => {
       "still to fix before you finish (left by this turn's earlier writes): 1 problem:", BROKEN,
     ].join('\n') } })
     expect(await host.handle(cc, 'Stop', { ...s, stop_hook_active: false })).toEqual({ decision: 'block', reason: refusal(1) })
+    await write('t3', 'src/notes.ts', 'export const note = 3\n')
     expect(await host.handle(cc, 'Stop', { ...s, stop_hook_active: true })).toEqual({ decision: 'block', reason: refusal(2) })
     expect(await host.handle(cc, 'Stop', { ...s, stop_hook_active: true })).toBeUndefined()
     expect(read('src/utils.ts')).toBe(FILES['src/utils.ts'])
-    expect(read('src/notes.ts')).toBe('export const note = 2\n')
+    expect(read('src/notes.ts')).toBe('export const note = 3\n')
     // What was undone reaches the model at its next prompt.
     const next = await host.handle(cc, 'UserPromptSubmit', { ...s, prompt: 'And now?' }) as { hookSpecificOutput: { additionalContext: string } }
     expect(next.hookSpecificOutput.additionalContext).toContain([
       'undone at the end of the turn: Write on src/utils.ts; it left the project worse than the turn began: 1 file no longer type-checks:',
       BROKEN,
-      'kept: Write on src/notes.ts',
+      'kept: Write on src/notes.ts; Write on src/notes.ts',
       'to make this change, update every file it breaks in the same turn before you finish',
     ].join('\n'))
+  })
+
+  it('Claude Code: Stop blocked with the breakage; the model only reads, so the next Stop (stop_hook_active) undoes the write at once', async () => {
+    const { root, host, read } = await boot()
+    const cc = adapterFor('claude-code')!
+    const s = { session_id: 'cc2', cwd: root }
+    const tool_input = { file_path: join(root, 'src/utils.ts'), content: RENAMED }
+    await host.handle(cc, 'UserPromptSubmit', { ...s, prompt: 'Rename isPlainObject.' })
+    expect(await host.handle(cc, 'PreToolUse', { ...s, tool_name: 'Write', tool_input, tool_use_id: 't1' })).toBeUndefined()
+    writeFileSync(join(root, 'src/utils.ts'), RENAMED)
+    await host.handle(cc, 'PostToolUse', { ...s, tool_name: 'Write', tool_input, tool_use_id: 't1', tool_response: { type: 'update' } })
+    expect(await host.handle(cc, 'Stop', { ...s, stop_hook_active: false })).toEqual({ decision: 'block', reason: refusal(1) })
+    const look = { file_path: join(root, 'src/merge.ts') }
+    expect(await host.handle(cc, 'PreToolUse', { ...s, tool_name: 'Read', tool_input: look, tool_use_id: 't2' })).toBeUndefined()
+    await host.handle(cc, 'PostToolUse', { ...s, tool_name: 'Read', tool_input: look, tool_use_id: 't2', tool_response: { type: 'text' } })
+    expect(await host.handle(cc, 'Stop', { ...s, stop_hook_active: true })).toBeUndefined()
+    expect(read('src/utils.ts')).toBe(FILES['src/utils.ts'])
   })
 
   it('Gemini CLI: AfterAgent denied with the breakage; its reason comes back as the prompt of the same turn; the importer fixed, the next stop passes and both writes stay', async () => {

@@ -109,7 +109,7 @@ export interface HeldFiles extends HeldWriteName {
 export type StopDecision<W extends HeldFiles> =
   | { kind: 'keep' }
   | { kind: 'refuse'; group: W[]; attempt: number; notice: string; text: string }
-  | { kind: 'undo'; group: W[] }
+  | { kind: 'undo'; group: W[]; why: 'refusals spent' | 'nothing written' }
 
 export interface StopOptions<W extends HeldFiles> {
   /** The check that found the turn's change worse than its start; undefined: no worse. */
@@ -120,14 +120,22 @@ export interface StopOptions<W extends HeldFiles> {
   /** Stops refused so far, and how many may be. */
   refusals: number
   maxRefusals: number
+  /** Some call wrote since the last refusal (its verdict aside); true before the first. */
+  wroteSinceRefusal: boolean
   limits: MessageLimits
 }
 
-/** Decide a turn's stop: keep every held write, refuse the stop, or undo the unfinished change. */
-export function judgeStop<W extends HeldFiles>({ failed, held, open, refusals, maxRefusals, limits }: StopOptions<W>): StopDecision<W> {
+/**
+ * Decide a turn's stop: keep every held write, refuse the stop, or undo the
+ * unfinished change. Refused at most `maxRefusals` times, and again only
+ * when the model wrote since the last refusal: a stop with nothing written
+ * since (it answered, or only read) is not asked again, its change is undone.
+ */
+export function judgeStop<W extends HeldFiles>({ failed, held, open, refusals, maxRefusals, wroteSinceRefusal, limits }: StopOptions<W>): StopDecision<W> {
   if (!failed) return { kind: 'keep' }
   const group = groupOf(held, open, failed)
-  if (refusals >= maxRefusals) return { kind: 'undo', group }
+  if (refusals >= maxRefusals) return { kind: 'undo', group, why: 'refusals spent' }
+  if (refusals > 0 && !wroteSinceRefusal) return { kind: 'undo', group, why: 'nothing written' }
   const attempt = refusals + 1
   return {
     kind: 'refuse', group, attempt,

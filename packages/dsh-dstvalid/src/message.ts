@@ -159,13 +159,16 @@ function writesPhrase(writes: readonly HeldWriteName[]): string {
 
 /**
  * A refused stop (turn verdicts): what is worse than at the turn's start,
- * and what the next stop with it open does.
+ * and what the next stop with it open does (undone: always after the last
+ * refusal, and after an earlier one when nothing was written before it).
  */
 export function stopRefusal(verdict: CheckVerdict, group: readonly HeldWriteName[], attempt: number, max: number, limits: MessageLimits): string {
   return [
     `not done: this turn leaves the project worse than it began (stop refused, ${attempt} of ${max}): ${rippleSummary(verdict.check, verdict.regressions)}:`,
     ...problemLines(verdict.regressions, limits),
-    `fix them, then finish; stopping with them open undoes ${writesPhrase(group)}`,
+    attempt < max
+      ? `fix them, then finish; stopping again without writing a fix undoes ${writesPhrase(group)}`
+      : `fix them, then finish; stopping with them open undoes ${writesPhrase(group)}`,
   ].join('\n')
 }
 

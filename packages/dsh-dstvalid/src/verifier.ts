@@ -91,6 +91,10 @@ interface TurnDebt {
   open: Problem[]
   /** Stops refused so far. */
   refusals: number
+  /** Calls that changed a file (or may have: a shell call not judged) since the debt opened, whatever their verdict. */
+  wrote: number
+  /** {@link wrote} at the last refusal: unchanged at the next stop, the model wrote nothing since it was asked to fix. */
+  wroteAtRefusal?: number
   /** The guard's {@link Guard.epoch} when the debt opened: unchanged, the accepted state still describes the workspace. */
   epoch: number
   /** The last stop's judgement, with the number of held writes it saw: a stop with nothing written since (nor changed outside) is not judged again. */
@@ -220,6 +224,7 @@ export class Verifier {
       const result = await next()
       this._announced.take(session.id, exec.callId)
       this.host.commit({ sessionId: session.id, callId: exec.callId })
+      if (!result.isError) this.noteWrite(session.id)
       this.io(session, exec.signal).notice('error', `checks could not be set up: ${message}`)
       return plan.kind === 'write' ? withNotes(result, [`warning: not verified: dsh-dstvalid could not set up checks for this workspace (${message})`]) : result
     }
@@ -228,6 +233,8 @@ export class Verifier {
       guard.markDirty()
       const debt = this._debts.get(session.id)
       if (debt) debt.last = undefined
+      // Not judged, so not known to have written nothing: it counts as writing.
+      this.noteWrite(session.id)
       return result
     }
     const io = this.io(session, exec.signal)
@@ -259,6 +266,8 @@ export class Verifier {
         this.host.commit({ sessionId: session.id, callId: exec.callId })
         return result
       }
+      // It wrote, whatever its verdict (kept, kept for now, rolled back): the model is working on the turn's change.
+      this.noteWrite(session.id)
       if (this.config.per === 'step' && exec.step !== undefined && plan.kind === 'write') {
         this.pend(session, exec, change)
         return result
@@ -401,12 +410,18 @@ export class Verifier {
   /** A write kept for now (turn verdicts): the turn's debt opens (its base measured before the accepted state advances) or grows. */
   private owe(session: Session, guard: Guard, verdict: CheckVerdict, hold: (kept?: CheckVerdict) => void): void {
     if (!this._debts.has(session.id)) {
-      this._debts.set(session.id, { session, guard, base: guard.acceptedCopy(), held: [], before: new Map(), unknownBefore: false, open: [], refusals: 0, epoch: guard.epoch })
+      this._debts.set(session.id, { session, guard, base: guard.acceptedCopy(), held: [], before: new Map(), unknownBefore: false, open: [], refusals: 0, wrote: 0, epoch: guard.epoch })
     }
     const debt = this._debts.get(session.id)!
     hold(verdict)
     const seen = new Set(verdict.regressions.map(p => p.key))
     debt.open = [...verdict.regressions, ...stillOpen(debt).filter(p => !seen.has(p.key))]
+  }
+
+  /** A call changed files (or may have) while the turn has debt: a later stop is refused again rather than undone at once. */
+  private noteWrite(sessionId: string): void {
+    const debt = this._debts.get(sessionId)
+    if (debt) debt.wrote++
   }
 
   /** Keep a write's snapshot scope open until the turn ends (the turn has debt). */
@@ -440,7 +455,8 @@ export class Verifier {
       const measured = again || known ? undefined : await this.measureTurn(debt, debt.held, io)
       const failed = again ?? (known ?? measured?.checks)?.find(c => c.outcome === 'fail')
       if (failed) debt.last = { held: debt.held.length, failed }
-      const decision = judgeStop({ failed, held: debt.held, open: debt.open, refusals: debt.refusals, maxRefusals: this.config.stopRefusals, limits: this.limits() })
+      const wroteSinceRefusal = debt.wroteAtRefusal === undefined || debt.wrote > debt.wroteAtRefusal
+      const decision = judgeStop({ failed, held: debt.held, open: debt.open, refusals: debt.refusals, maxRefusals: this.config.stopRefusals, wroteSinceRefusal, limits: this.limits() })
       if (decision.kind === 'keep') {
         if (measured) guard.advance(measured)
         this.host.commit({ sessionId: session.id, callIds: debt.held.map(w => w.callId) })
@@ -450,9 +466,11 @@ export class Verifier {
       }
       if (decision.kind === 'refuse') {
         debt.refusals = decision.attempt
+        debt.wroteAtRefusal = debt.wrote
         io.notice('warn', decision.notice)
         return { source: 'dsh-dstvalid', text: decision.text }
       }
+      if (decision.why === 'nothing written') io.notice('info', `the stop came with nothing written since it was refused: the unfinished change is undone now (${plural(debt.refusals, 'refusal')} of ${this.config.stopRefusals})`)
       await this.undo(debt, failed!, decision.group, io)
       return undefined
     })

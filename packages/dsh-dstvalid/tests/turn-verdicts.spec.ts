@@ -82,7 +82,7 @@ describe('turn verdicts (ADR 0037)', { timeout: 180_000 }, () => {
     expect(h.results.filter(x => x.outcome === 'rolled-back')).toEqual([])
   })
 
-  it('the rename stopped after its first write: the stop refused with the breakage, then the definition undone byte for byte, unrelated work kept', async () => {
+  it('the rename stopped after its first write: the stop refused once with the breakage, then (nothing written since) the definition undone byte for byte, unrelated work kept', async () => {
     const root = makeWorkspace()
     const money = readFileSync(join(root, 'src/money.ts'))
     const cart = readFileSync(join(root, 'src/cart.ts'))
@@ -92,19 +92,18 @@ describe('turn verdicts (ADR 0037)', { timeout: 180_000 }, () => {
       // Half an importer update, through the shell: it built on the change, so it goes with it.
       { toolCalls: [call('sh', { command: "sed -i 's/^import { add,/import { sum, add,/' src/cart.ts" }, 'bash')] },
       { text: 'Done.' },
+      // Asked to fix, the model only answers: its stop is not refused again (stopRefusals: 2), the change is undone.
       { text: 'Done, really.' },
       { text: 'Done.' },
     )
     const h = await boot(root, { verdicts: 'turn', tests: 'off' }, { snapshot: { real: {} }, script: s })
     await h.ctx.agents.create(h.session).send('Rename add to sum.')
-    const refusal = (n: number) => [
-      `not done: this turn leaves the project worse than it began (stop refused, ${n} of 2): 1 file no longer type-checks:`,
-      "src/cart.ts:1 TS2305 Module '\"./money.ts\"' has no exported member 'add'.",
-      'fix them, then finish; stopping with them open undoes edit_file on src/money.ts; bash on src/cart.ts',
-    ].join('\n')
     expect(notices(h)).toEqual([
-      refusal(1),
-      refusal(2),
+      [
+        'not done: this turn leaves the project worse than it began (stop refused, 1 of 2): 1 file no longer type-checks:',
+        "src/cart.ts:1 TS2305 Module '\"./money.ts\"' has no exported member 'add'.",
+        'fix them, then finish; stopping again without writing a fix undoes edit_file on src/money.ts; bash on src/cart.ts',
+      ].join('\n'),
       [
         'undone at the end of the turn: edit_file on src/money.ts; bash on src/cart.ts; it left the project worse than the turn began: 1 file no longer type-checks:',
         "src/cart.ts:1 TS2305 Module '\"./money.ts\"' has no exported member 'add'.",
@@ -116,8 +115,126 @@ describe('turn verdicts (ADR 0037)', { timeout: 180_000 }, () => {
     expect(readFileSync(join(root, 'src/cart.ts'))).toEqual(cart)
     expect(readText(root, 'src/greeting.ts')).toContain('Hi, ${name}!')
     expect(h.results.filter(x => x.outcome === 'rolled-back').map(x => [x.callId, x.check])).toEqual([['def', 'typecheck'], ['sh', 'typecheck']])
+    expect(h.notices.map(n => n.text)).toContain('the stop came with nothing written since it was refused: the unfinished change is undone now (1 refusal of 2)')
+    // The model's steps: the three calls, the refused stop, the stop that undid the change; the last answer was never asked for.
+    expect(h.session.ofType('step/start')).toHaveLength(5)
     // The next write is judged against the state the turn began with.
     expect(await h.exec('edit_file', { path: 'src/money.ts', old_string: 'return a + b', new_string: 'return b + a' })).toEqual({ content: 'edited src/money.ts' })
+  })
+
+  it('refused, then the model only reads, makes a call that fails and runs a command that changes nothing: nothing was written, so the next stop undoes the change (one refusal, not two)', async () => {
+    const root = makeWorkspace()
+    const money = readFileSync(join(root, 'src/money.ts'))
+    const s = script(
+      { toolCalls: [call('bug', breakDiscount)] },
+      { text: 'Done.' },
+      { toolCalls: [call('read', { path: 'src/money.ts' }, 'read_file')] },
+      { toolCalls: [call('miss', { path: 'src/money.ts', old_string: 'not in the file', new_string: 'x' })] },
+      { toolCalls: [call('look', { command: 'cat tests/money.test.ts' }, 'bash')] },
+      { text: 'Done.' },
+      { text: 'Done.' },
+    )
+    const h = await boot(root, { verdicts: 'turn' }, { snapshot: { real: {} }, script: s })
+    await h.ctx.agents.create(h.session).send('Round the discount up.')
+    expect(results(h).map(([id, isError]) => [id, isError])).toEqual([['bug', false], ['read', false], ['miss', true], ['look', false]])
+    const said = notices(h)
+    expect(said).toHaveLength(2)
+    expect(said[0]).toBe([
+      'not done: this turn leaves the project worse than it began (stop refused, 1 of 2): 1 test in 1 file fails:',
+      discountTestFails,
+      'fix them, then finish; stopping again without writing a fix undoes edit_file on src/money.ts',
+    ].join('\n'))
+    expect(said[1]!.split('\n')[0]).toBe('undone at the end of the turn: edit_file on src/money.ts; it left the project worse than the turn began: 1 test in 1 file fails:')
+    expect(readFileSync(join(root, 'src/money.ts'))).toEqual(money)
+    expect(h.results.filter(x => x.outcome === 'rolled-back').map(x => [x.callId, x.check])).toEqual([['bug', 'test']])
+  })
+
+  it('refused, then a write that does not fix it: refused again; then a stop with nothing written since undoes the change before the refusals are spent', async () => {
+    const root = makeWorkspace()
+    const money = readFileSync(join(root, 'src/money.ts'))
+    const note = { path: 'src/money.ts', old_string: '/** Amounts are integer cents. */', new_string: '/** Amounts are integer cents, discounts rounded up. */' }
+    const s = script(
+      { toolCalls: [call('bug', breakDiscount)] },
+      { text: 'Done.' },
+      { toolCalls: [call('note', note)] },
+      { text: 'Fixed.' },
+      { text: 'Done.' },
+      { text: 'Done.' },
+    )
+    const h = await boot(root, { verdicts: 'turn', stopRefusals: 3 }, { snapshot: { real: {} }, script: s })
+    await h.ctx.agents.create(h.session).send('Round the discount up.')
+    expect(results(h).map(([id, isError]) => [id, isError])).toEqual([['bug', false], ['note', false]])
+    const said = notices(h)
+    expect(said.map(t => t.split('\n')[0])).toEqual([
+      'not done: this turn leaves the project worse than it began (stop refused, 1 of 3): 1 test in 1 file fails:',
+      'not done: this turn leaves the project worse than it began (stop refused, 2 of 3): 1 test in 1 file fails:',
+      'undone at the end of the turn: edit_file on src/money.ts; edit_file on src/money.ts; it left the project worse than the turn began: 1 test in 1 file fails:',
+    ])
+    expect(said[1]!.split('\n').at(-1)).toBe('fix them, then finish; stopping again without writing a fix undoes edit_file on src/money.ts; edit_file on src/money.ts')
+    expect(readFileSync(join(root, 'src/money.ts'))).toEqual(money)
+    expect(h.results.filter(x => x.outcome === 'rolled-back').map(x => [x.callId, x.check])).toEqual([['bug', 'test'], ['note', 'test']])
+  })
+
+  it('refused, then a write that does not fix it, with the default two refusals: refused again, then undone at the next stop', async () => {
+    const root = makeWorkspace()
+    const money = readFileSync(join(root, 'src/money.ts'))
+    const note = { path: 'src/money.ts', old_string: '/** Amounts are integer cents. */', new_string: '/** Amounts are integer cents, discounts rounded up. */' }
+    const s = script({ toolCalls: [call('bug', breakDiscount)] }, { text: 'Done.' }, { toolCalls: [call('note', note)] }, { text: 'Fixed.' }, { toolCalls: [call('note2', { ...note, old_string: note.new_string, new_string: '/** Cents. */' })] }, { text: 'Done.' })
+    const h = await boot(root, { verdicts: 'turn' }, { snapshot: { real: {} }, script: s })
+    await h.ctx.agents.create(h.session).send('Round the discount up.')
+    const said = notices(h)
+    expect(said.map(t => t.split('\n')[0])).toEqual([
+      'not done: this turn leaves the project worse than it began (stop refused, 1 of 2): 1 test in 1 file fails:',
+      'not done: this turn leaves the project worse than it began (stop refused, 2 of 2): 1 test in 1 file fails:',
+      'undone at the end of the turn: edit_file on src/money.ts; edit_file on src/money.ts; edit_file on src/money.ts; it left the project worse than the turn began: 1 test in 1 file fails:',
+    ])
+    expect(said[0]!.split('\n').at(-1)).toBe('fix them, then finish; stopping again without writing a fix undoes edit_file on src/money.ts')
+    // The last refusal: any stop with the problems open undoes the change.
+    expect(said[1]!.split('\n').at(-1)).toBe('fix them, then finish; stopping with them open undoes edit_file on src/money.ts; edit_file on src/money.ts')
+    expect(readFileSync(join(root, 'src/money.ts'))).toEqual(money)
+    expect(h.results.filter(x => x.outcome === 'rolled-back').map(x => x.callId)).toEqual(['bug', 'note', 'note2'])
+  })
+
+  it('refused, then a fix that breaks its own file (rolled back at once): that is writing, so the stop is refused again', async () => {
+    const root = makeWorkspace()
+    const money = readFileSync(join(root, 'src/money.ts'))
+    const s = script(
+      { toolCalls: [call('bug', breakDiscount)] },
+      { text: 'Done.' },
+      { toolCalls: [call('typo', { path: 'src/money.ts', old_string: 'return a + b', new_string: "return 'a + b'" })] },
+      { text: 'Fixed.' },
+      { text: 'Done.' },
+      { text: 'Done.' },
+    )
+    const h = await boot(root, { verdicts: 'turn', stopRefusals: 3 }, { snapshot: { real: {} }, script: s })
+    await h.ctx.agents.create(h.session).send('Round the discount up.')
+    const [, typo] = results(h)
+    expect(typo![1]).toBe(true)
+    expect(String(typo![2]).split('\n')[0]).toBe('rolled back: typecheck failed after edit_file on src/money.ts')
+    const said = notices(h)
+    expect(said.map(t => t.split('\n')[0])).toEqual([
+      'not done: this turn leaves the project worse than it began (stop refused, 1 of 3): 1 test in 1 file fails:',
+      'not done: this turn leaves the project worse than it began (stop refused, 2 of 3): 1 test in 1 file fails:',
+      'undone at the end of the turn: edit_file on src/money.ts; it left the project worse than the turn began: 1 test in 1 file fails:',
+    ])
+    expect(readFileSync(join(root, 'src/money.ts'))).toEqual(money)
+  })
+
+  it('refused, then fixed: the next stop commits the turn', async () => {
+    const root = makeWorkspace()
+    const fix = { path: 'src/money.ts', old_string: breakDiscount.new_string, new_string: breakDiscount.old_string }
+    const s = script({ toolCalls: [call('bug', breakDiscount)] }, { text: 'Done.' }, { toolCalls: [call('fix', fix)] }, { text: 'Fixed.' })
+    const h = await boot(root, { verdicts: 'turn' }, { snapshot: { real: {} }, script: s })
+    await h.ctx.agents.create(h.session).send('Round the discount up.')
+    expect(notices(h)).toEqual([[
+      'not done: this turn leaves the project worse than it began (stop refused, 1 of 2): 1 test in 1 file fails:',
+      discountTestFails,
+      'fix them, then finish; stopping again without writing a fix undoes edit_file on src/money.ts',
+    ].join('\n')])
+    expect(h.notices.map(n => n.text)).toContain("the turn's change is no worse than the turn's start: 2 held writes kept")
+    expect(readText(root, 'src/money.ts')).toContain('Math.round(amount * (1 - percent / 100))')
+    expect(h.results.filter(x => x.outcome === 'rolled-back')).toEqual([])
+    expect(h.session.ofType('turn/end').map(e => e.data.reason)).toEqual(['completed'])
   })
 
   it('a behaviour change its tests catch, never fixed: kept for now, gone by the end of the turn', async () => {

@@ -9,10 +9,13 @@
  *
  * - the rename of `isPlainObject` in its definition, its importer and its
  *   test: every write kept, nothing rolled back or undone;
- * - the same rename stopped after the definition: the Stop blocked twice with
- *   the importer's breakage, then the definition's write undone byte for byte;
- * - a real bug (arrays no longer concatenated; the tests catch it, no fix):
- *   kept for now, the Stop blocked twice, gone by the end of the turn.
+ * - the same rename stopped after the definition: the Stop blocked once with
+ *   the importer's breakage; the model answers without writing, so its next
+ *   Stop undoes the definition's write byte for byte;
+ * - a real bug (arrays no longer concatenated; the tests catch it): kept for
+ *   now, the Stop blocked; the model writes something that does not fix it,
+ *   so the Stop is blocked again (the last of `stopRefusals`: 2), then the
+ *   bug and that write are gone by the end of the turn.
  */
 import { spawnSync } from 'node:child_process'
 import { cpSync, existsSync, readFileSync, symlinkSync, writeFileSync } from 'node:fs'
@@ -191,7 +194,7 @@ for (const agent of AGENTS) describe.skipIf(!!skip)(`turn verdicts with the real
   }
 
   const rename = (ws: string, path: string) => agent.change(ws, path, readFileSync(join(ws, path), 'utf8'), 'isPlainObject', 'isPlainObj')
-  const done: AgentStep[] = [{ text: 'Done.' }, { text: 'Done.' }, { text: 'Done.' }]
+  const done: AgentStep = { text: 'Done.' }
   const kept = (lines: string[]) => agent.shown.kept(lines.join('\n'))
 
   describe('the rename, one file per call', () => {
@@ -221,19 +224,18 @@ for (const agent of AGENTS) describe.skipIf(!!skip)(`turn verdicts with the real
   describe('the rename stopped after its first step', () => {
     let s: Session
     beforeAll(async () => {
-      s = await session('stopped', [UTILS], ws => [{ text: 'Rename it in its definition.', toolCalls: [rename(ws, UTILS)] }, ...done])
+      s = await session('stopped', [UTILS], ws => [{ text: 'Rename it in its definition.', toolCalls: [rename(ws, UTILS)] }, done, done])
     }, 560_000)
 
-    it('keeps the definition for now, then refuses the stop twice with the importer it broke', () => {
+    it('keeps the definition for now, then refuses the stop once with the importer it broke', () => {
       expect(s.first.exitCode, s.first.stderr).toBe(0)
       expect(s.sawAfter(0, kept(['kept for now: 1 file no longer type-checks against this change:', IMPORTER_BROKEN, PARTIAL, 'fix them before you finish, or this change is undone']))).toBe(true)
-      for (const n of [1, 2]) {
-        const refusal = `not done: this turn leaves the project worse than it began (stop refused, ${n} of 2): 1 file no longer type-checks:\n${IMPORTER_BROKEN}\nfix them, then finish; stopping with them open undoes ${agent.tool} on src/_utils.ts`
-        expect(s.sawAfter(n, agent.shown.refused(refusal))).toBe(true)
-      }
+      const refusal = `not done: this turn leaves the project worse than it began (stop refused, 1 of 2): 1 file no longer type-checks:\n${IMPORTER_BROKEN}\nfix them, then finish; stopping again without writing a fix undoes ${agent.tool} on src/_utils.ts`
+      expect(s.sawAfter(1, agent.shown.refused(refusal))).toBe(true)
+      expect(s.all()).not.toContain('stop refused, 2 of 2')
     })
 
-    it('undoes the definition\'s write byte for byte at the third stop, and says so at the next session', () => {
+    it('undoes the definition\'s write byte for byte at the next stop (nothing written since the refusal), and says so at the next session', () => {
       expect(s.now(UTILS)).toBe(s.original(UTILS))
       expect(git(s.ws, ['status', '--porcelain', '--', 'src', 'test'])).toBe('')
       expect(s.sawAtNextSession(agent.shown.undone(`undone at the end of the turn: ${agent.tool} on src/_utils.ts; it left the project worse than the turn began: 1 file no longer type-checks:\n${IMPORTER_BROKEN}\nto make this change, update every file it breaks in the same turn before you finish`))).toBe(true)
@@ -242,24 +244,27 @@ for (const agent of AGENTS) describe.skipIf(!!skip)(`turn verdicts with the real
 
   describe('a real bug its tests catch, with no fix', () => {
     let s: Session
-    const bug = (ws: string) => agent.change(ws, DEFU_TS, readFileSync(join(ws, DEFU_TS), 'utf8'), '[...value, ...object[key]]', '[...object[key]]')
+    const BUG: [string, string] = ['[...value, ...object[key]]', '[...object[key]]']
+    /** A write after the refusal that does not fix the bug: a comment. */
+    const NOTE: [string, string] = ['// Base function to apply defaults', "// Base function to apply defaults (the defaults' array wins)"]
+    const bug = (ws: string) => agent.change(ws, DEFU_TS, readFileSync(join(ws, DEFU_TS), 'utf8'), ...BUG)
+    const note = (ws: string) => agent.change(ws, DEFU_TS, readFileSync(join(ws, DEFU_TS), 'utf8').replaceAll(...BUG), ...NOTE)
     beforeAll(async () => {
-      s = await session('bug', [DEFU_TS], ws => [{ text: 'Let the defaults\' array win.', toolCalls: [bug(ws)] }, ...done])
+      s = await session('bug', [DEFU_TS], ws => [{ text: 'Let the defaults\' array win.', toolCalls: [bug(ws)] }, done, { text: 'Saying so.', toolCalls: [note(ws)] }, done, done])
     }, 560_000)
+    const refusal = (n: number, next: string, writes: string) => `not done: this turn leaves the project worse than it began (stop refused, ${n} of 2): 2 tests in 1 file fail:\n${BUG_FAILS}\nfix them, then finish; ${next} ${writes}`
 
-    it('keeps it for now with the failing tests, then refuses the stop twice with them', () => {
+    it('keeps it for now with the failing tests, refuses the stop; a write that does not fix it, and the stop is refused again', () => {
       expect(s.first.exitCode, s.first.stderr).toBe(0)
       expect(s.sawAfter(0, kept(['kept for now: 2 tests in 1 file fail against this change:', BUG_FAILS, 'fix them before you finish, or this change is undone']))).toBe(true)
-      for (const n of [1, 2]) {
-        const refusal = `not done: this turn leaves the project worse than it began (stop refused, ${n} of 2): 2 tests in 1 file fail:\n${BUG_FAILS}\nfix them, then finish; stopping with them open undoes ${agent.tool} on src/defu.ts`
-        expect(s.sawAfter(n, agent.shown.refused(refusal))).toBe(true)
-      }
+      expect(s.sawAfter(1, agent.shown.refused(refusal(1, 'stopping again without writing a fix undoes', `${agent.tool} on src/defu.ts`)))).toBe(true)
+      expect(s.sawAfter(3, agent.shown.refused(refusal(2, 'stopping with them open undoes', `${agent.tool} on src/defu.ts; ${agent.tool} on src/defu.ts`)))).toBe(true)
     })
 
-    it('is gone by the end of the turn, byte for byte', () => {
+    it('is gone by the end of the turn with the write after it, byte for byte', () => {
       expect(s.now(DEFU_TS)).toBe(s.original(DEFU_TS))
       expect(git(s.ws, ['status', '--porcelain', '--', 'src', 'test'])).toBe('')
-      expect(s.sawAtNextSession(agent.shown.undone(`undone at the end of the turn: ${agent.tool} on src/defu.ts; it left the project worse than the turn began: 2 tests in 1 file fail:\n${BUG_FAILS}\nto make this change, update every file it breaks in the same turn before you finish`))).toBe(true)
+      expect(s.sawAtNextSession(agent.shown.undone(`undone at the end of the turn: ${agent.tool} on src/defu.ts; ${agent.tool} on src/defu.ts; it left the project worse than the turn began: 2 tests in 1 file fail:\n${BUG_FAILS}\nto make this change, update every file it breaks in the same turn before you finish`))).toBe(true)
     })
   })
 })

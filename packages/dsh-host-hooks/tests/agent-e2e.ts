@@ -5,8 +5,9 @@
  * session makes a good edit, a type-breaking edit, a `sed -i` through the
  * shell tool and a test-breaking edit (and, where the agent offers it, a
  * checkpoint with a claim never run). The test break is kept for now (its
- * failures are in other files), so the model's stop is refused twice, and the
- * third stop undoes it; the same session resumed answers a next prompt. Each agent's spec says how its CLI words those calls and shows
+ * failures are in other files), so the model's stop is refused; the model
+ * answers without writing, so its next stop undoes it; the same session
+ * resumed answers a next prompt. Each agent's spec says how its CLI words those calls and shows
  * their results ({@link AgentE2E}); the assertions every agent shares live
  * here, its own stay in its spec.
  *
@@ -46,15 +47,19 @@ const TESTS_BROKEN = [
 /** The suite's text for the test-breaking edit: kept for now, to be fixed before the turn ends. */
 export const KEPT_FOR_NOW = ['kept for now: 2 tests in 2 files fail against this change:', ...TESTS_BROKEN, 'fix them before you finish, or this change is undone'].join('\n')
 
-/** How many times the agent's stop is refused while the test break is open (dsh-dstvalid's `stopRefusals` default). */
+/** How many times a stop may be refused while the test break is open (dsh-dstvalid's `stopRefusals` default). */
 export const STOP_REFUSALS = 2
+
+/** How many times the scripted model's stop is refused: once, since it answers without writing, so its next stop undoes the break. */
+export const REFUSED = 1
 
 /** The reason the agent's `n`th stop is refused with, the test break (made by `tool`) still open. */
 export function stopRefused(n: number, tool: string): string {
-  return [`not done: this turn leaves the project worse than it began (stop refused, ${n} of ${STOP_REFUSALS}): 2 tests in 2 files fail:`, ...TESTS_BROKEN, `fix them, then finish; stopping with them open undoes ${tool} on src/money.ts`].join('\n')
+  const next = n < STOP_REFUSALS ? 'stopping again without writing a fix undoes' : 'stopping with them open undoes'
+  return [`not done: this turn leaves the project worse than it began (stop refused, ${n} of ${STOP_REFUSALS}): 2 tests in 2 files fail:`, ...TESTS_BROKEN, `fix them, then finish; ${next} ${tool} on src/money.ts`].join('\n')
 }
 
-/** What the model reads at the next prompt once the agent stopped a third time: the test break undone (`kept`: a later write held with it and kept). */
+/** What the model reads at the next prompt once the agent stopped again without writing: the test break undone (`kept`: a later write held with it and kept). */
 export function undoneAtTurnEnd(tool: string, kept?: string): string {
   return [
     `undone at the end of the turn: ${tool} on src/money.ts; it left the project worse than the turn began: 2 tests in 2 files fail:`, ...TESTS_BROKEN,
@@ -121,7 +126,7 @@ export interface E2ERun {
   after(move: Move): ModelRequest
   /** The turn request that followed scripted step `i` of the first session. */
   afterStep(i: number): ModelRequest
-  /** The turn request that followed the model's `n`th stop (`Done.`) in the first session: the refusal is in it, for n ≤ {@link STOP_REFUSALS}. */
+  /** The turn request that followed the model's `n`th stop (`Done.`) in the first session: the refusal is in it, for n ≤ {@link REFUSED}. */
   afterStop(n: number): ModelRequest
   /** The payloads the recording hook saw, in order. */
   payloads(): Record<string, unknown>[]
@@ -196,7 +201,7 @@ export function describeAgentE2E(agent: AgentE2E, skip: string | undefined, own:
         return { text: MOVE_TEXT[step], toolCalls: [moveCall[step]()] }
       })
       stops = steps.length
-      const done = Array.from({ length: STOP_REFUSALS + 1 }, () => ({ text: 'Done.' }))
+      const done = Array.from({ length: REFUSED + 1 }, () => ({ text: 'Done.' }))
       server = await startModelServer(agent.model([...steps, ...done, { text: 'Nothing else.' }]))
       const options = { bin, workspace: ws, server, home }
       first = await agent.run({ ...options, prompt: 'Tidy up the money module.' })
