@@ -22,7 +22,7 @@ import { beforeAll, describe, expect, it } from 'vitest'
 import { agentCliVersions, ensureAgentCli } from '../../../scripts/agent-clis.ts'
 import { MESSAGES } from 'dsh-host-hooks'
 import { pick, responsesModel, responsesToolOutputs, runCodex, runInLoopback, startModelServer, tempDir, writeCodexConfig, type AgentRun, type ModelServer } from 'dsh-testkit'
-import { ADD, ADD_STRING, agentFiles, agentInstallChecks, GOOD, guardE2eSkip, installPackage, installRoute, ORIGINAL, ROUNDING, typeBreak, type InstalledGuard } from './guard-e2e.ts'
+import { ADD, ADD_STRING, agentFiles, agentInstallChecks, GOOD, guardE2eSkip, hostState, installPackage, installRoute, ORIGINAL, ROUNDING, typeBreak, type InstalledGuard } from './guard-e2e.ts'
 
 const skip = await guardE2eSkip('Codex')
 
@@ -99,7 +99,11 @@ describe.skipIf(!!skip)('dsh-guard, packed and installed, in the real Codex CLI'
 
       it('status reads the entries that name no path as this project\'s; uninstall leaves every file the install touched as it was', () => {
         expect(guard(['status'])).toMatch(new RegExp(`^workspace ${r.ws}\ncodex: installed \\(5 hook entries live in \\.codex/hooks\\.json\\)\n`))
-        expect(guard(['uninstall'])).toBe('removed dsh hooks for codex (project-level: this project only):\n  .codex/hooks.json: restored\n  .codex/config.toml: restored\n')
+        // The guarded session left this project's host running: uninstall stops it.
+        const removed = guard(['uninstall'])
+        const stopped = /^removed dsh hooks for codex \(project-level: this project only\):\n  \.codex\/hooks\.json: restored\n  \.codex\/config\.toml: restored\nstopped the guard of this project \(pid (\d+)\)\n$/.exec(removed)
+        expect(stopped, removed).not.toBeNull()
+        expect(hostState(Number(stopped![1]))).toMatch(/^(gone|Z|X)$/)
         expect(pick(agentFiles(r.ws, r.home), r.touched)).toEqual(pick(r.before, r.touched))
       })
     })

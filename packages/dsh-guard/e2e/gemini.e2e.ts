@@ -28,7 +28,7 @@ import { MESSAGES } from 'dsh-host-hooks'
 import { geminiFunctionResponses, geminiModel, isGeminiTurnRequest, pick, runGemini, runInLoopback, startModelServer, tempDir, treeChanges, writeGeminiSettings, type AgentRun, type ModelServer } from 'dsh-testkit'
 import { repoManifests } from 'dsh-guard'
 import { CHECKPOINT, CLAIM_MARKED } from '../../dsh-host-hooks/tests/agent-e2e.ts'
-import { ADD, ADD_STRING, agentFiles, agentInstallChecks, GOOD, guardE2eSkip, installPackage, installRoute, ORIGINAL, repo, ROUNDING, typeBreak, type InstalledGuard } from './guard-e2e.ts'
+import { ADD, ADD_STRING, agentFiles, agentInstallChecks, GOOD, guardE2eSkip, hostState, installPackage, installRoute, ORIGINAL, repo, ROUNDING, typeBreak, type InstalledGuard } from './guard-e2e.ts'
 
 const skip = await guardE2eSkip('Gemini CLI')
 
@@ -120,7 +120,11 @@ describe.skipIf(!!skip)('dsh-guard, packed and installed, in the real Gemini CLI
       })
 
       it('uninstall leaves every file the install touched as it was', () => {
-        expect(guard(['uninstall'])).toBe('removed dsh hooks for gemini (project-level: this project only):\n  .gemini/settings.json: restored\n')
+        // The guarded session left this project's host running: uninstall stops it.
+        const removed = guard(['uninstall'])
+        const stopped = /^removed dsh hooks for gemini \(project-level: this project only\):\n  \.gemini\/settings\.json: restored\nstopped the guard of this project \(pid (\d+)\)\n$/.exec(removed)
+        expect(stopped, removed).not.toBeNull()
+        expect(hostState(Number(stopped![1]))).toMatch(/^(gone|Z|X)$/)
         expect(pick(agentFiles(r.ws, r.home), r.touched)).toEqual(pick(r.before, r.touched))
       })
     })

@@ -158,3 +158,12 @@ export function agentInstallChecks(route: Route, checks: AgentInstallChecks): vo
     keeps.check(after)
   })
 }
+
+/** A process's scheduler state from `/proc` (`Z`: ended, not yet reaped by its parent), or `gone`. */
+export function hostState(pid: number): string {
+  try {
+    return readFileSync(`/proc/${pid}/stat`, 'utf8').replace(/^.*\) /s, '')[0] ?? 'gone'
+  } catch {
+    return 'gone'
+  }
+}
