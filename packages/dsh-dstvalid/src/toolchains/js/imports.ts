@@ -142,3 +142,37 @@ export const SCRIPT_GRAPH: ModuleGraph = {
   files: SCRIPT,
   graph: (root, deleted) => scanImportGraph(root, [...[...scanFileStates(root).keys()].filter(f => SCRIPT.test(f)).map(f => join(root, f)), ...deleted]),
 }
+
+/**
+ * The workspace's test files (`isTest`, workspace-relative) and how many of
+ * them reach one of `files` through the imports a runner sees: `importsOf`
+ * gives a file's specifiers as the runner's transform leaves them (imports
+ * used only as types erased). The related set a runner that relates tests by
+ * imports would find, counted without running anything.
+ */
+export function testsReaching(root: string, files: readonly string[], isTest: (file: string) => boolean,
+  importsOf: (abs: string) => readonly string[] | undefined): { related: number; total: number } {
+  const scripts = [...scanFileStates(root).keys()].filter(f => SCRIPT.test(f))
+  const known = new Set(scripts.map(f => join(root, f)))
+  const importers = new Map<string, string[]>()
+  for (const abs of known) {
+    for (const specifier of importsOf(abs) ?? []) {
+      const to = resolveSpecifier(specifier, abs, known)
+      if (!to) continue
+      const list = importers.get(to) ?? []
+      list.push(abs)
+      importers.set(to, list)
+    }
+  }
+  const seen = new Set(files.map(f => join(root, f)))
+  const queue = [...seen]
+  while (queue.length) {
+    for (const from of importers.get(queue.pop()!) ?? []) {
+      if (seen.has(from)) continue
+      seen.add(from)
+      queue.push(from)
+    }
+  }
+  const tests = scripts.filter(isTest)
+  return { related: tests.filter(t => seen.has(join(root, t))).length, total: tests.length }
+}

@@ -1,5 +1,6 @@
 import { createHash } from 'node:crypto'
-import { existsSync, mkdirSync, mkdtempSync, readdirSync, readFileSync, rmSync, writeFileSync } from 'node:fs'
+import { existsSync, mkdirSync, mkdtempSync, readdirSync, readFileSync, rmSync, statSync, writeFileSync } from 'node:fs'
+import { createRequire } from 'node:module'
 import { tmpdir } from 'node:os'
 import { dirname, join } from 'node:path'
 import { fileURLToPath } from 'node:url'
@@ -11,7 +12,9 @@ import { checkEnv, runRecorded, whyNotJudged, type RecordedRun } from '../../run
 import { servableByMount, servesAnyByMount, withAcceptedContent } from '../served.ts'
 import type { Change, Check, CheckIO, Confirmation, Measurement, Problem } from '../../types.ts'
 import type { CoverageReading, CoverageSource } from '../../modes/coverage.ts'
-import { SCRIPT_GRAPH } from '../js/imports.ts'
+import { scanImports, SCRIPT_GRAPH, testsReaching } from '../js/imports.ts'
+import { resolveFromWorkspace } from '../../workspace-modules.ts'
+import { listFiles } from '../../message.ts'
 import { testsUnchanged } from '../js/comments.ts'
 import { DiskHashes, type TestMap } from './test-map.ts'
 import { keepCurrentAfterComments, measureByMap, RERUN_ALL, type MapRunner } from './by-map.ts'
@@ -83,7 +86,16 @@ export interface VitestCheckOptions {
    * only the related test files that executed a changed function.
    */
   testMap?: TestMap
+  /** Which workspace-relative files are test files (the `testFilePattern`): with it, a change most of the suite relates to runs the whole suite (see {@link VitestCheck.measure}). */
+  testFile?: RegExp
 }
+
+/**
+ * Over this share of the suite related to a change, `vitest run` is cheaper than `vitest related`: the related
+ * run walks every test file's imports first, and its recording of the map costs a fifth or more of each file's
+ * run (fp-ts: the related run of all 80 files 1.2× the CPU of a plain whole run, up to 2× its wall time).
+ */
+const WHOLE_SUITE_SHARE = 3 / 4
 
 /**
  * The options each vitest major's CLI accepts beyond those every version
@@ -339,6 +351,16 @@ export class VitestCheck implements Check, CoverageSource {
       if (byMap) return byMap
     }
     const touched = change?.files ?? []
+    if (related && !this.options.coverage && this.options.testFile) {
+      // Most of the suite relates to the change (a top-level change of a much-imported module): run as the naive
+      // check does, one plain whole run, no map recorded (a body-only edit of these files records it again).
+      const importsOf = this.runnerImports()
+      const { related: n, total } = importsOf ? testsReaching(this.options.root, change.files, f => this.options.testFile!.test(f), importsOf) : { related: 0, total: 0 }
+      if (total && n > total * WHOLE_SUITE_SHARE) {
+        io.notice('info', `tests: ${n} of ${total} test files relate to ${listFiles(change.files)}: the whole suite, as \`vitest run\``)
+        return this.runReport(['run'], io, undefined, touched, true, undefined, true)
+      }
+    }
     if (!this.options.coverage) return this.runReport(args, io, undefined, touched)
     const include = change?.files.filter(f => COVERABLE.test(f))
     if (include && !include.length) return this.runReport(args, io, undefined, touched)
@@ -431,6 +453,53 @@ export class VitestCheck implements Check, CoverageSource {
   }
 
   private readonly _hashes = new DiskHashes()
+  /** Per script (absolute): its size and mtime, and the specifiers left after the transform. */
+  private readonly _imports = new Map<string, { stamp: string; specifiers: string[] }>()
+  /** The esbuild vitest's vite transforms with, once looked for (null: none). */
+  private _esbuild?: { transformSync(text: string, options: { loader: string; format: 'esm' }): { code: string } } | null
+
+  /**
+   * A script's imports as vitest's transform leaves them: esbuild (the one vite uses) transforms the file alone,
+   * which erases imports used only as types (`import { Monoid } from './Monoid'` for an annotation relates no
+   * test). Undefined when the workspace's vite has no esbuild.
+   */
+  private runnerImports(): ((abs: string) => string[] | undefined) | undefined {
+    if (this._esbuild === undefined) {
+      this._esbuild = null
+      const vite = resolveFromWorkspace(this.options.root, 'vite/package.json')
+      try {
+        if (vite) this._esbuild = createRequire(vite)('esbuild') as NonNullable<typeof this._esbuild>
+      } catch {
+        // No esbuild beside vite (a vite on another bundler): the count is not made.
+      }
+    }
+    const esbuild = this._esbuild
+    if (!esbuild) return undefined
+    return abs => {
+      // A declaration file is never run.
+      if (/\.d\.[cm]?ts$/.test(abs)) return []
+      let stamp: string
+      try {
+        const st = statSync(abs)
+        stamp = `${st.mtimeMs}:${st.size}`
+      } catch {
+        return undefined
+      }
+      const hit = this._imports.get(abs)
+      if (hit?.stamp === stamp) return hit.specifiers
+      let specifiers: string[]
+      try {
+        const loader = /\.[cm]?ts$/.test(abs) ? 'ts' : /\.tsx$/.test(abs) ? 'tsx' : /\.jsx$/.test(abs) ? 'jsx' : 'js'
+        specifiers = scanImports(esbuild.transformSync(readFileSync(abs, 'utf8'), { loader, format: 'esm' }).code).map(i => i.specifier)
+      } catch {
+        // Does not parse: it imports nothing a run could reach.
+        return undefined
+      }
+      this._imports.set(abs, { stamp, specifiers })
+      return specifiers
+    }
+  }
+
   /** The test files of the last run's report (workspace-relative). */
   private _lastRan: string[] = []
   /** What each test file read as a file in this session's recorded runs (absolute test file → its reads). */
@@ -525,12 +594,12 @@ export class VitestCheck implements Check, CoverageSource {
   private readonly _afterAll = new Map<string, boolean>()
 
   /** One run of the workspace's vitest with this package's reporter; the report is undefined when vitest wrote none. */
-  private async runOnce(args: string[], io: CheckIO, coverage?: 'all' | string[], isolate?: Isolation): Promise<VitestRun> {
+  private async runOnce(args: string[], io: CheckIO, coverage?: 'all' | string[], isolate?: Isolation, plain = false): Promise<VitestRun> {
     const dir = mkdtempSync(join(tmpdir(), 'dsh-vitest-'))
     const out = join(dir, 'report.json')
     // Runs of whole test files on the disk's content record the map (not a -t re-run, not the accepted content, not coverage).
     const records = join(dir, 'records')
-    const config = this.options.testMap && !coverage && !isolate && !args.includes('-t') ? this.recordingConfig(dir) : undefined
+    const config = this.options.testMap && !plain && !coverage && !isolate && !args.includes('-t') ? this.recordingConfig(dir) : undefined
     if (config) mkdirSync(records)
     const coverageDir = join(dir, 'coverage')
     const coverageArgs = coverage ? [
@@ -565,13 +634,13 @@ export class VitestCheck implements Check, CoverageSource {
   /**
    * One vitest run judged; `coverage`: also read v8 coverage of these files
    * (or of everything). A run naming its project (`--project`) is not
-   * limited further.
+   * limited further. `plain`: the map is not recorded.
    */
   private async runReport(args: string[], io: CheckIO, coverage?: 'all' | string[], touched: readonly string[] = [], probe = true,
-    isolate?: Isolation): Promise<Measurement> {
+    isolate?: Isolation, plain = false): Promise<Measurement> {
     const own = args.includes('--project')
     const m = await this._judge.judge(only => this.runOnce([...args, ...(only && !own ? only.flatMap(p => ['--project', p]) : [])], io, coverage,
-      isolate), io, touched, probe)
+      isolate, plain), io, touched, probe)
     // The CLI always runs (a run without a report is judged from its output).
     return m!
   }

@@ -74,7 +74,7 @@ export const vitest: Toolchain = {
       'vitest.json') : undefined) : undefined
     // The warm runner records what tests read; the CLI relates tests only by imports, so its readers are chosen by their source.
     const fsReaders = vitestNode ? undefined : new FsReaders(root, new RegExp(config.testFilePattern))
-    const tests = new VitestCheck({ root, command, mode: config.tests, extraArgs: config.testArgs, coverage: covered,
+    const tests = new VitestCheck({ root, command, mode: config.tests, extraArgs: config.testArgs, coverage: covered, testFile: new RegExp(config.testFilePattern),
       ...(fsReaders ? { fsReaders } : {}), ...(major === undefined || Number.isNaN(major) ? {} : { major }), ...(testMap && !vitestNode ? { testMap } : {}) })
     const run = vitestNode ? new WarmVitestCheck({ root, vitestNode, mode: config.tests, extraArgs: config.testArgs, cli: tests,
       maxRssMb: config.warmTestsMaxRssMb, ...(vault ? { vault } : {}), ...(testMap ? { testMap } : {}) }) : tests
