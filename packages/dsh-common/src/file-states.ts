@@ -2,6 +2,17 @@ import { readdirSync, statSync } from 'node:fs'
 import { join } from 'node:path'
 import { NOT_SOURCE_DIRS } from './skipped-dirs.ts'
 
+/** A file's mtime and size, the stamp a cache of its content is keyed by; undefined when it is gone. */
+export function fileStamp(abs: string): string | undefined {
+  try {
+    const s = statSync(abs)
+    return `${s.mtimeMs}:${s.size}`
+  } catch {
+    // Gone (or unreadable): nothing to key by.
+    return undefined
+  }
+}
+
 /** mtime and size of every file below a root (minus {@link NOT_SOURCE_DIRS}), by root-relative posix path. */
 export type FileStates = Map<string, string>
 
@@ -27,12 +38,9 @@ export function scanFileStates(root: string, limit = 50_000): FileStates {
       if (e.isDirectory()) {
         if (!NOT_SOURCE_DIRS.has(e.name)) walk(abs, r)
       } else if (e.isFile()) {
-        try {
-          const s = statSync(abs)
-          out.set(r, `${s.mtimeMs}:${s.size}`)
-        } catch {
-          // Deleted between readdir and stat.
-        }
+        const stamp = fileStamp(abs)
+        // Undefined: deleted between readdir and stat.
+        if (stamp !== undefined) out.set(r, stamp)
       }
     }
   }

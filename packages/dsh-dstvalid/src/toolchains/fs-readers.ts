@@ -1,8 +1,8 @@
-import { existsSync, readFileSync, statSync } from 'node:fs'
+import { existsSync, readFileSync } from 'node:fs'
 import { basename } from 'node:path'
 import { sourceFiles } from './source-files.ts'
 import type { Change } from '../types.ts'
-import { NOT_SOURCE_DIRS } from 'dsh-common'
+import { fileStamp, NOT_SOURCE_DIRS } from 'dsh-common'
 
 /*
  * Test runners that relate tests to a change only by imports (the vitest
@@ -52,14 +52,9 @@ export class FsReaders {
 
   private source(file: string): Source | undefined {
     const abs = `${this.root}/${file}`
-    let stamp: string
-    try {
-      const st = statSync(abs)
-      stamp = `${st.mtimeMs}:${st.size}`
-    } catch {
-      // Gone since the listing: not a reader.
-      return undefined
-    }
+    const stamp = fileStamp(abs)
+    // Gone since the listing: not a reader.
+    if (stamp === undefined) return undefined
     const known = this.sources.get(file)
     if (known?.stamp === stamp) return known
     let text: string

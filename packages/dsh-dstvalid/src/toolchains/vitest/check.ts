@@ -1,10 +1,10 @@
 import { createHash } from 'node:crypto'
-import { existsSync, mkdirSync, mkdtempSync, readdirSync, readFileSync, rmSync, statSync, writeFileSync } from 'node:fs'
+import { existsSync, mkdirSync, mkdtempSync, readdirSync, readFileSync, rmSync, writeFileSync } from 'node:fs'
 import { createRequire } from 'node:module'
 import { tmpdir } from 'node:os'
 import { dirname, join } from 'node:path'
 import { fileURLToPath } from 'node:url'
-import { toPosixRelative, type Isolation } from 'dsh-common'
+import { fileStamp, toPosixRelative, type Isolation } from 'dsh-common'
 import { FILE_LEVEL } from '../../accepted.ts'
 import { confirmAlone, firstLine, ownParseErrors, timeoutOf, type Rerun } from '../runner.ts'
 import { diagnostic, failingTest } from '../../problems.ts'
@@ -478,13 +478,8 @@ export class VitestCheck implements Check, CoverageSource {
     return abs => {
       // A declaration file is never run.
       if (/\.d\.[cm]?ts$/.test(abs)) return []
-      let stamp: string
-      try {
-        const st = statSync(abs)
-        stamp = `${st.mtimeMs}:${st.size}`
-      } catch {
-        return undefined
-      }
+      const stamp = fileStamp(abs)
+      if (stamp === undefined) return undefined
       const hit = this._imports.get(abs)
       if (hit?.stamp === stamp) return hit.specifiers
       let specifiers: string[]
