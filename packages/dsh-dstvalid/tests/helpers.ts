@@ -349,3 +349,13 @@ export function runnerScenarios(suite: { readonly h: Harness }, answers: RunnerA
     })
   })
 }
+
+/** A module with each kind of function V8 names (declaration, arrow, class field, getter, method, callback): body-edit fixtures start from it. */
+export const BODY_EDIT_LINES: readonly string[] = [
+  "import { x } from './x'",
+  '/** doc */',
+  'export function add(a: number, b: number): number { return a + b }',
+  'export const mul = (a: number, b: number) => a * b',
+  'export class Box { f = () => 1; constructor(public v: number) {} get double() { return this.v * 2 } scale(k: number) { const h = () => k; return new Box(mul(this.v, h())) } }',
+  'const t = [1].map(v => v + 1)',
+]

@@ -139,13 +139,7 @@ describe('turn verdicts (ADR 0037)', { timeout: 180_000 }, () => {
     expect(results(h).map(([id, isError]) => [id, isError])).toEqual([['bug', false], ['read', false], ['miss', true], ['look', false]])
     const said = notices(h)
     expect(said).toHaveLength(2)
-    expect(said[0]).toBe([
-      'not done: this turn leaves the project worse than it began (stop refused, 1 of 2): 1 test in 1 file fails:',
-      discountTestFails,
-      'fix them, then finish; stopping again without writing a fix undoes edit_file on src/money.ts',
-    ].join('\n'))
-    expect(said[1]!.split('\n')[0]).toBe('undone at the end of the turn: edit_file on src/money.ts; it left the project worse than the turn began: 1 test in 1 file fails:')
-    expect(readFileSync(join(root, 'src/money.ts'))).toEqual(money)
+    expectRefusedThenUndone(said, root, money, 2)
     expect(h.results.filter(x => x.outcome === 'rolled-back').map(x => [x.callId, x.check])).toEqual([['bug', 'test']])
   })
 
@@ -323,12 +317,15 @@ describe('turn verdicts (ADR 0037)', { timeout: 180_000 }, () => {
   })
 })
 
-/** The discount bug's stop refused once (stopRefusals: 1), then undone: what the model was told, and the file as before. */
-function expectRefusedThenUndone(said: string[], root: string, money: Buffer): void {
+/**
+ * The discount bug's stop refused once, then undone: what the model was told, and the file as before. `of`: the
+ * refusals allowed; under one, the refusal says a stop without a fix undoes it.
+ */
+function expectRefusedThenUndone(said: string[], root: string, money: Buffer, of = 1): void {
   expect(said[0]).toBe([
-    'not done: this turn leaves the project worse than it began (stop refused, 1 of 1): 1 test in 1 file fails:',
+    `not done: this turn leaves the project worse than it began (stop refused, 1 of ${of}): 1 test in 1 file fails:`,
     discountTestFails,
-    'fix them, then finish; stopping with them open undoes edit_file on src/money.ts',
+    `fix them, then finish; ${of > 1 ? 'stopping again without writing a fix' : 'stopping with them open'} undoes edit_file on src/money.ts`,
   ].join('\n'))
   expect(said[1]!.split('\n')[0]).toBe('undone at the end of the turn: edit_file on src/money.ts; it left the project worse than the turn began: 1 test in 1 file fails:')
   expect(readFileSync(join(root, 'src/money.ts'))).toEqual(money)

@@ -9,15 +9,10 @@ import { join } from 'node:path'
 import ts from 'typescript'
 import { describe, expect, it, onTestFinished } from 'vitest'
 import { bodyEdit, commentOnly, parseWith, predictedNames, TsWorkerClient, type ParseRequest } from 'dsh-dstvalid'
-import { makeWorkspace } from '../../helpers.ts'
+import { BODY_EDIT_LINES, makeWorkspace } from '../../helpers.ts'
 
 const BASE = [
-  "import { x } from './x'",
-  '/** doc */',
-  'export function add(a: number, b: number): number { return a + b }',
-  'export const mul = (a: number, b: number) => a * b',
-  'export class Box { f = () => 1; constructor(public v: number) {} get double() { return this.v * 2 } scale(k: number) { const h = () => k; return new Box(mul(this.v, h())) } }',
-  'const t = [1].map(v => v + 1)',
+  ...BODY_EDIT_LINES,
   '  // @ts-expect-error',
   'export const lazy = () => import(/* @vite-ignore */ x)',
   '',

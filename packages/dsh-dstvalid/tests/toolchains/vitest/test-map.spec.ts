@@ -3,7 +3,7 @@ import { join } from 'node:path'
 import { describe, expect, it } from 'vitest'
 import { bodyEdit, commentOnly, predictedNames, resolveFromWorkspace, TestMap, VitestCheck, vitestCommand, WarmVitestCheck, type CheckIO } from 'dsh-dstvalid'
 import { label, util } from '../../map-sources.ts'
-import { boot, makeWorkspace, readText, runs, type Harness } from '../../helpers.ts'
+import { boot, BODY_EDIT_LINES, makeWorkspace, readText, runs, type Harness } from '../../helpers.ts'
 
 const line = (value: unknown) => JSON.stringify(value)
 
@@ -59,12 +59,7 @@ function readingWorkspace(): string {
 describe('the map of executed functions (test selection for body-only edits)', () => {
   it('decides body-only edits on the syntax tree and names functions as V8 does', async () => {
     const base = [
-      "import { x } from './x'",
-      '/** doc */',
-      'export function add(a: number, b: number): number { return a + b }',
-      'export const mul = (a: number, b: number) => a * b',
-      'export class Box { f = () => 1; constructor(public v: number) {} get double() { return this.v * 2 } scale(k: number) { const h = () => k; return new Box(mul(this.v, h())) } }',
-      'const t = [1].map(v => v + 1)',
+      ...BODY_EDIT_LINES,
       '',
     ].join('\n')
     const cases: [string, string][] = [
