@@ -28,7 +28,7 @@ import { tmpdir } from 'node:os'
 import { dirname, join, resolve } from 'node:path'
 import { fileURLToPath } from 'node:url'
 import { runCommand } from 'dsh-common'
-import { ADAPTERS, HOOK_CLIENT, hostStatus, installHooks, startHost, type HostStatus } from 'dsh-host-hooks'
+import { ADAPTERS, HOOK_CLIENT, hostStatus, installHooks, settleHostVerdicts, startHost, type HostStatus } from 'dsh-host-hooks'
 import { anthropicModel, isClaudeTurnRequest, runClaude, startModelServer, type AgentStep } from 'dsh-testkit'
 import { ensureAgentCli } from '../scripts/agent-clis.ts'
 import { generateLibrary } from './gen-library.ts'
@@ -211,6 +211,10 @@ async function warmRow(ws: Project, edits: Edits, home: string, client = HOOK_CL
   const pre = await hook(ws.root, home, 'PreToolUse', { tool_name: 'Edit', tool_use_id: 'toolu_bench_warm', tool_input: input }, client)
   writeFileSync(abs, readFileSync(abs, 'utf8').replace(edits.body(0), edits.body(1)))
   const post = await hook(ws.root, home, 'PostToolUse', { tool_name: 'Edit', tool_use_id: 'toolu_bench_warm', tool_input: input, tool_response: { filePath: abs } }, client)
+  // Its tests may still run in the background (the model has its answer): the whole verdict is in once they are final.
+  const settling = performance.now()
+  await settleHostVerdicts(vault)
+  const verdictMs = pre.ms + post.ms + (performance.now() - settling)
   if (!readFileSync(abs, 'utf8').includes(edits.body(1))) throw new Error(`the good body edit was not kept: ${post.out}`)
   // Back to revision 0 for the sessions' calls (judged too: a body edit).
   const back = { file_path: abs, old_string: edits.body(1), new_string: edits.body(0) }
@@ -220,7 +224,7 @@ async function warmRow(ws: Project, edits: Edits, home: string, client = HOOK_CL
   await hook(ws.root, home, 'Stop', { stop_hook_active: false }, client)
   await sleep(10_000)
   const idle = await hostStatus(vault)
-  return { warmMs, hostWarmMs: warm.warm.ms, bodyMs: pre.ms + post.ms, idleHostMb: (idle.rssBytes ?? 0) / 1048576, idleTreeMb: idle.pid ? treeRssMb(idle.pid) : NaN, idle }
+  return { warmMs, hostWarmMs: warm.warm.ms, bodyMs: pre.ms + post.ms, verdictMs, idleHostMb: (idle.rssBytes ?? 0) / 1048576, idleTreeMb: idle.pid ? treeRssMb(idle.pid) : NaN, idle }
 }
 
 type Kind = 'bash' | 'comment' | 'body'
@@ -291,7 +295,7 @@ if (realRoot) {
   console.log('| | guard | naive check (`tsc -b` + `vitest run`, same run) | ratio |')
   console.log('|---|---|---|---|')
   console.log(`| time to warm (first hook to "warm") | ${ms(w.warmMs)} (the host's own count ${ms(w.hostWarmMs)}) | ${ms(naiveMs)} (${ms(naive.tscMs)} + ${ms(naive.vitestMs)}) | ${(w.warmMs / naiveMs).toFixed(2)}× |`)
-  console.log(`| body-only edit once warm (Pre + Post hooks) | ${ms(w.bodyMs)} | ${ms(naiveMs)} | ${(w.bodyMs / naiveMs).toFixed(3)}× |`)
+  console.log(`| body-only edit once warm: answered (Pre + Post hooks) / whole verdict (its tests final) | ${ms(w.bodyMs)} / ${ms(w.verdictMs)} | ${ms(naiveMs)} | ${(w.verdictMs / naiveMs).toFixed(3)}× |`)
   console.log(`| idle host RSS after warm: the host / with its workers and test runner | ${w.idleHostMb.toFixed(0)} MB / ${w.idleTreeMb.toFixed(0)} MB | | |\n`)
   const st = await hostStatus(join(ws.root, '.dsh'))
   if (st.pid) process.kill(st.pid, 'SIGTERM')
@@ -353,7 +357,7 @@ if (process.env.DSH_BENCH_HOOKS === 'client') {
   console.log('| | guard | naive check (`tsc -b` + `vitest run`, same run) | ratio |')
   console.log('|---|---|---|---|')
   console.log(`| time to warm (first hook to "warm") | ${ms(w.warmMs)} (the host's own count ${ms(w.hostWarmMs)}) | ${ms(naiveMs)} (${ms(naive.tscMs)} + ${ms(naive.vitestMs)}) | ${(w.warmMs / naiveMs).toFixed(2)}× |`)
-  console.log(`| body-only edit once warm (Pre + Post hooks) | ${ms(w.bodyMs)} | ${ms(naiveMs)} | ${(w.bodyMs / naiveMs).toFixed(3)}× |`)
+  console.log(`| body-only edit once warm: answered (Pre + Post hooks) / whole verdict (its tests final) | ${ms(w.bodyMs)} / ${ms(w.verdictMs)} | ${ms(naiveMs)} | ${(w.verdictMs / naiveMs).toFixed(3)}× |`)
   console.log(`| idle host RSS after warm: the host / with its workers and test runner | ${w.idleHostMb.toFixed(0)} MB / ${w.idleTreeMb.toFixed(0)} MB | | |\n`)
 }
 
