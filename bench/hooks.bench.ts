@@ -227,6 +227,16 @@ async function warmRow(ws: Project, edits: Edits, home: string, client = HOOK_CL
   return { warmMs, hostWarmMs: warm.warm.ms, bodyMs: pre.ms + post.ms, verdictMs, idleHostMb: (idle.rssBytes ?? 0) / 1048576, idleTreeMb: idle.pid ? treeRssMb(idle.pid) : NaN, idle }
 }
 
+/** The warm row against the naive check of the same project, as a Markdown table. */
+function printWarmRows(w: Awaited<ReturnType<typeof warmRow>>, naive: { tscMs: number; vitestMs: number }): void {
+  const naiveMs = naive.tscMs + naive.vitestMs
+  console.log('| | guard | naive check (`tsc -b` + `vitest run`, same run) | ratio |')
+  console.log('|---|---|---|---|')
+  console.log(`| time to warm (first hook to "warm") | ${ms(w.warmMs)} (the host's own count ${ms(w.hostWarmMs)}) | ${ms(naiveMs)} (${ms(naive.tscMs)} + ${ms(naive.vitestMs)}) | ${(w.warmMs / naiveMs).toFixed(2)}× |`)
+  console.log(`| body-only edit once warm: answered (Pre + Post hooks) / whole verdict (its tests final) | ${ms(w.bodyMs)} / ${ms(w.verdictMs)} | ${ms(naiveMs)} | ${(w.verdictMs / naiveMs).toFixed(3)}× |`)
+  console.log(`| idle host RSS after warm: the host / with its workers and test runner | ${w.idleHostMb.toFixed(0)} MB / ${w.idleTreeMb.toFixed(0)} MB | | |\n`)
+}
+
 type Kind = 'bash' | 'comment' | 'body'
 const KINDS: { kind: Kind; label: string }[] = [
   { kind: 'bash', label: 'no-op `Bash` (`true`)' },
@@ -290,13 +300,8 @@ if (realRoot) {
   const w = await warmRow(ws, realEdits, realHome)
   const loadWarm = load()
   const naive = await naiveCheck(real, modules)
-  const naiveMs = naive.tscMs + naive.vitestMs
   console.log(`${realRoot}, a fresh host's first session (load average ${loadWarm} after it, ${load()} after the naive check):`)
-  console.log('| | guard | naive check (`tsc -b` + `vitest run`, same run) | ratio |')
-  console.log('|---|---|---|---|')
-  console.log(`| time to warm (first hook to "warm") | ${ms(w.warmMs)} (the host's own count ${ms(w.hostWarmMs)}) | ${ms(naiveMs)} (${ms(naive.tscMs)} + ${ms(naive.vitestMs)}) | ${(w.warmMs / naiveMs).toFixed(2)}× |`)
-  console.log(`| body-only edit once warm: answered (Pre + Post hooks) / whole verdict (its tests final) | ${ms(w.bodyMs)} / ${ms(w.verdictMs)} | ${ms(naiveMs)} | ${(w.verdictMs / naiveMs).toFixed(3)}× |`)
-  console.log(`| idle host RSS after warm: the host / with its workers and test runner | ${w.idleHostMb.toFixed(0)} MB / ${w.idleTreeMb.toFixed(0)} MB | | |\n`)
+  printWarmRows(w, naive)
   const st = await hostStatus(join(ws.root, '.dsh'))
   if (st.pid) process.kill(st.pid, 'SIGTERM')
   await sleep(1000)
@@ -352,13 +357,8 @@ if (process.env.DSH_BENCH_HOOKS === 'client') {
   const w = await warmRow(guarded, edits, home)
   const loadWarm = load()
   const naive = await naiveCheck(source)
-  const naiveMs = naive.tscMs + naive.vitestMs
   console.log(`A fresh host's first session (load average ${loadWarm} after it, ${load()} after the naive check):`)
-  console.log('| | guard | naive check (`tsc -b` + `vitest run`, same run) | ratio |')
-  console.log('|---|---|---|---|')
-  console.log(`| time to warm (first hook to "warm") | ${ms(w.warmMs)} (the host's own count ${ms(w.hostWarmMs)}) | ${ms(naiveMs)} (${ms(naive.tscMs)} + ${ms(naive.vitestMs)}) | ${(w.warmMs / naiveMs).toFixed(2)}× |`)
-  console.log(`| body-only edit once warm: answered (Pre + Post hooks) / whole verdict (its tests final) | ${ms(w.bodyMs)} / ${ms(w.verdictMs)} | ${ms(naiveMs)} | ${(w.verdictMs / naiveMs).toFixed(3)}× |`)
-  console.log(`| idle host RSS after warm: the host / with its workers and test runner | ${w.idleHostMb.toFixed(0)} MB / ${w.idleTreeMb.toFixed(0)} MB | | |\n`)
+  printWarmRows(w, naive)
 }
 
 const cost = await clientCost(guarded)
